@@ -1,0 +1,124 @@
+/* BLAS-1 and reduction codelets: CPU implementations, codelet definitions, perf models. */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const op_names[TQ_NUM_BLAS_OPS] = {
+    "tq_zero", "tq_copy", "tq_scale", "tq_axpy", "tq_xpay", "tq_axpby", "tq_caxpy",
+    "tq_caxpby", "tq_norm2", "tq_rdot", "tq_cdot", "tq_axpy_norm2", "tq_cg_update",
+    "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2",
+};
+
+const char *tq_blas_op_name(int op)
+{
+    return op >= 0 && op < TQ_NUM_BLAS_OPS ? op_names[op] : "tq_blas_unknown";
+}
+
+/* Sites are visited in order and accumulated in double: deterministic partial sums. */
+static inline __attribute__((always_inline)) void blas_loop(int op, const tq_blas_args *a,
+                                                            void *const *bufs, double *acc)
+{
+    const int64_t n = a->L[0].stride;
+    for (int64_t s = 0; s < n; s++) tq_blas_site(op, a->c, bufs, a->L, s, acc);
+}
+
+void tq_blas_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_blas_args *a = (const tq_blas_args *)cl_arg;
+    const int nop = tq_blas_noperands(a->op);
+    void *bufs[TQ_BLAS_MAX_OPERANDS];
+    for (int i = 0; i < nop; i++) bufs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
+    double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    /* one instantiation per op so the per-site switch folds away */
+    switch (a->op) {
+#define TQ_BLAS_CASE(OP) case OP: blas_loop(OP, a, bufs, acc); break;
+    TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
+    TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
+    TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)
+    TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
+    TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
+    TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
+    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2)
+#undef TQ_BLAS_CASE
+    default: break;
+    }
+    int nres = tq_blas_nresults(a->op);
+    if (nres) {
+        double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
+        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < nres ? acc[r] : 0.0;
+    }
+}
+
+static void reduce_combine_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    struct starpu_task *task = starpu_task_get_current();
+    int n = (int)STARPU_TASK_GET_NBUFFERS(task);
+    double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    for (int i = 0; i < n - 1; i++) {
+        const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
+        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += p[r];
+    }
+    double *out = (double *)STARPU_VECTOR_GET_PTR(buffers[n - 1]);
+    for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) out[r] = sum[r];
+}
+
+/* History-based models; bump _vN when a kernel changes so stale models are dropped. */
+static struct starpu_perfmodel blas_models[TQ_NUM_BLAS_OPS];
+static char blas_model_symbols[TQ_NUM_BLAS_OPS][48];
+static struct starpu_perfmodel combine_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "tq_reduce_combine_v1",
+};
+
+struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
+struct starpu_codelet tq_cl_reduce_combine = {
+    .cpu_funcs = {reduce_combine_cpu},
+    .cpu_funcs_name = {"reduce_combine_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &combine_model,
+    .name = "tq_reduce_combine",
+};
+
+static starpu_data_handle_t scratch;
+
+void tq_codelets_init(void)
+{
+    for (int op = 0; op < TQ_NUM_BLAS_OPS; op++) {
+        struct starpu_perfmodel *m = &blas_models[op];
+        memset(m, 0, sizeof *m);
+        snprintf(blas_model_symbols[op], sizeof blas_model_symbols[op], "%s_v1", op_names[op]);
+        m->type = STARPU_HISTORY_BASED;
+        m->symbol = blas_model_symbols[op];
+
+        struct starpu_codelet *cl = &tq_cl_blas[op];
+        memset(cl, 0, sizeof *cl);
+        cl->cpu_funcs[0] = tq_blas_cpu;
+        cl->cpu_funcs_name[0] = "tq_blas_cpu";
+#ifdef TQ_HAVE_CUDA
+        cl->cuda_funcs[0] = tq_blas_cuda;
+        cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+        int nop = tq_blas_noperands(op);
+        unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
+        for (int i = 0; i < nop; i++)
+            cl->modes[i] = (enum starpu_data_access_mode)(((rd >> i & 1u) ? STARPU_R : 0) | ((wr >> i & 1u) ? STARPU_W : 0));
+        cl->nbuffers = nop;
+        if (tq_blas_nresults(op)) {
+            cl->modes[nop] = STARPU_W;
+            cl->modes[nop + 1] = STARPU_SCRATCH;
+            cl->nbuffers = nop + 2;
+        }
+        cl->model = m;
+        cl->name = op_names[op];
+    }
+    starpu_vector_data_register(&scratch, -1, 0, TQ_REDUCE_SCRATCH, sizeof(double));
+}
+
+void tq_codelets_shutdown(void)
+{
+    starpu_data_unregister(scratch);
+}
+
+starpu_data_handle_t tq_codelets_scratch(void) { return scratch; }

@@ -1,0 +1,94 @@
+/* BLAS-1 and reduction codelets: CUDA implementations. Launched asynchronously on the
+ * worker's stream (STARPU_CUDA_ASYNC); the per-site arithmetic is kernels/blas_site.h,
+ * the same code the CPU codelets run. */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <cuda_runtime.h>
+
+struct blas_bufs { void *p[TQ_BLAS_MAX_OPERANDS]; };
+
+template <int OP>
+__global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n)
+{
+    double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
+         s += (int64_t)gridDim.x * blockDim.x)
+        tq_blas_site(OP, a.c, b.p, a.L, s, acc);
+}
+
+/* Reductions: each thread accumulates a fixed subset of sites (grid size depends only on
+ * n), the block combines in a fixed tree, and one thread sums the blocks in order, so the
+ * partial sum is reproducible bit for bit. */
+template <int OP>
+__global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch)
+{
+    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
+         s += (int64_t)gridDim.x * blockDim.x)
+        tq_blas_site(OP, a.c, b.p, a.L, s, acc);
+    const int nres = tq_blas_nresults(OP);
+    for (int r = 0; r < nres; r++) sh[r][threadIdx.x] = acc[r];
+    __syncthreads();
+    for (int w = TQ_REDUCE_THREADS / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w)
+            for (int r = 0; r < nres; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        for (int r = 0; r < nres; r++) scratch[blockIdx.x * TQ_BLAS_MAX_RESULTS + r] = sh[r][0];
+}
+
+__global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
+{
+    int r = threadIdx.x;
+    if (r >= TQ_BLAS_MAX_RESULTS) return;
+    double s = 0.0;
+    if (r < nres)
+        for (int i = 0; i < nblocks; i++) s += scratch[i * TQ_BLAS_MAX_RESULTS + r];
+    partial[r] = s;
+}
+
+template <int OP>
+static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
+                   cudaStream_t stream)
+{
+    int64_t want = (n + TQ_REDUCE_THREADS - 1) / TQ_REDUCE_THREADS;
+    if (tq_blas_nresults(OP) == 0) {
+        int grid = (int)(want < 65535 ? (want > 0 ? want : 1) : 65535);
+        blas_kernel<OP><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n);
+        return;
+    }
+    int nop = tq_blas_noperands(OP);
+    double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
+    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[nop + 1]);
+    int grid = (int)(want < TQ_REDUCE_MAX_BLOCKS ? (want > 0 ? want : 1) : TQ_REDUCE_MAX_BLOCKS);
+    reduce_kernel<OP><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch);
+    reduce_final<<<1, 32, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
+}
+
+extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_blas_args *a = (const tq_blas_args *)cl_arg;
+    blas_bufs b;
+    const int nop = tq_blas_noperands(a->op);
+    for (int i = 0; i < TQ_BLAS_MAX_OPERANDS; i++)
+        b.p[i] = i < nop ? (void *)STARPU_VECTOR_GET_PTR(buffers[i]) : NULL;
+    const int64_t n = a->L[0].stride;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    switch (a->op) {
+#define TQ_BLAS_CASE(OP) case OP: launch<OP>(a, b, n, buffers, stream); break;
+    TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
+    TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
+    TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)
+    TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
+    TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
+    TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
+    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2)
+#undef TQ_BLAS_CASE
+    default: break;
+    }
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}

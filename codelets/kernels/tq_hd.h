@@ -1,0 +1,12 @@
+/* TQ_HD marks per-site functions compiled both by gcc (CPU codelets) and nvcc (CUDA
+ * codelets), so both compute the same arithmetic (QUDA's pattern, paper 000 Listing 1). */
+#ifndef TQ_HD_H
+#define TQ_HD_H
+
+#ifdef __CUDACC__
+#define TQ_HD static __host__ __device__ __forceinline__
+#else
+#define TQ_HD static inline __attribute__((always_inline))
+#endif
+
+#endif

@@ -1,0 +1,39 @@
+/* The codelets (CPU + CUDA implementations, performance models) that tasks/ submits. */
+#ifndef TQ_CODELETS_H
+#define TQ_CODELETS_H
+
+#include <starpu.h>
+#include "kernels/blas_site.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* BLAS-1 / reduction codelets, one per operation (own name and perf model). Buffers: the
+ * op's operands, then for reductions the partial-sum vector (TQ_BLAS_MAX_RESULTS doubles,
+ * W) and a per-worker scratch vector (SCRATCH) used by the CUDA reduction. */
+extern struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
+const char *tq_blas_op_name(int op);
+/* Sums the partial-sum buffers 0..n-2 in order into buffer n-1 (fixed order, so the result
+ * is bitwise reproducible whatever the scheduler did). */
+extern struct starpu_codelet tq_cl_reduce_combine;
+
+/* Number of CUDA thread blocks of a reduction over n sites, and the scratch it needs
+ * (doubles): fixed by n alone, so the summation order does not depend on the device. */
+#define TQ_REDUCE_THREADS 256
+#define TQ_REDUCE_MAX_BLOCKS 1024
+#define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_BLAS_MAX_RESULTS)
+
+void tq_codelets_init(void);
+void tq_codelets_shutdown(void);
+starpu_data_handle_t tq_codelets_scratch(void);
+
+void tq_blas_cpu(void *buffers[], void *cl_arg);
+#ifdef TQ_HAVE_CUDA
+void tq_blas_cuda(void *buffers[], void *cl_arg);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

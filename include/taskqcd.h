@@ -1,0 +1,242 @@
+/* TaskQCD: lattice QCD Dirac solvers on the StarPU task runtime.
+ *
+ * Public C API. Every function that can fail returns a tq_status; on failure the message
+ * naming the problem is available from tq_last_error() (per thread). The library never
+ * calls exit() and never leaves half-built objects behind: a failed create returns no
+ * object and releases whatever it had allocated.
+ *
+ * Conventions at the API boundary (doc/conventions.md has the full list):
+ *  - sites in lexicographic order of the global lattice, x fastest, then y, z, t;
+ *  - site parity = (x + y + z + t) mod 2, even = 0;
+ *  - a complex number is two doubles (re, im);
+ *  - gauge links on the host: links[((site * 4 + mu) * 3 + row) * 3 + col] complex,
+ *    mu = 0..3 for x, y, z, t (MILC's order);
+ *  - color-spinor on the host: psi[(site * 4 + spin) * 3 + color] complex;
+ *    staggered color-vector: chi[site * 3 + color] complex.
+ */
+#ifndef TASKQCD_H
+#define TASKQCD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TQ_VERSION_MAJOR 0
+#define TQ_VERSION_MINOR 1
+#define TQ_VERSION_PATCH 0
+
+/* ---- errors ------------------------------------------------------------------------ */
+typedef enum tq_status {
+    TQ_SUCCESS = 0,
+    TQ_ERR_INVALID_ARG = 1,     /* a parameter is out of range or inconsistent */
+    TQ_ERR_NOT_INITIALIZED = 2, /* tq_init has not been called (or tq_finalize has) */
+    TQ_ERR_ALREADY_INITIALIZED = 3,
+    TQ_ERR_NOMEM = 4,           /* an allocation failed */
+    TQ_ERR_RUNTIME = 5,         /* StarPU, MPI or CUDA reported a failure */
+    TQ_ERR_IO = 6,              /* a file could not be opened, read or written */
+    TQ_ERR_FORMAT = 7,          /* a file's contents do not follow its format */
+    TQ_ERR_CHECKSUM = 8,        /* a file's checksum does not match its data */
+    TQ_ERR_NOT_UNITARY = 9,     /* a gauge link is not in SU(3) within tolerance */
+    TQ_ERR_UNSUPPORTED = 10,    /* valid request that this build cannot do */
+    TQ_ERR_MISMATCH = 11        /* fields do not match (lattice, kind, subset) */
+} tq_status;
+
+/* The message of the last failure in this thread ("" if none). */
+const char *tq_last_error(void);
+/* A fixed short name for a status code, e.g. "TQ_ERR_CHECKSUM". */
+const char *tq_status_name(tq_status s);
+
+/* ---- runtime context ----------------------------------------------------------------- */
+typedef struct tq_init_params {
+    int ncpus;            /* CPU workers; -1: StarPU's default (or STARPU_NCPU) */
+    int ncuda;            /* CUDA workers (GPUs); -1: all available (or STARPU_NCUDA) */
+    const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: default */
+    int verbosity;        /* 0 quiet, 1 summary, 2 debug */
+    int use_mpi;          /* -1 auto (when launched by mpirun), 0 off, 1 on */
+} tq_init_params;
+
+void tq_init_params_default(tq_init_params *p);
+/* Reads --ncpus N --ncuda N --sched NAME --verbosity N --no-mpi from argv into p, removing
+ * what it consumed (argc/argv updated); unknown options are left for the caller. */
+tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv);
+tq_status tq_init(const tq_init_params *p);
+tq_status tq_finalize(void);
+int tq_is_initialized(void);
+
+typedef struct tq_runtime_info {
+    int ncpu_workers, ncuda_workers;
+    int mpi_rank, mpi_size;     /* 0, 1 without MPI */
+    int built_with_cuda, built_with_mpi;
+    char sched[32];
+    char starpu_version[32];
+} tq_runtime_info;
+tq_status tq_get_runtime_info(tq_runtime_info *info);
+/* Where data-parallel tasks (BLAS, stencils) may run: any worker (the scheduler decides),
+ * CPU workers only, or CUDA workers only (for comparisons and benchmarks). Small
+ * bookkeeping tasks, such as combining reduction partial sums, run on CPU workers. */
+typedef enum tq_where { TQ_WHERE_ANY = 0, TQ_WHERE_CPU = 1, TQ_WHERE_CUDA = 2 } tq_where;
+tq_status tq_set_placement(tq_where w);
+tq_where tq_get_placement(void);
+/* Block until every submitted task has finished. */
+tq_status tq_wait_all(void);
+
+/* ---- precision, compression ---------------------------------------------------------- */
+typedef enum tq_precision { TQ_HALF = 2, TQ_SINGLE = 4, TQ_DOUBLE = 8 } tq_precision;
+typedef enum tq_recon { TQ_RECON_8 = 8, TQ_RECON_12 = 12, TQ_RECON_18 = 18 } tq_recon;
+const char *tq_precision_name(tq_precision p);
+/* Parse "double"/"single"/"half" (also "d","s","h"); TQ_ERR_INVALID_ARG otherwise. */
+tq_status tq_precision_parse(const char *s, tq_precision *out);
+
+/* ---- lattice geometry ------------------------------------------------------------------ */
+typedef struct tq_lattice tq_lattice;
+typedef struct tq_lattice_params {
+    int dims[4];      /* global extent in x, y, z, t (each even) */
+    int procs[4];     /* MPI process grid; 0s: 1 1 1 1 (one rank) */
+    int block[4];     /* block (sub-domain) extent; 0s: chosen from the worker mix */
+} tq_lattice_params;
+
+tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out);
+void tq_lattice_destroy(tq_lattice *lat);
+typedef struct tq_lattice_info {
+    int dims[4], procs[4], local[4], block[4], nblocks_dim[4];
+    int nblocks;              /* blocks on this rank */
+    int64_t global_volume, local_volume, block_volume;
+} tq_lattice_info;
+tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);
+
+/* ---- fields -------------------------------------------------------------------------- */
+typedef enum tq_field_kind {
+    TQ_FIELD_SPINOR = 0,      /* Wilson color-spinor: 4 spins x 3 colors */
+    TQ_FIELD_STAGGERED = 1,   /* staggered color-vector: 3 colors */
+    TQ_FIELD_GAUGE = 2,       /* 4 SU(3) links per site, compression 18/12/8 */
+    TQ_FIELD_CLOVER = 3       /* two 6x6 Hermitian blocks per site (72 reals) */
+} tq_field_kind;
+typedef enum tq_subset { TQ_EVEN = 0, TQ_ODD = 1, TQ_FULL = 2 } tq_subset;
+
+typedef struct tq_field tq_field;
+typedef struct tq_field_params {
+    tq_field_kind kind;
+    tq_precision prec;
+    tq_subset subset;         /* spinor/staggered: one parity or both; others: TQ_FULL */
+    tq_recon recon;           /* gauge only; 0 means 18 */
+} tq_field_params;
+
+/* The field's contents are undefined until written (tq_blas_zero, import, an operator). */
+tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **out);
+void tq_field_destroy(tq_field *f);
+tq_status tq_field_get_params(const tq_field *f, tq_field_params *p);
+/* Reals per site as stored (24 spinor, 6 staggered, 4*recon gauge, 72 clover). */
+int tq_field_reals_per_site(const tq_field *f);
+/* Bytes the field occupies in one memory (all blocks, both parities it holds). */
+size_t tq_field_bytes(const tq_field *f);
+
+/* Host arrays in the API order (see the top of this file), always double precision,
+ * covering the whole local lattice; for a single-parity field only the sites of that
+ * parity are read or written (the array still has local_volume sites). */
+tq_status tq_field_import(tq_field *f, const double *host);
+tq_status tq_field_export(const tq_field *f, double *host);
+
+/* ---- BLAS-1 and reductions on color-spinor / color-vector fields ----------------------
+ * All operands must share lattice, kind and subset; and precision, except tq_blas_copy,
+ * which converts. Reductions accumulate in double and combine per-block partial sums in
+ * block order, so results are bitwise reproducible for a decomposition and placement. */
+typedef struct tq_complex { double re, im; } tq_complex;
+
+tq_status tq_blas_zero(tq_field *x);
+tq_status tq_blas_copy(tq_field *dst, const tq_field *src);       /* any precisions */
+tq_status tq_blas_scale(double a, tq_field *x);                   /* x = a x */
+tq_status tq_blas_axpy(double a, const tq_field *x, tq_field *y);  /* y = a x + y */
+tq_status tq_blas_xpay(const tq_field *x, double a, tq_field *y);  /* y = x + a y */
+tq_status tq_blas_axpby(double a, const tq_field *x, double b, tq_field *y);
+tq_status tq_blas_caxpy(tq_complex a, const tq_field *x, tq_field *y);
+tq_status tq_blas_caxpby(tq_complex a, const tq_field *x, tq_complex b, tq_field *y);
+tq_status tq_blas_norm2(const tq_field *x, double *result);       /* sum |x|^2 */
+tq_status tq_blas_rdot(const tq_field *x, const tq_field *y, double *result); /* Re<x,y> */
+tq_status tq_blas_cdot(const tq_field *x, const tq_field *y, tq_complex *result); /* sum conj(x) y */
+/* Fused kernels for Krylov solvers. */
+tq_status tq_blas_axpy_norm2(double a, const tq_field *x, tq_field *y, double *norm2_y);
+/* CG: x += alpha p; r -= alpha Ap; returns |r|^2. */
+tq_status tq_blas_cg_update(double alpha, const tq_field *p, const tq_field *Ap,
+                            tq_field *x, tq_field *r, double *norm2_r);
+/* CG: p = r + beta p. */
+tq_status tq_blas_cg_direction(double beta, const tq_field *r, tq_field *p);
+/* BiCGstab: x += alpha p + omega s; r = s - omega t; returns |r|^2 and <r0, r>. */
+tq_status tq_blas_bicgstab_update(tq_complex alpha, tq_complex omega, const tq_field *p,
+                                  const tq_field *s, const tq_field *t, const tq_field *r0,
+                                  tq_field *x, tq_field *r, double *norm2_r,
+                                  tq_complex *r0_dot_r);
+/* BiCGstab: p = r + beta (p - omega v). */
+tq_status tq_blas_bicgstab_direction(tq_complex beta, tq_complex omega, const tq_field *r,
+                                     const tq_field *v, tq_field *p);
+/* <x, y> and |x|^2 in one pass (BiCGstab's omega = <t,s>/<t,t>). */
+tq_status tq_blas_cdot_norm2(const tq_field *x, const tq_field *y, tq_complex *dot,
+                             double *norm2_x);
+
+/* ---- host gauge fields, I/O and observables ------------------------------------------- */
+typedef struct tq_host_gauge {
+    int dims[4];
+    double *links;            /* 4 * 18 doubles per site, API order */
+} tq_host_gauge;
+
+tq_status tq_host_gauge_alloc(tq_host_gauge *g, const int dims[4]);
+void tq_host_gauge_free(tq_host_gauge *g);
+
+typedef enum tq_gauge_format {
+    TQ_FORMAT_AUTO = 0,       /* readers only: detect from the file's contents */
+    TQ_FORMAT_MILC = 1,       /* MILC v5 binary (magic 20103) */
+    TQ_FORMAT_SCIDAC = 2,     /* SciDAC LIME with checksum record */
+    TQ_FORMAT_ILDG = 3,       /* ILDG LIME */
+    TQ_FORMAT_NERSC = 4       /* NERSC archive (4D_SU3_GAUGE_3x3 or 4D_SU3_GAUGE) */
+} tq_gauge_format;
+const char *tq_gauge_format_name(tq_gauge_format f);
+tq_status tq_gauge_format_parse(const char *s, tq_gauge_format *out);
+
+typedef struct tq_gauge_file_info {
+    tq_gauge_format format;
+    int dims[4];
+    int file_precision;       /* 4 or 8 bytes per real in the file */
+    uint32_t checksum_a, checksum_b;   /* MILC or SciDAC checksums as stored */
+    uint32_t nersc_checksum;
+    int has_checksum;         /* whether the file carried one (verified if so) */
+} tq_gauge_file_info;
+
+/* Reads a gauge file into g (allocated by the call; freed by tq_host_gauge_free).
+ * Verifies the format's checksum and that every link is in SU(3) to tol (tol <= 0: 1e-5
+ * for single-precision files, 1e-12 for double). info may be NULL. */
+tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
+                        tq_gauge_file_info *info);
+/* Writes g; file_precision 4 or 8 (NERSC 3x3 and ILDG/SciDAC/MILC support both). */
+tq_status tq_gauge_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
+                         int file_precision);
+
+typedef struct tq_plaquette {
+    double total, spatial, temporal;   /* normalised to 1 for unit links (Re Tr / 3) */
+} tq_plaquette;
+tq_status tq_host_gauge_plaquette(const tq_host_gauge *g, tq_plaquette *p);
+/* Re Tr U / 3 averaged over all links (NERSC's link trace). */
+tq_status tq_host_gauge_link_trace(const tq_host_gauge *g, double *trace);
+/* Largest |U U^dag - 1| element and |det U - 1| over all links. */
+tq_status tq_host_gauge_unitarity(const tq_host_gauge *g, double *max_deviation);
+tq_status tq_host_gauge_reunitarize(tq_host_gauge *g);
+
+tq_status tq_host_gauge_unit(tq_host_gauge *g);
+/* Haar-random SU(3) links from a seed (deterministic). */
+tq_status tq_host_gauge_random(tq_host_gauge *g, uint64_t seed);
+/* Unit links plus noise of size epsilon, re-unitarised (paper 001 §VII). */
+tq_status tq_host_gauge_weak(tq_host_gauge *g, uint64_t seed, double epsilon);
+/* U_mu(x) -> G(x) U_mu(x) G(x+mu)^dag with Haar-random G from seed; when transform is not
+ * NULL it receives G (18 doubles per site, row-major complex). */
+tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double *transform);
+
+/* ---- device-side gauge field ---------------------------------------------------------- */
+/* Import a host gauge field into a TQ_FIELD_GAUGE field (compressing to its recon). */
+tq_status tq_gauge_field_import(tq_field *f, const tq_host_gauge *g);
+tq_status tq_gauge_field_export(const tq_field *f, tq_host_gauge *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,215 @@
+/* BLAS-1 and reductions on whole fields: one task per block and parity, and for
+ * reductions a combine task that sums the per-block partials in block order. */
+#include "field_internal.h"
+#include "tq_tasks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static tq_status blas_run(const char *who, int op, const double *c, tq_field *const *f,
+                          double *result)
+{
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "%s: call tq_init first", who);
+    const int nop = tq_blas_noperands(op);
+    for (int i = 0; i < nop; i++) {
+        if (!f[i]) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL field (operand %d)", who, i + 1);
+        if (!tq_field_kind_is_vector(f[i]->p.kind))
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: BLAS works on spinor and staggered fields only", who);
+        if (i) TQ_CHECK(tq_field_check_compatible(who, f[0], f[i], op != TQ_OP_COPY));
+    }
+    const unsigned wr = tq_blas_writes(op);
+    for (int i = 0; i < nop; i++)
+        for (int j = 0; j < nop; j++)
+            if (i != j && f[i] == f[j] && ((wr >> i & 1u) || (wr >> j & 1u)))
+                return tq_error(TQ_ERR_INVALID_ARG, "%s: operands %d and %d are the same field but one is written", who, i + 1, j + 1);
+
+    const tq_lattice *lat = f[0]->lat;
+    const int ntasks = lat->nblocks * f[0]->nparity;
+    const int nres = tq_blas_nresults(op);
+    starpu_data_handle_t *partials = NULL;
+    if (nres) {
+        partials = malloc((size_t)ntasks * sizeof *partials);
+        if (!partials) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+        for (int t = 0; t < ntasks; t++)
+            starpu_vector_data_register(&partials[t], -1, 0, TQ_BLAS_MAX_RESULTS, sizeof(double));
+    }
+    tq_blas_args a;
+    memset(&a, 0, sizeof a);
+    a.op = op;
+    for (int k = 0; k < 4; k++) a.c[k] = c ? c[k] : 0.0;
+    for (int i = 0; i < nop; i++) a.L[i] = f[i]->layout;
+
+    tq_status st = TQ_SUCCESS;
+    for (int b = 0; b < lat->nblocks && st == TQ_SUCCESS; b++)
+        for (int p = 0; p < f[0]->nparity; p++) {
+            starpu_data_handle_t h[TQ_BLAS_MAX_OPERANDS];
+            for (int i = 0; i < nop; i++) h[i] = tq_field_handle(f[i], b, p);
+            int t = b * f[0]->nparity + p;
+            int ret = tq_task_blas(&a, h, nres ? partials[t] : NULL);
+            if (ret) { st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret); break; }
+        }
+    if (nres) {
+        double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+        if (st == TQ_SUCCESS) {
+            starpu_data_handle_t res;
+            starpu_vector_data_register(&res, STARPU_MAIN_RAM, (uintptr_t)sum, TQ_BLAS_MAX_RESULTS, sizeof(double));
+            int ret = tq_task_reduce_combine(partials, ntasks, res);
+            if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret);
+            starpu_data_unregister(res);   /* waits for the combine, brings sum home */
+        }
+        for (int t = 0; t < ntasks; t++) starpu_data_unregister_submit(partials[t]);
+        free(partials);
+        if (st == TQ_SUCCESS) {
+#ifdef TQ_HAVE_MPI
+            if (tq_internal_mpi_size() > 1) tq_internal_allreduce_sum(sum, nres);
+#endif
+            for (int r = 0; r < nres; r++) result[r] = sum[r];
+        }
+    }
+    return st;
+}
+
+tq_status tq_blas_zero(tq_field *x)
+{
+    tq_field *f[1] = {x};
+    return blas_run("tq_blas_zero", TQ_OP_ZERO, NULL, f, NULL);
+}
+
+tq_status tq_blas_copy(tq_field *dst, const tq_field *src)
+{
+    tq_field *f[2] = {(tq_field *)src, dst};
+    return blas_run("tq_blas_copy", TQ_OP_COPY, NULL, f, NULL);
+}
+
+tq_status tq_blas_scale(double a, tq_field *x)
+{
+    tq_field *f[1] = {x};
+    double c[4] = {a, 0, 0, 0};
+    return blas_run("tq_blas_scale", TQ_OP_SCALE, c, f, NULL);
+}
+
+tq_status tq_blas_axpy(double a, const tq_field *x, tq_field *y)
+{
+    tq_field *f[2] = {(tq_field *)x, y};
+    double c[4] = {a, 0, 0, 0};
+    return blas_run("tq_blas_axpy", TQ_OP_AXPY, c, f, NULL);
+}
+
+tq_status tq_blas_xpay(const tq_field *x, double a, tq_field *y)
+{
+    tq_field *f[2] = {(tq_field *)x, y};
+    double c[4] = {a, 0, 0, 0};
+    return blas_run("tq_blas_xpay", TQ_OP_XPAY, c, f, NULL);
+}
+
+tq_status tq_blas_axpby(double a, const tq_field *x, double b, tq_field *y)
+{
+    tq_field *f[2] = {(tq_field *)x, y};
+    double c[4] = {a, b, 0, 0};
+    return blas_run("tq_blas_axpby", TQ_OP_AXPBY, c, f, NULL);
+}
+
+tq_status tq_blas_caxpy(tq_complex a, const tq_field *x, tq_field *y)
+{
+    tq_field *f[2] = {(tq_field *)x, y};
+    double c[4] = {a.re, a.im, 0, 0};
+    return blas_run("tq_blas_caxpy", TQ_OP_CAXPY, c, f, NULL);
+}
+
+tq_status tq_blas_caxpby(tq_complex a, const tq_field *x, tq_complex b, tq_field *y)
+{
+    tq_field *f[2] = {(tq_field *)x, y};
+    double c[4] = {a.re, a.im, b.re, b.im};
+    return blas_run("tq_blas_caxpby", TQ_OP_CAXPBY, c, f, NULL);
+}
+
+#define TQ_NEED_RESULT(who, p) \
+    if (!(p)) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL result pointer", who)
+
+tq_status tq_blas_norm2(const tq_field *x, double *result)
+{
+    TQ_NEED_RESULT("tq_blas_norm2", result);
+    tq_field *f[1] = {(tq_field *)x};
+    return blas_run("tq_blas_norm2", TQ_OP_NORM2, NULL, f, result);
+}
+
+tq_status tq_blas_rdot(const tq_field *x, const tq_field *y, double *result)
+{
+    TQ_NEED_RESULT("tq_blas_rdot", result);
+    tq_field *f[2] = {(tq_field *)x, (tq_field *)y};
+    return blas_run("tq_blas_rdot", TQ_OP_RDOT, NULL, f, result);
+}
+
+tq_status tq_blas_cdot(const tq_field *x, const tq_field *y, tq_complex *result)
+{
+    TQ_NEED_RESULT("tq_blas_cdot", result);
+    tq_field *f[2] = {(tq_field *)x, (tq_field *)y};
+    double r[2];
+    TQ_CHECK(blas_run("tq_blas_cdot", TQ_OP_CDOT, NULL, f, r));
+    result->re = r[0];
+    result->im = r[1];
+    return TQ_SUCCESS;
+}
+
+tq_status tq_blas_axpy_norm2(double a, const tq_field *x, tq_field *y, double *norm2_y)
+{
+    TQ_NEED_RESULT("tq_blas_axpy_norm2", norm2_y);
+    tq_field *f[2] = {(tq_field *)x, y};
+    double c[4] = {a, 0, 0, 0};
+    return blas_run("tq_blas_axpy_norm2", TQ_OP_AXPY_NORM2, c, f, norm2_y);
+}
+
+tq_status tq_blas_cg_update(double alpha, const tq_field *p, const tq_field *Ap, tq_field *x,
+                            tq_field *r, double *norm2_r)
+{
+    TQ_NEED_RESULT("tq_blas_cg_update", norm2_r);
+    tq_field *f[4] = {(tq_field *)p, (tq_field *)Ap, x, r};
+    double c[4] = {alpha, 0, 0, 0};
+    return blas_run("tq_blas_cg_update", TQ_OP_CG_UPDATE, c, f, norm2_r);
+}
+
+tq_status tq_blas_cg_direction(double beta, const tq_field *r, tq_field *p)
+{
+    tq_field *f[2] = {(tq_field *)r, p};
+    double c[4] = {beta, 0, 0, 0};
+    return blas_run("tq_blas_cg_direction", TQ_OP_CG_DIRECTION, c, f, NULL);
+}
+
+tq_status tq_blas_bicgstab_update(tq_complex alpha, tq_complex omega, const tq_field *p,
+                                  const tq_field *s, const tq_field *t, const tq_field *r0,
+                                  tq_field *x, tq_field *r, double *norm2_r,
+                                  tq_complex *r0_dot_r)
+{
+    TQ_NEED_RESULT("tq_blas_bicgstab_update", norm2_r);
+    TQ_NEED_RESULT("tq_blas_bicgstab_update", r0_dot_r);
+    tq_field *f[6] = {(tq_field *)p, (tq_field *)s, (tq_field *)t, (tq_field *)r0, x, r};
+    double c[4] = {alpha.re, alpha.im, omega.re, omega.im};
+    double res[3];
+    TQ_CHECK(blas_run("tq_blas_bicgstab_update", TQ_OP_BICGSTAB_UPDATE, c, f, res));
+    *norm2_r = res[0];
+    r0_dot_r->re = res[1];
+    r0_dot_r->im = res[2];
+    return TQ_SUCCESS;
+}
+
+tq_status tq_blas_bicgstab_direction(tq_complex beta, tq_complex omega, const tq_field *r,
+                                     const tq_field *v, tq_field *p)
+{
+    tq_field *f[3] = {(tq_field *)r, (tq_field *)v, p};
+    double c[4] = {beta.re, beta.im, omega.re, omega.im};
+    return blas_run("tq_blas_bicgstab_direction", TQ_OP_BICGSTAB_DIRECTION, c, f, NULL);
+}
+
+tq_status tq_blas_cdot_norm2(const tq_field *x, const tq_field *y, tq_complex *dot,
+                             double *norm2_x)
+{
+    TQ_NEED_RESULT("tq_blas_cdot_norm2", dot);
+    TQ_NEED_RESULT("tq_blas_cdot_norm2", norm2_x);
+    tq_field *f[2] = {(tq_field *)x, (tq_field *)y};
+    double res[3];
+    TQ_CHECK(blas_run("tq_blas_cdot_norm2", TQ_OP_CDOT_NORM2, NULL, f, res));
+    dot->re = res[0];
+    dot->im = res[1];
+    *norm2_x = res[2];
+    return TQ_SUCCESS;
+}

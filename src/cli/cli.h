@@ -1,0 +1,14 @@
+/* Subcommands of the `taskqcd` tool. Each takes argv with argv[0] = the subcommand name and
+ * returns the process exit code: 0 success, 1 failure, 2 usage error. */
+#ifndef TQ_CLI_H
+#define TQ_CLI_H
+
+int tq_cmd_info(int argc, char **argv);
+int tq_cmd_gauge(int argc, char **argv);
+int tq_cmd_blas(int argc, char **argv);
+int tq_cmd_demo(int argc, char **argv);
+
+/* Parse "X Y Z T" after --dim; returns 0 on success. */
+int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4]);
+
+#endif

@@ -1,0 +1,59 @@
+/* taskqcd: the command-line tool (in the spirit of QUDA's test drivers). */
+#include "cli.h"
+#include "taskqcd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "usage: taskqcd COMMAND [options]\n"
+        "\n"
+        "commands:\n"
+        "  demo      the default job: generate or load a gauge field, print its plaquette,\n"
+        "            then time BLAS/reduction kernels on every worker kind\n"
+        "  info      show the StarPU workers, scheduler and build options\n"
+        "  gauge     gauge files: info FILE | convert IN OUT --format F | generate ...\n"
+        "  blas      time BLAS-1 kernels: --sites N --prec P --op NAME --niter K\n"
+        "\n"
+        "runtime options (every command that starts StarPU):\n"
+        "  --ncpus N --ncuda N --sched POLICY --verbosity N --quiet --no-mpi\n"
+        "  (StarPU's environment variables, e.g. STARPU_NCPU, STARPU_SCHED, also work)\n"
+        "\n"
+        "taskqcd COMMAND --help shows the command's options.\n");
+}
+
+int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4])
+{
+    if (*i + 4 >= argc) return -1;
+    for (int mu = 0; mu < 4; mu++) {
+        char *end;
+        long v = strtol(argv[*i + 1 + mu], &end, 10);
+        if (*end || v <= 0 || v > 1 << 16) return -1;
+        dims[mu] = (int)v;
+    }
+    *i += 4;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("taskqcd %d.%d.%d\n", TQ_VERSION_MAJOR, TQ_VERSION_MINOR, TQ_VERSION_PATCH);
+        return 0;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "demo")) return tq_cmd_demo(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info")) return tq_cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "gauge")) return tq_cmd_gauge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "blas")) return tq_cmd_blas(argc - 1, argv + 1);
+    fprintf(stderr, "taskqcd: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return 2;
+}

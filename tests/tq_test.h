@@ -1,0 +1,74 @@
+/* Minimal test harness: each test program runs checks, prints one line per failure and a
+ * summary, and exits 0 (pass), 1 (fail) or 77 (skip, Automake's convention). */
+#ifndef TQ_TEST_H
+#define TQ_TEST_H
+
+#include "taskqcd.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tq_test_checks, tq_test_failures;
+
+#define CHECK(cond, ...) do { \
+    tq_test_checks++; \
+    if (!(cond)) { \
+        tq_test_failures++; \
+        fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+        fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); \
+    } } while (0)
+
+/* A call that must succeed; on failure print the library's message. */
+#define CHECK_OK(call) do { \
+    tq_status tq_test_s_ = (call); \
+    tq_test_checks++; \
+    if (tq_test_s_ != TQ_SUCCESS) { \
+        tq_test_failures++; \
+        fprintf(stderr, "FAIL %s:%d: %s returned %s: %s\n", __FILE__, __LINE__, #call, \
+                tq_status_name(tq_test_s_), tq_last_error()); \
+    } } while (0)
+
+/* A call that must fail with the given code and leave a message. */
+#define CHECK_ERR(call, code) do { \
+    tq_status tq_test_s_ = (call); \
+    tq_test_checks++; \
+    if (tq_test_s_ != (code) || tq_last_error()[0] == '\0') { \
+        tq_test_failures++; \
+        fprintf(stderr, "FAIL %s:%d: %s returned %s (expected %s), message '%s'\n", \
+                __FILE__, __LINE__, #call, tq_status_name(tq_test_s_), #code, tq_last_error()); \
+    } } while (0)
+
+#define CHECK_CLOSE(a, b, tol, what) do { \
+    double tq_a_ = (a), tq_b_ = (b); \
+    double tq_d_ = fabs(tq_a_ - tq_b_); \
+    CHECK(tq_d_ <= (tol) * fmax(1.0, fabs(tq_b_)), "%s: %.17g vs %.17g (diff %.3g, tol %.3g)", \
+          what, tq_a_, tq_b_, tq_d_, (double)(tol)); \
+} while (0)
+
+static inline int tq_test_finish(const char *name)
+{
+    printf("%s: %d checks, %d failed\n", name, tq_test_checks, tq_test_failures);
+    return tq_test_failures ? 1 : 0;
+}
+
+static inline int tq_test_skip(const char *name, const char *why)
+{
+    printf("%s: SKIP: %s\n", name, why);
+    return 77;
+}
+
+/* Path of a file in ../shared/data/milc, or NULL when the shared data are absent. */
+static inline const char *tq_test_milc_file(const char *name, char *buf, size_t n)
+{
+    const char *dir = getenv("TQ_SHARED_DATA");
+    if (!dir) dir = "../shared/data";
+    snprintf(buf, n, "%s/milc/%s", dir, name);
+    FILE *f = fopen(buf, "rb");
+    if (!f) return NULL;
+    fclose(f);
+    return buf;
+}
+
+#endif
