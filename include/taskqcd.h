@@ -204,11 +204,14 @@ typedef struct tq_gauge_file_info {
 } tq_gauge_file_info;
 
 /* Reads a gauge file into g (allocated by the call; freed by tq_host_gauge_free).
- * Verifies the format's checksum and that every link is in SU(3) to tol (tol <= 0: 1e-5
- * for single-precision files, 1e-12 for double). info may be NULL. */
+ * Verifies the format's checksum (and NERSC's recorded plaquette and link trace) and that
+ * every link is in SU(3): to 1e-5 for single-precision files, 1e-12 for double. On any
+ * failure g->links is NULL. info may be NULL. */
 tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
                         tq_gauge_file_info *info);
-/* Writes g; file_precision 4 or 8 (NERSC 3x3 and ILDG/SciDAC/MILC support both). */
+/* Writes g with its format's checksum; file_precision 4 or 8 (MILC: 4 only). NERSC files
+ * are written as 4D_SU3_GAUGE_3x3 (checksum over all 18 reals of each link). A failed write
+ * removes the partial file. */
 tq_status tq_gauge_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
                          int file_precision);
 

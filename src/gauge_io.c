@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -93,7 +94,7 @@ void tq_io_encode_reals(unsigned char *dst, const double *src, size_t n, int pre
 
 /* ---- checksums ----------------------------------------------------------------------- */
 static uint32_t crc_table[256];
-static int crc_table_ready;
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
 {
@@ -102,14 +103,11 @@ static void crc_init(void)
         for (int k = 0; k < 8; k++) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
         crc_table[n] = c;
     }
-    crc_table_ready = 1;
 }
 
 uint32_t tq_crc32(uint32_t crc, const void *buf, size_t len)
 {
-    /* The table is a pure function of constants: concurrent first calls write the same
-     * values, so the race is benign, but keep it simple and initialise before use. */
-    if (!crc_table_ready) crc_init();
+    pthread_once(&crc_once, crc_init);  /* readers may run in several threads */
     const unsigned char *p = buf;
     crc = ~crc;
     for (size_t i = 0; i < len; i++) crc = crc_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);

@@ -11,4 +11,12 @@ int tq_cmd_demo(int argc, char **argv);
 /* Parse "X Y Z T" after --dim; returns 0 on success. */
 int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4]);
 
+/* BLAS timing (src/cli/blas_bench.c): one table row per op in the comma list (or "all"),
+ * with placement w; ceiling_gbs > 0 adds a percentage column. Returns 0 on success. */
+#include "taskqcd.h"
+#include <stdio.h>
+int tq_blas_benchmark(tq_lattice *lat, tq_precision prec, int niter, tq_where w,
+                      const char *ops, double ceiling_gbs, FILE *out);
+void tq_blas_benchmark_header(FILE *out, int with_ceiling);
+
 #endif

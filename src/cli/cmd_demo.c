@@ -10,9 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tq_blas_benchmark(tq_lattice *lat, tq_precision prec, int niter, tq_where w,
-                      const char *ops, double ceiling_gbs, FILE *out);
-void tq_blas_benchmark_header(FILE *out, int with_ceiling);
 
 static void demo_usage(FILE *o)
 {
@@ -44,7 +41,8 @@ int tq_cmd_demo(int argc, char **argv)
     double eps = 0.2;
     int niter = 20;
     tq_precision prec = TQ_SINGLE;
-    for (int i = 1; i < argc; i++) {
+    int i = 1;
+    for (; i < argc; i++) {
         if (!strcmp(argv[i], "--gauge") && i + 1 < argc) gauge_file = argv[++i];
         else if (!strcmp(argv[i], "--dim")) { if (tq_cli_parse_dims(argc, argv, &i, dims)) goto bad; }
         else if (!strcmp(argv[i], "--blas-dim")) { if (tq_cli_parse_dims(argc, argv, &i, bdims)) goto bad; }
@@ -122,7 +120,7 @@ out:
     tq_finalize();
     return rc;
 bad:
-    fprintf(stderr, "taskqcd demo: bad option '%s'\n", argv[argc - 1]);
+    fprintf(stderr, "taskqcd demo: bad option or value at '%s'\n", i < argc ? argv[i] : argv[argc - 1]);
     demo_usage(stderr);
     return 2;
 }

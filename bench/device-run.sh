@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (the device tool): every test binary (the CUDA ones run there
+# instead of skipping), then the BLAS benchmark; full logs under $OUT, a short table last.
+# Prepare here with:  bash scripts/build && make -C build check TESTS= && make -C build bench
+# and carry build and .deps/starpu.   Usage: bash bench/device-run.sh [bench_blas args]
+set -u
+top=$(pwd)
+out=${OUT:-/tmp/taskqcd-device}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
+export STARPU_HOME=/tmp/taskqcd-starpu-home
+export STARPU_SILENT=1
+for d in "$top/shared/data" "$top/../shared/data"; do
+    [ -d "$d" ] && export TQ_SHARED_DATA="$d" && break
+done
+mkdir -p "$STARPU_HOME"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
+echo "GPU: $(head -n1 "$out/gpu.txt")"
+
+summary=()
+for t in "$top"/build/tests/.libs/test_*; do
+    name=$(basename "$t")
+    [ -x "$t" ] || continue
+    start=$(date +%s.%N)
+    timeout 300 "$t" > "$out/$name.log" 2>&1
+    rc=$?
+    dur=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+    case $rc in 0) res=PASS ;; 77) res=SKIP ;; *) res="FAIL($rc)" ;; esac
+    summary+=("$(printf '%-24s %-8s %6.1fs  %s' "$name" "$res" "$dur" "$(tail -n1 "$out/$name.log")")")
+done
+
+bench="$top/build/bench/.libs/bench_blas"
+[ -x "$bench" ] || bench="$top/build/bench/bench_blas"
+if [ -x "$bench" ]; then
+    STARPU_CALIBRATE=1 "$bench" "$@" > "$out/bench_blas.txt" 2>&1 || echo "bench_blas failed: see bench_blas.txt"
+fi
+
+echo "== tests"
+printf '%s\n' "${summary[@]}"
+echo "== bench_blas"
+cat "$out/bench_blas.txt" 2>/dev/null | tail -n 30
