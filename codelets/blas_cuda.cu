@@ -8,26 +8,49 @@
 
 struct blas_bufs { void *p[TQ_BLAS_MAX_OPERANDS]; };
 
-template <int OP>
+/* PREC and NREAL > 0 fix every operand's precision and reals per site at compile time, so
+ * the per-site loops unroll and the site stays in registers; 0 keeps them run-time (used for
+ * converting copies and uncommon shapes). */
+template <int OP, int PREC, int NREAL>
+__device__ __forceinline__ void site_op(const tq_blas_args &a, const blas_bufs &b, int64_t s,
+                                        double *acc)
+{
+    if constexpr (PREC == 0) {
+        tq_blas_site(OP, a.c, b.p, a.L, s, acc);
+    } else {
+        tq_layout L[TQ_BLAS_MAX_OPERANDS];
+#pragma unroll
+        for (int i = 0; i < TQ_BLAS_MAX_OPERANDS; i++) {
+            L[i].prec = PREC;
+            L[i].nreal = NREAL;
+            L[i].vec = tq_layout_vec(PREC, NREAL);
+            L[i].has_norm = PREC == 2;
+            L[i].stride = a.L[0].stride;
+        }
+        tq_blas_site_n(OP, a.c, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
+    }
+}
+
+template <int OP, int PREC, int NREAL>
 __global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n)
 {
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
          s += (int64_t)gridDim.x * blockDim.x)
-        tq_blas_site(OP, a.c, b.p, a.L, s, acc);
+        site_op<OP, PREC, NREAL>(a, b, s, acc);
 }
 
 /* Reductions: each thread accumulates a fixed subset of sites (grid size depends only on
  * n), the block combines in a fixed tree, and one thread sums the blocks in order, so the
  * partial sum is reproducible bit for bit. */
-template <int OP>
+template <int OP, int PREC, int NREAL>
 __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch)
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
          s += (int64_t)gridDim.x * blockDim.x)
-        tq_blas_site(OP, a.c, b.p, a.L, s, acc);
+        site_op<OP, PREC, NREAL>(a, b, s, acc);
     const int nres = tq_blas_nresults(OP);
     for (int r = 0; r < nres; r++) sh[r][threadIdx.x] = acc[r];
     __syncthreads();
@@ -50,21 +73,21 @@ __global__ void reduce_final(const double *scratch, int nblocks, int nres, doubl
     partial[r] = s;
 }
 
-template <int OP>
+template <int OP, int PREC, int NREAL>
 static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
                    cudaStream_t stream)
 {
     int64_t want = (n + TQ_REDUCE_THREADS - 1) / TQ_REDUCE_THREADS;
     if (tq_blas_nresults(OP) == 0) {
         int grid = (int)(want < 65535 ? (want > 0 ? want : 1) : 65535);
-        blas_kernel<OP><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n);
+        blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n);
         return;
     }
     int nop = tq_blas_noperands(OP);
     double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[nop + 1]);
     int grid = (int)(want < TQ_REDUCE_MAX_BLOCKS ? (want > 0 ? want : 1) : TQ_REDUCE_MAX_BLOCKS);
-    reduce_kernel<OP><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch);
+    reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch);
     reduce_final<<<1, 32, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
 }
 
@@ -77,8 +100,19 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
         b.p[i] = i < nop ? (void *)STARPU_VECTOR_GET_PTR(buffers[i]) : NULL;
     const int64_t n = a->L[0].stride;
     cudaStream_t stream = starpu_cuda_get_local_stream();
+    /* Specialised kernels for the common shape (color-spinors, one precision throughout);
+     * everything else takes the run-time path. */
+    int prec = a->L[0].prec;
+    for (int i = 1; i < nop; i++)
+        if (a->L[i].prec != prec) prec = 0;
+    if (a->L[0].nreal != 24) prec = 0;
     switch (a->op) {
-#define TQ_BLAS_CASE(OP) case OP: launch<OP>(a, b, n, buffers, stream); break;
+#define TQ_BLAS_CASE(OP) case OP: \
+        if (prec == 8) launch<OP, 8, 24>(a, b, n, buffers, stream); \
+        else if (prec == 4) launch<OP, 4, 24>(a, b, n, buffers, stream); \
+        else if (prec == 2) launch<OP, 2, 24>(a, b, n, buffers, stream); \
+        else launch<OP, 0, 0>(a, b, n, buffers, stream); \
+        break;
     TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
     TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
     TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)

@@ -1,2 +1,184 @@
 #!/bin/sh
-exit 77
+# The `taskqcd` command-line tool: help, exit codes, info, blas, demo (plaquette through a
+# StarPU gauge field), and the gauge subcommands when they work. Exit 0 pass, 1 fail,
+# 77 skip (no binary).
+
+here=$(cd "$(dirname "$0")" && pwd)
+builddir=${TQ_BUILDDIR:-$here/..}
+tq=$builddir/taskqcd
+if [ ! -x "$tq" ]; then
+    echo "test_cli: SKIP: $tq not built"
+    exit 77
+fi
+shared=${TQ_SHARED_DATA:-$builddir/../shared/data}
+
+# StarPU's variables would override the options under test
+unset STARPU_NCPU STARPU_NCPUS STARPU_NCUDA STARPU_SCHED
+STARPU_SILENT=1
+export STARPU_SILENT
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/test_cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+out=$tmp/out
+err=$tmp/err
+
+checks=0
+failures=0
+fail() {
+    failures=$((failures + 1))
+    echo "FAIL: $*" >&2
+}
+ok() { checks=$((checks + 1)); }
+
+# run EXPECTED_RC ARGS...: runs taskqcd, stdout in $out, stderr in $err
+run() {
+    want=$1
+    shift
+    "$tq" "$@" >"$out" 2>"$err"
+    rc=$?
+    ok
+    if [ "$rc" -ne "$want" ]; then
+        fail "taskqcd $* exited $rc (expected $want)"
+        sed 's/^/  stdout: /' "$out" >&2
+        sed 's/^/  stderr: /' "$err" >&2
+        return 1
+    fi
+    return 0
+}
+
+# expect FILE PATTERN WHAT: FILE has a line matching the extended regex PATTERN
+expect() {
+    ok
+    if ! grep -E -q -- "$2" "$1"; then
+        fail "$3: no line matching '$2' in"
+        sed 's/^/  | /' "$1" >&2
+    fi
+}
+
+# ---- help and usage errors --------------------------------------------------------------
+run 0 --help && {
+    for c in demo info gauge blas; do expect "$out" "^  $c " "--help lists '$c'"; done
+    expect "$out" "--ncpus" "--help lists the runtime options"
+}
+run 0 help
+run 2
+expect "$err" "usage" "no command: usage on stderr"
+run 2 frobnicate && expect "$err" "unknown command 'frobnicate'" "unknown command message"
+run 0 --version && expect "$out" "^taskqcd [0-9]+\.[0-9]+\.[0-9]+$" "--version"
+for c in demo info blas gauge; do
+    run 0 $c --help && expect "$out" "usage: taskqcd $c" "$c --help"
+done
+
+# ---- info -------------------------------------------------------------------------------
+run 0 info --ncpus 1 --ncuda 0 && {
+    expect "$out" "workers: 1 CPU, 0 CUDA" "info --ncpus 1 --ncuda 0"
+    expect "$out" "StarPU [0-9]+\.[0-9]+" "info shows the StarPU version"
+}
+run 0 info --ncpus 1 && expect "$out" "1 CPU" "info --ncpus 1"
+run 0 info --ncpus 1 --ncuda 0 --sched eager --quiet && expect "$out" "scheduler eager" "info --sched eager"
+run 2 info --ncpus abc && expect "$err" "--ncpus" "bad --ncpus value names the option"
+run 2 info --ncpus && expect "$err" "--ncpus" "missing --ncpus value"
+run 2 info --bogus && expect "$err" "unknown option '--bogus'" "info: unknown option"
+
+# ---- blas -------------------------------------------------------------------------------
+if run 0 blas --dim 4 4 4 4 --niter 2 --where cpu --op axpy,norm2 --ncpus 2 --quiet; then
+    expect "$out" "GB/s" "blas header"
+    for op in axpy norm2; do
+        ok
+        n=$(awk -v op="$op" '$1 == op && $2 == "cpu" && $4 == 256 && $6 ~ /^[0-9]+(\.[0-9]+)?$/ && $5 > 0 { n++ }
+                             END { print n + 0 }' "$out")
+        [ "$n" -eq 1 ] || { fail "blas: expected one '$op cpu ... 256 us GB/s' row, got $n"; sed 's/^/  | /' "$out" >&2; }
+    done
+    ok
+    rows=$(awk '$2 == "cpu" || $2 == "any" || $2 == "cuda"' "$out" | wc -l)
+    [ "$rows" -eq 2 ] || fail "blas --op axpy,norm2 printed $rows rows (expected 2)"
+fi
+run 0 blas --dim 4 4 4 4 --niter 1 --where cpu --op copy --prec double --ncpus 1 --quiet &&
+    expect "$out" "^  copy +cpu +double +256 " "blas --prec double"
+run 2 blas --dim 4 4 4 --niter 2 && expect "$err" "--dim" "blas --dim with 3 extents"
+run 2 blas --dim 4 4 4 0 && expect "$err" "--dim" "blas --dim with a 0"
+run 2 blas --niter 0 && expect "$err" "--niter" "blas --niter 0"
+run 2 blas --prec quad && expect "$err" "quad" "blas --prec quad"
+run 2 blas --bogus && expect "$err" "unknown option '--bogus'" "blas unknown option"
+run 1 blas --dim 5 4 4 4 --niter 1 --where cpu --quiet && expect "$err" "even" "blas on an odd lattice"
+
+# ---- demo -------------------------------------------------------------------------------
+# the plaquette of the generated configuration before and after the trip through a
+# single-precision, recon-12 gauge field on StarPU handles
+if run 0 demo --dim 4 4 4 4 --blas-dim 4 4 4 4 --niter 2 --ncpus 2 --quiet; then
+    expect "$out" "^host: plaquette [0-9.]+" "demo prints the host plaquette"
+    expect "$out" "^after import/export.*: plaquette [0-9.]+" "demo prints the plaquette after import/export"
+    expect "$out" "^  norm2 +cpu " "demo times norm2 on the CPU"
+    ok
+    res=$(awk '
+        function plaq(   i) { for (i = 1; i < NF; i++) if ($i == "plaquette") return $(i + 1); return "" }
+        /^host: plaquette/ { h = plaq() }
+        /^after import\/export.*plaquette/ { a = plaq() }
+        END {
+            if (h == "" || a == "") { print "missing"; exit }
+            d = h - a; if (d < 0) d = -d
+            if (h + 0 <= 0.3 || h + 0 > 1) print "implausible " h
+            else if (d > 1e-6) print "differ " h " " a " " d
+            else print "ok"
+        }' "$out")
+    [ "$res" = ok ] || { fail "demo plaquette check: $res"; sed 's/^/  | /' "$out" >&2; }
+fi
+# the seed decides the configuration
+run 0 demo --dim 4 4 4 4 --blas-dim 4 4 4 4 --niter 1 --seed 5 --epsilon 0.3 --ncpus 1 --quiet &&
+    cp "$out" "$tmp/seed5a" &&
+    run 0 demo --dim 4 4 4 4 --blas-dim 4 4 4 4 --niter 1 --seed 5 --epsilon 0.3 --ncpus 1 --quiet && {
+        ok
+        a=$(grep '^host: plaquette' "$tmp/seed5a")
+        b=$(grep '^host: plaquette' "$out")
+        [ -n "$a" ] && [ "$a" = "$b" ] || fail "demo with the same seed: '$a' vs '$b'"
+    }
+run 2 demo --dim 4 4 && expect "$err" "usage: taskqcd demo" "demo --dim with 2 extents"
+run 2 demo --niter -3
+run 2 demo --prec quad
+run 2 demo --frobnicate && expect "$err" "frobnicate|bad option" "demo unknown option"
+run 1 demo --dim 3 4 4 4 --blas-dim 4 4 4 4 --niter 1 --quiet && expect "$err" "even" "demo on an odd lattice"
+
+# ---- gauge (only when the readers work) -----------------------------------------------
+l4=$shared/milc/lat.sample.l4444
+if [ -r "$l4" ] && "$tq" gauge info "$l4" >"$tmp/ginfo" 2>&1; then
+    expect "$tmp/ginfo" "^dims: +4 4 4 4" "gauge info dims"
+    expect "$tmp/ginfo" "^format: +milc" "gauge info format"
+    expect "$tmp/ginfo" "^plaquette: +spatial [0-9.]+" "gauge info plaquette"
+    # demo --gauge: the file's plaquette, and again after the field trip
+    if run 0 demo --gauge "$l4" --blas-dim 4 4 4 4 --niter 1 --ncpus 1 --quiet; then
+        ok
+        res=$(awk -v file="$tmp/ginfo" '
+            BEGIN { while ((getline line < file) > 0) if (line ~ /^plaquette: /) { split(line, f, " "); ref = f[7] } }
+            function plaq(   i) { for (i = 1; i < NF; i++) if ($i == "plaquette") return $(i + 1); return "" }
+            /^host: plaquette/ { h = plaq() }
+            /^after import\/export.*plaquette/ { a = plaq() }
+            END {
+                if (ref == "" || h == "" || a == "") { print "missing (" ref "," h "," a ")"; exit }
+                d1 = h - ref; if (d1 < 0) d1 = -d1
+                d2 = h - a; if (d2 < 0) d2 = -d2
+                if (d1 > 1e-11) print "demo " h " vs gauge info " ref
+                else if (d2 > 1e-5) print "after import/export " a " vs " h
+                else print "ok"
+            }' "$out")
+        [ "$res" = ok ] || { fail "demo --gauge plaquette: $res"; sed 's/^/  | /' "$out" >&2; }
+    fi
+    # generate, then read back
+    if run 0 gauge generate --dim 4 4 4 6 --type weak --seed 3 --epsilon 0.2 --out "$tmp/w.lime" --format scidac; then
+        gen=$(sed -n 's/.*plaquette \([-0-9.e+]*\)$/\1/p' "$out")
+        if run 0 gauge info "$tmp/w.lime"; then
+            expect "$out" "^dims: +4 4 4 6" "generated file dims"
+            ok
+            got=$(awk '/^plaquette: / { print $7 }' "$out")
+            awk -v a="$gen" -v b="$got" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d < 1e-14) }' ||
+                fail "generated plaquette '$gen' read back as '$got'"
+        fi
+    fi
+    run 2 gauge generate --dim 4 4 4 4 --type sparkly --out "$tmp/x" && expect "$err" "sparkly" "gauge generate bad --type"
+    run 1 gauge info "$tmp/does-not-exist" && expect "$err" "does-not-exist" "gauge info of a missing file"
+    run 2 gauge frob && expect "$err" "frob" "unknown gauge subcommand"
+else
+    echo "test_cli: note: 'taskqcd gauge info' does not work yet (or no shared data); gauge parts skipped"
+fi
+
+echo "test_cli: $checks checks, $failures failed"
+[ "$failures" -eq 0 ]

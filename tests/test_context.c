@@ -1,2 +1,259 @@
+/* Runtime context: init parameters, argument parsing, the initialised/uninitialised state
+ * machine, worker counts and scheduler as StarPU reports them, placement, status names and
+ * precision parsing. */
+#define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
-int main(void) { return tq_test_skip("test_context", "not written yet"); }
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void check_defaults(void)
+{
+    tq_init_params p;
+    memset(&p, 0x5a, sizeof p);
+    tq_init_params_default(&p);
+    CHECK(p.ncpus == -1, "default ncpus %d", p.ncpus);
+    CHECK(p.ncuda == -1, "default ncuda %d", p.ncuda);
+    CHECK(p.sched == NULL, "default sched not NULL");
+    CHECK(p.verbosity == 1, "default verbosity %d", p.verbosity);
+    CHECK(p.use_mpi == -1, "default use_mpi %d", p.use_mpi);
+    tq_init_params_default(NULL);   /* must not crash */
+}
+
+/* Runs tq_init_params_from_args on a copy of args (n entries) and returns the status. */
+static tq_status parse(tq_init_params *p, int n, const char *const *args, int *argc_out,
+                       char **argv_out)
+{
+    for (int i = 0; i < n; i++) argv_out[i] = (char *)args[i];
+    argv_out[n] = NULL;
+    *argc_out = n;
+    tq_init_params_default(p);
+    return tq_init_params_from_args(p, argc_out, argv_out);
+}
+
+static void check_from_args(void)
+{
+    tq_init_params p;
+    char *argv[32];
+    int argc;
+
+    /* everything at once, interleaved with the caller's arguments */
+    const char *a1[] = {"prog", "--ncpus", "3", "foo", "--ncuda", "0", "--sched", "eager", "bar",
+                        "--verbosity", "2", "--no-mpi", "--dim", "4", "baz"};
+    CHECK_OK(parse(&p, 15, a1, &argc, argv));
+    CHECK(p.ncpus == 3, "ncpus %d", p.ncpus);
+    CHECK(p.ncuda == 0, "ncuda %d", p.ncuda);
+    CHECK(p.sched && !strcmp(p.sched, "eager"), "sched %s", p.sched ? p.sched : "(null)");
+    CHECK(p.verbosity == 2, "verbosity %d", p.verbosity);
+    CHECK(p.use_mpi == 0, "use_mpi %d", p.use_mpi);
+    const char *left1[] = {"prog", "foo", "bar", "--dim", "4", "baz"};
+    CHECK(argc == 6, "argc after parsing %d (expected 6)", argc);
+    for (int i = 0; i < 6 && i < argc; i++)
+        CHECK(!strcmp(argv[i], left1[i]), "argv[%d] = '%s' (expected '%s')", i, argv[i], left1[i]);
+    CHECK(argv[argc] == NULL, "argv[argc] not NULL");
+
+    /* --quiet sets verbosity 0; later options win; --ngpus is an alias of --ncuda */
+    const char *a2[] = {"prog", "--verbosity", "2", "--quiet", "--ngpus", "1", "--ncpus", "-1"};
+    CHECK_OK(parse(&p, 8, a2, &argc, argv));
+    CHECK(p.verbosity == 0, "verbosity after --quiet %d", p.verbosity);
+    CHECK(p.ncuda == 1, "ncuda via --ngpus %d", p.ncuda);
+    CHECK(p.ncpus == -1, "ncpus -1 %d", p.ncpus);
+    CHECK(p.sched == NULL, "sched untouched");
+    CHECK(p.use_mpi == -1, "use_mpi untouched %d", p.use_mpi);
+    CHECK(argc == 1 && !strcmp(argv[0], "prog") && argv[1] == NULL, "argc %d after consuming all", argc);
+
+    /* nothing to consume: arguments unchanged */
+    const char *a3[] = {"prog", "-n", "--ncpu", "x"};
+    CHECK_OK(parse(&p, 4, a3, &argc, argv));
+    CHECK(argc == 4, "argc %d", argc);
+    for (int i = 0; i < 4 && i < argc; i++) CHECK(!strcmp(argv[i], a3[i]), "argv[%d] = %s", i, argv[i]);
+    CHECK(p.ncpus == -1, "--ncpu (not an option) changed ncpus to %d", p.ncpus);
+
+    /* bad values */
+    const char *bad_int[] = {"abc", "", "3x", "-2", "1.5", "99999999999"};
+    for (int k = 0; k < 6; k++) {
+        const char *opts[] = {"--ncpus", "--ncuda", "--verbosity"};
+        for (int o = 0; o < 3; o++) {
+            const char *a[] = {"prog", opts[o], bad_int[k]};
+            tq_status s = parse(&p, 3, a, &argc, argv);
+            CHECK(s == TQ_ERR_INVALID_ARG, "%s '%s' returned %s", opts[o], bad_int[k], tq_status_name(s));
+            CHECK(strstr(tq_last_error(), opts[o]) != NULL, "message for %s '%s' does not name the option: '%s'",
+                  opts[o], bad_int[k], tq_last_error());
+        }
+    }
+    const char *missing[] = {"--ncpus", "--ncuda", "--verbosity", "--sched"};
+    for (int o = 0; o < 4; o++) {
+        const char *a[] = {"prog", "foo", missing[o]};
+        CHECK_ERR(parse(&p, 3, a, &argc, argv), TQ_ERR_INVALID_ARG);
+    }
+    CHECK_ERR(tq_init_params_from_args(NULL, &argc, argv), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_init_params_from_args(&p, NULL, argv), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_init_params_from_args(&p, &argc, NULL), TQ_ERR_INVALID_ARG);
+}
+
+static void check_not_initialized(void)
+{
+    CHECK(!tq_is_initialized(), "initialized before tq_init");
+    /* a lattice can be made without the runtime; a field cannot */
+    tq_lattice_params lp = {{4, 4, 4, 4}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+    tq_lattice *lat = NULL;
+    CHECK_OK(tq_lattice_create(&lp, &lat));
+    if (lat) {
+        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0};
+        tq_field *f = (tq_field *)&fp;   /* must be reset to NULL */
+        CHECK_ERR(tq_field_create(lat, &fp, &f), TQ_ERR_NOT_INITIALIZED);
+        CHECK(f == NULL, "tq_field_create returned a field before tq_init");
+        tq_lattice_destroy(lat);
+    }
+    tq_runtime_info info;
+    CHECK_ERR(tq_wait_all(), TQ_ERR_NOT_INITIALIZED);
+    CHECK_ERR(tq_get_runtime_info(&info), TQ_ERR_NOT_INITIALIZED);
+    CHECK_ERR(tq_get_runtime_info(NULL), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_set_placement(TQ_WHERE_CPU), TQ_ERR_NOT_INITIALIZED);
+    CHECK_ERR(tq_set_placement(TQ_WHERE_ANY), TQ_ERR_NOT_INITIALIZED);
+    CHECK_ERR(tq_finalize(), TQ_ERR_NOT_INITIALIZED);
+
+    /* rejected before StarPU is touched */
+    tq_init_params p;
+    tq_init_params_default(&p);
+    p.verbosity = 0;
+    p.ncpus = 0; p.ncuda = 0;
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    p.ncpus = -2; p.ncuda = -1;
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    p.ncpus = 1; p.ncuda = -5;
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    CHECK(!tq_is_initialized(), "initialized after a rejected tq_init");
+}
+
+/* One init/finalize cycle with ncpus CPU workers, no GPU and the given scheduler. */
+static void check_cycle(int ncpus, const char *sched)
+{
+    tq_init_params p;
+    tq_init_params_default(&p);
+    p.ncpus = ncpus;
+    p.ncuda = 0;
+    p.sched = sched;
+    p.verbosity = 0;
+    p.use_mpi = 0;
+    tq_status s = tq_init(&p);
+    CHECK(s == TQ_SUCCESS, "tq_init(ncpus=%d, sched=%s): %s: %s", ncpus, sched, tq_status_name(s), tq_last_error());
+    if (s) return;
+    CHECK(tq_is_initialized(), "not initialized after tq_init");
+    CHECK_ERR(tq_init(&p), TQ_ERR_ALREADY_INITIALIZED);
+    CHECK_ERR(tq_init(NULL), TQ_ERR_ALREADY_INITIALIZED);
+    CHECK(tq_is_initialized(), "a second tq_init broke the first");
+
+    tq_runtime_info info;
+    memset(&info, 0x5a, sizeof info);
+    CHECK_OK(tq_get_runtime_info(&info));
+    CHECK(info.ncpu_workers == ncpus, "ncpu_workers %d (asked for %d)", info.ncpu_workers, ncpus);
+    CHECK(info.ncuda_workers == 0, "ncuda_workers %d (asked for 0)", info.ncuda_workers);
+    CHECK(!strcmp(info.sched, sched), "scheduler '%.32s' (asked for '%s')", info.sched, sched);
+    CHECK(info.mpi_rank == 0 && info.mpi_size == 1, "mpi rank %d size %d", info.mpi_rank, info.mpi_size);
+    CHECK(info.built_with_cuda == 0 || info.built_with_cuda == 1, "built_with_cuda %d", info.built_with_cuda);
+    CHECK(info.built_with_mpi == 0 || info.built_with_mpi == 1, "built_with_mpi %d", info.built_with_mpi);
+    int maj = -1, min = -1, rev = -1;
+    CHECK(sscanf(info.starpu_version, "%d.%d.%d", &maj, &min, &rev) == 3 && maj >= 1,
+          "starpu_version '%.32s'", info.starpu_version);
+
+    CHECK(tq_get_placement() == TQ_WHERE_ANY, "initial placement %d", (int)tq_get_placement());
+    CHECK_ERR(tq_set_placement(TQ_WHERE_CUDA), TQ_ERR_UNSUPPORTED);
+    CHECK(tq_get_placement() == TQ_WHERE_ANY, "failed tq_set_placement changed placement to %d", (int)tq_get_placement());
+    CHECK_ERR(tq_set_placement((tq_where)7), TQ_ERR_INVALID_ARG);
+    CHECK_OK(tq_set_placement(TQ_WHERE_CPU));
+    CHECK(tq_get_placement() == TQ_WHERE_CPU, "placement %d after setting CPU", (int)tq_get_placement());
+    CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
+    CHECK(tq_get_placement() == TQ_WHERE_ANY, "placement %d after setting ANY", (int)tq_get_placement());
+    CHECK_OK(tq_wait_all());
+
+    CHECK_OK(tq_finalize());
+    CHECK(!tq_is_initialized(), "initialized after tq_finalize");
+    CHECK_ERR(tq_finalize(), TQ_ERR_NOT_INITIALIZED);
+    CHECK_ERR(tq_wait_all(), TQ_ERR_NOT_INITIALIZED);
+    CHECK_ERR(tq_get_runtime_info(&info), TQ_ERR_NOT_INITIALIZED);
+}
+
+static void check_status_names(void)
+{
+    static const char *names[] = {
+        "TQ_SUCCESS", "TQ_ERR_INVALID_ARG", "TQ_ERR_NOT_INITIALIZED", "TQ_ERR_ALREADY_INITIALIZED",
+        "TQ_ERR_NOMEM", "TQ_ERR_RUNTIME", "TQ_ERR_IO", "TQ_ERR_FORMAT", "TQ_ERR_CHECKSUM",
+        "TQ_ERR_NOT_UNITARY", "TQ_ERR_UNSUPPORTED", "TQ_ERR_MISMATCH"};
+    for (int s = 0; s <= (int)TQ_ERR_MISMATCH; s++) {
+        const char *n = tq_status_name((tq_status)s);
+        CHECK(n && !strcmp(n, names[s]), "tq_status_name(%d) = '%s' (expected '%s')", s, n ? n : "(null)", names[s]);
+    }
+    const char *u = tq_status_name((tq_status)99);
+    CHECK(u && u[0], "tq_status_name of an unknown code is empty");
+    for (int s = 0; s <= (int)TQ_ERR_MISMATCH; s++)
+        CHECK(strcmp(u, names[s]), "unknown code named like %s", names[s]);
+}
+
+static void check_precision(void)
+{
+    static const struct { const char *s; tq_precision p; } ok[] = {
+        {"double", TQ_DOUBLE}, {"d", TQ_DOUBLE}, {"single", TQ_SINGLE}, {"s", TQ_SINGLE},
+        {"half", TQ_HALF}, {"h", TQ_HALF}};
+    for (int k = 0; k < 6; k++) {
+        tq_precision p = (tq_precision)0;
+        CHECK_OK(tq_precision_parse(ok[k].s, &p));
+        CHECK(p == ok[k].p, "'%s' parsed as %d", ok[k].s, (int)p);
+    }
+    static const char *bad[] = {"quad", "", "doubles", "half ", "4", "x"};
+    for (int k = 0; k < 6; k++) {
+        tq_precision p = TQ_SINGLE;
+        CHECK_ERR(tq_precision_parse(bad[k], &p), TQ_ERR_INVALID_ARG);
+        CHECK(p == TQ_SINGLE, "failed parse of '%s' changed the output", bad[k]);
+    }
+    tq_precision p;
+    CHECK_ERR(tq_precision_parse(NULL, &p), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_precision_parse("double", NULL), TQ_ERR_INVALID_ARG);
+    CHECK(!strcmp(tq_precision_name(TQ_DOUBLE), "double"), "name of TQ_DOUBLE");
+    CHECK(!strcmp(tq_precision_name(TQ_SINGLE), "single"), "name of TQ_SINGLE");
+    CHECK(!strcmp(tq_precision_name(TQ_HALF), "half"), "name of TQ_HALF");
+    /* names parse back */
+    tq_precision all[3] = {TQ_DOUBLE, TQ_SINGLE, TQ_HALF};
+    for (int k = 0; k < 3; k++) {
+        CHECK_OK(tq_precision_parse(tq_precision_name(all[k]), &p));
+        CHECK(p == all[k], "round trip of %d", (int)all[k]);
+    }
+}
+
+int main(void)
+{
+    /* StarPU's variables would override the parameters under test */
+    unsetenv("STARPU_NCPU");
+    unsetenv("STARPU_NCPUS");
+    unsetenv("STARPU_NCUDA");
+    unsetenv("STARPU_SCHED");
+
+    check_defaults();
+    check_from_args();
+    check_status_names();
+    check_precision();
+    check_not_initialized();
+    check_cycle(1, "eager");
+    /* the runtime can be started again after tq_finalize, with another worker mix */
+    long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+    check_cycle(ncores >= 2 ? 2 : 1, "lws");
+
+    {
+        tq_init_params p;
+        tq_init_params_default(&p);
+        p.verbosity = 0;
+        p.use_mpi = 1;
+        tq_status s = tq_init(&p);
+        /* builds without MPI refuse an explicit MPI request */
+        if (s == TQ_SUCCESS) {
+            tq_runtime_info info;
+            tq_get_runtime_info(&info);
+            CHECK(info.built_with_mpi, "use_mpi=1 accepted by a build without MPI");
+            tq_finalize();
+        } else {
+            CHECK(s == TQ_ERR_UNSUPPORTED, "use_mpi=1 without MPI: %s", tq_status_name(s));
+        }
+    }
+    return tq_test_finish("test_context");
+}

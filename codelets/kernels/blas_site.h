@@ -155,15 +155,20 @@ TQ_HD void tq_blas_pair(int op, const double *c, double v[TQ_BLAS_MAX_OPERANDS][
     }
 }
 
-/* The whole operation on site s. bufs[i] and L[i] are operand i's buffer and layout. */
-TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_layout *L,
-                        int64_t s, double *acc)
+/* The whole operation on site s, one storage chunk (2 or 4 reals) at a time so that GPU
+ * threads issue one vector load or store per chunk. bufs[i] and L[i] are operand i's
+ * buffer and layout; all operands share nreal; vec is the smallest operand vec, and mixed
+ * says whether some operand has a larger one (a converting copy between double, vec 2,
+ * and single or half, vec 4): then chunks of 2 are used and outputs stored per site. */
+TQ_HD void tq_blas_site_n(int op, const double *c, void *const *bufs, const tq_layout *L,
+                          int64_t s, double *acc, const int nreal, const int vec,
+                          const int mixed)
 {
     const int nop = tq_blas_noperands(op);
     const unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
-    const int nreal = L[0].nreal;
     double hs[TQ_BLAS_MAX_OPERANDS];
     int half_out = 0;
+    TQ_UNROLL
     for (int i = 0; i < nop; i++) {
         hs[i] = (L[i].prec == 2 && (rd >> i & 1u)) ? tq_half_scale(bufs[i], &L[i], s) : 0.0;
         if (L[i].prec == 2 && (wr >> i & 1u)) half_out = 1;
@@ -171,29 +176,78 @@ TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_lay
     /* half-precision outputs need the whole site before the norm is known */
     double out[2][TQ_BLAS_MAX_REALS];
     double v[TQ_BLAS_MAX_OPERANDS][2];
-    for (int k = 0; k < nreal; k += 2) {
+    double in[TQ_BLAS_MAX_OPERANDS][4], res[TQ_BLAS_MAX_OPERANDS][4] = {{0.0}};
+    TQ_UNROLL
+    for (int k0 = 0; k0 < nreal; k0 += vec) {
+        TQ_UNROLL
         for (int i = 0; i < nop; i++)
             if (rd >> i & 1u) {
-                v[i][0] = tq_load_real(bufs[i], &L[i], s, k, hs[i]);
-                v[i][1] = tq_load_real(bufs[i], &L[i], s, k + 1, hs[i]);
+                if (!mixed) tq_load_chunk(bufs[i], &L[i], s, k0 / vec, hs[i], in[i]);
+                else {
+                    /* converting copy between vec 2 and vec 4 layouts: pick the right half */
+                    double tmp[4];
+                    tq_load_chunk(bufs[i], &L[i], s, k0 / L[i].vec, hs[i], tmp);
+                    int off = k0 % L[i].vec;
+                    in[i][0] = tmp[off]; in[i][1] = tmp[off + 1];
+                }
             }
-        tq_blas_pair(op, c, v, acc);
+        TQ_UNROLL
+        for (int p = 0; p < vec; p += 2) {
+            TQ_UNROLL
+            for (int i = 0; i < nop; i++)
+                if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
+            tq_blas_pair(op, c, v, acc);
+            for (int i = 0; i < nop; i++)
+                if (wr >> i & 1u) { res[i][p] = v[i][0]; res[i][p + 1] = v[i][1]; }
+        }
         int o = 0;
+        TQ_UNROLL
         for (int i = 0; i < nop; i++)
             if (wr >> i & 1u) {
-                if (L[i].prec == 2) { out[o][k] = v[i][0]; out[o][k + 1] = v[i][1]; }
-                else { tq_store_real(bufs[i], &L[i], s, k, v[i][0]); tq_store_real(bufs[i], &L[i], s, k + 1, v[i][1]); }
+                if (L[i].prec == 2 || mixed) {
+                    TQ_UNROLL
+                    for (int p = 0; p < vec; p++) out[o][k0 + p] = res[i][p];
+                } else {
+                    tq_store_chunk(bufs[i], &L[i], s, k0 / vec, 1.0, res[i]);
+                }
                 o++;
             }
     }
-    if (half_out) {
+    if (half_out || mixed) {
         int o = 0;
+        TQ_UNROLL
         for (int i = 0; i < nop; i++)
             if (wr >> i & 1u) {
-                if (L[i].prec == 2) tq_store_site(bufs[i], &L[i], s, out[o]);
+                if (L[i].prec == 2 || mixed) {
+                    /* the site's norm first (half), then its chunks */
+                    double inv = 1.0;
+                    if (L[i].has_norm) {
+                        double m = 0.0;
+                        TQ_UNROLL
+                        for (int k = 0; k < nreal; k++) m = fmax(m, fabs(out[o][k]));
+                        float mf = (float)m;
+                        tq_layout_norm_ptr(bufs[i], &L[i])[s] = mf;
+                        inv = mf > 0.0f ? 1.0 / (double)mf : 0.0;
+                    }
+                    const int ov = mixed ? L[i].vec : vec;
+                    TQ_UNROLL
+                    for (int k0 = 0; k0 < nreal; k0 += ov) tq_store_chunk(bufs[i], &L[i], s, k0 / ov, inv, out[o] + k0);
+                }
                 o++;
             }
     }
+}
+
+/* Loop bounds passed as arguments so that callers with compile-time shapes (the CUDA
+ * specialisations) get fully unrolled loops and the site in registers. */
+TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_layout *L,
+                        int64_t s, double *acc)
+{
+    const int nop = tq_blas_noperands(op);
+    int vec = L[0].vec, mixed = 0;
+    for (int i = 1; i < nop; i++) if (L[i].vec < vec) vec = L[i].vec;
+    for (int i = 0; i < nop; i++) mixed |= L[i].vec != vec;
+    tq_blas_site_n(op, c, bufs, L, s, acc, L[0].nreal, vec, mixed);
 }
 
 /* Arguments of one BLAS task (the codelet's cl_arg). */

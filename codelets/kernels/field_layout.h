@@ -77,21 +77,38 @@ TQ_HD double tq_half_scale(const void *buf, const tq_layout *L, int64_t s)
     return L->has_norm ? (double)tq_layout_norm_cptr(buf, L)[s] / TQ_HALF_SCALE : 1.0 / TQ_HALF_SCALE;
 }
 
-/* Real k of site s as double; half_scale from tq_half_scale() (ignored otherwise). */
-TQ_HD double tq_load_real(const void *buf, const tq_layout *L, int64_t s, int k, double half_scale)
+/* Chunk j of site s (reals j*vec .. j*vec+vec-1) as doubles. One vector load per chunk on
+ * GPUs (double2, float4/float2, short4/short2): each thread reads whole 8- or 16-byte words
+ * and a warp a contiguous segment. half_scale from tq_half_scale() (ignored otherwise). */
+TQ_HD void tq_load_chunk(const void *buf, const tq_layout *L, int64_t s, int j,
+                         double half_scale, double *v)
 {
-    int64_t i = tq_layout_index(L, s, k);
-    if (L->prec == 8) return ((const double *)buf)[i];
-    if (L->prec == 4) return (double)((const float *)buf)[i];
-    return (double)((const int16_t *)buf)[i] * half_scale;
-}
-
-/* Stores real k of site s (double and single only; half goes through tq_store_site). */
-TQ_HD void tq_store_real(void *buf, const tq_layout *L, int64_t s, int k, double v)
-{
-    int64_t i = tq_layout_index(L, s, k);
-    if (L->prec == 8) ((double *)buf)[i] = v;
-    else ((float *)buf)[i] = (float)v;
+    const int64_t i = (int64_t)j * L->stride + s;   /* in units of vectors */
+#ifdef __CUDACC__
+    if (L->prec == 8) {
+        double2 d = ((const double2 *)buf)[i];
+        v[0] = d.x; v[1] = d.y;
+    } else if (L->prec == 4) {
+        if (L->vec == 4) { float4 f = ((const float4 *)buf)[i]; v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w; }
+        else { float2 f = ((const float2 *)buf)[i]; v[0] = f.x; v[1] = f.y; }
+    } else {
+        if (L->vec == 4) {
+            short4 q = ((const short4 *)buf)[i];
+            v[0] = q.x * half_scale; v[1] = q.y * half_scale; v[2] = q.z * half_scale; v[3] = q.w * half_scale;
+        } else {
+            short2 q = ((const short2 *)buf)[i];
+            v[0] = q.x * half_scale; v[1] = q.y * half_scale;
+        }
+    }
+#else
+    const int64_t o = i * L->vec;
+    TQ_UNROLL
+    for (int c = 0; c < L->vec; c++) {
+        if (L->prec == 8) v[c] = ((const double *)buf)[o + c];
+        else if (L->prec == 4) v[c] = (double)((const float *)buf)[o + c];
+        else v[c] = (double)((const int16_t *)buf)[o + c] * half_scale;
+    }
+#endif
 }
 
 TQ_HD int16_t tq_half_quantize(double v)
@@ -102,30 +119,63 @@ TQ_HD int16_t tq_half_quantize(double v)
     return (int16_t)(q < 0 ? q - 0.5 : q + 0.5);
 }
 
+/* Stores chunk j of site s; for half precision, inv_norm multiplies before quantizing
+ * (1 / site norm, or 1 for fields without a norm). */
+TQ_HD void tq_store_chunk(void *buf, const tq_layout *L, int64_t s, int j, double inv_norm,
+                          const double *v)
+{
+    const int64_t i = (int64_t)j * L->stride + s;
+#ifdef __CUDACC__
+    if (L->prec == 8) {
+        ((double2 *)buf)[i] = make_double2(v[0], v[1]);
+    } else if (L->prec == 4) {
+        if (L->vec == 4) ((float4 *)buf)[i] = make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]);
+        else ((float2 *)buf)[i] = make_float2((float)v[0], (float)v[1]);
+    } else {
+        if (L->vec == 4)
+            ((short4 *)buf)[i] = make_short4(tq_half_quantize(v[0] * inv_norm), tq_half_quantize(v[1] * inv_norm),
+                                             tq_half_quantize(v[2] * inv_norm), tq_half_quantize(v[3] * inv_norm));
+        else
+            ((short2 *)buf)[i] = make_short2(tq_half_quantize(v[0] * inv_norm), tq_half_quantize(v[1] * inv_norm));
+    }
+#else
+    const int64_t o = i * L->vec;
+    TQ_UNROLL
+    for (int c = 0; c < L->vec; c++) {
+        if (L->prec == 8) ((double *)buf)[o + c] = v[c];
+        else if (L->prec == 4) ((float *)buf)[o + c] = (float)v[c];
+        else ((int16_t *)buf)[o + c] = tq_half_quantize(v[c] * inv_norm);
+    }
+#endif
+}
+
+/* For a half-precision site about to be stored: records its norm (max |real|) and returns
+ * the factor to quantize with. Quantizing against the stored float norm keeps
+ * load(store(v)) consistent. */
+TQ_HD double tq_half_prepare_site(void *buf, const tq_layout *L, int64_t s, const double *v)
+{
+    if (!L->has_norm) return 1.0;
+    double m = 0.0;
+    TQ_UNROLL
+    for (int k = 0; k < L->nreal; k++) m = fmax(m, fabs(v[k]));
+    float mf = (float)m;
+    tq_layout_norm_ptr(buf, L)[s] = mf;
+    return mf > 0.0f ? 1.0 / (double)mf : 0.0;
+}
+
 /* Whole-site load/store in double (import/export, and kernels with site-level work). */
 TQ_HD void tq_load_site(const void *buf, const tq_layout *L, int64_t s, double *v)
 {
     double hs = L->prec == 2 ? tq_half_scale(buf, L, s) : 0.0;
-    for (int k = 0; k < L->nreal; k++) v[k] = tq_load_real(buf, L, s, k, hs);
+    TQ_UNROLL
+    for (int j = 0; j < L->nreal / L->vec; j++) tq_load_chunk(buf, L, s, j, hs, v + j * L->vec);
 }
 
 TQ_HD void tq_store_site(void *buf, const tq_layout *L, int64_t s, const double *v)
 {
-    if (L->prec != 2) {
-        for (int k = 0; k < L->nreal; k++) tq_store_real(buf, L, s, k, v[k]);
-        return;
-    }
-    double inv = 1.0;
-    if (L->has_norm) {
-        double m = 0.0;
-        for (int k = 0; k < L->nreal; k++) m = fmax(m, fabs(v[k]));
-        tq_layout_norm_ptr(buf, L)[s] = (float)m;
-        /* quantize against the stored (float) norm so load(store(v)) is consistent */
-        double mf = (double)(float)m;
-        inv = mf > 0.0 ? 1.0 / mf : 0.0;
-    }
-    int16_t *q = (int16_t *)buf;
-    for (int k = 0; k < L->nreal; k++) q[tq_layout_index(L, s, k)] = tq_half_quantize(v[k] * inv);
+    double inv = L->prec == 2 ? tq_half_prepare_site(buf, L, s, v) : 1.0;
+    TQ_UNROLL
+    for (int j = 0; j < L->nreal / L->vec; j++) tq_store_chunk(buf, L, s, j, inv, v + j * L->vec);
 }
 
 #endif

@@ -72,7 +72,7 @@ int tq_blas_benchmark(tq_lattice *lat, tq_precision prec, int niter, tq_where w,
     }
     double site_bytes = (double)tq_field_bytes(v[0]) / (double)li.local_volume;
     for (int k = 0; k < NOPS; k++) {
-        if (strcmp(ops, "all") && !strstr(ops, bench_ops[k].name)) continue;
+        if (strcmp(ops, "all") && !tq_cli_list_has(ops, bench_ops[k].name)) continue;
         double sink = 0;
         /* warm-up: allocates device copies and calibrates the perf models */
         for (int i = 0; i < 3; i++) run_op(bench_ops[k].name, v, &sink);
@@ -93,6 +93,19 @@ done:
     for (int i = 0; i < 4; i++) tq_field_destroy(v[i]);
     tq_set_placement(TQ_WHERE_ANY);
     return rc;
+}
+
+int tq_blas_benchmark_known_ops(const char *ops)
+{
+    if (!strcmp(ops, "all")) return 1;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", ops);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int found = 0;
+        for (int k = 0; k < NOPS; k++) found |= !strcmp(tok, bench_ops[k].name);
+        if (!found) return 0;
+    }
+    return 1;
 }
 
 void tq_blas_benchmark_header(FILE *out, int with_ceiling)

@@ -18,5 +18,11 @@ int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4]);
 int tq_blas_benchmark(tq_lattice *lat, tq_precision prec, int niter, tq_where w,
                       const char *ops, double ceiling_gbs, FILE *out);
 void tq_blas_benchmark_header(FILE *out, int with_ceiling);
+/* 1 if every name in the comma list is a benchmarked op (or the list is "all"). */
+int tq_blas_benchmark_known_ops(const char *ops);
+/* 1 if the comma-separated list contains name exactly. */
+int tq_cli_list_has(const char *list, const char *name);
+/* Parses a positive int (whole string); returns 0 on success. */
+int tq_cli_parse_positive(const char *s, int *out);
 
 #endif

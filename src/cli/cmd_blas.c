@@ -31,8 +31,7 @@ int tq_cmd_blas(int argc, char **argv)
         } else if (!strcmp(argv[i], "--prec") && i + 1 < argc) {
             if (tq_precision_parse(argv[++i], &prec)) { fprintf(stderr, "taskqcd blas: %s\n", tq_last_error()); return 2; }
         } else if (!strcmp(argv[i], "--niter") && i + 1 < argc) {
-            niter = atoi(argv[++i]);
-            if (niter <= 0) { fprintf(stderr, "taskqcd blas: --niter must be positive\n"); return 2; }
+            if (tq_cli_parse_positive(argv[++i], &niter)) { fprintf(stderr, "taskqcd blas: --niter must be a positive integer\n"); return 2; }
         } else if (!strcmp(argv[i], "--op") && i + 1 < argc) {
             ops = argv[++i];
         } else if (!strcmp(argv[i], "--where") && i + 1 < argc) {
@@ -45,6 +44,14 @@ int tq_cmd_blas(int argc, char **argv)
             blas_usage(stderr);
             return 2;
         }
+    }
+    if (strcmp(where, "all") && strcmp(where, "cpu") && strcmp(where, "cuda") && strcmp(where, "any")) {
+        fprintf(stderr, "taskqcd blas: --where must be cpu, cuda, any or all (not '%s')\n", where);
+        return 2;
+    }
+    if (!tq_blas_benchmark_known_ops(ops)) {
+        fprintf(stderr, "taskqcd blas: unknown op in '%s' (copy, axpy, xpay, caxpy, norm2, rdot, cdot, axpy_norm2, cg_update, all)\n", ops);
+        return 2;
     }
     if (tq_init(&p)) { fprintf(stderr, "taskqcd blas: %s\n", tq_last_error()); return 1; }
     tq_lattice_params lp;

@@ -48,7 +48,7 @@ int tq_cmd_demo(int argc, char **argv)
         else if (!strcmp(argv[i], "--blas-dim")) { if (tq_cli_parse_dims(argc, argv, &i, bdims)) goto bad; }
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--epsilon") && i + 1 < argc) eps = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--niter") && i + 1 < argc) { niter = atoi(argv[++i]); if (niter <= 0) goto bad; }
+        else if (!strcmp(argv[i], "--niter") && i + 1 < argc) { if (tq_cli_parse_positive(argv[++i], &niter)) goto bad; }
         else if (!strcmp(argv[i], "--prec") && i + 1 < argc) { if (tq_precision_parse(argv[++i], &prec)) goto bad; }
         else if (!strcmp(argv[i], "--help")) { demo_usage(stdout); return 0; }
         else goto bad;

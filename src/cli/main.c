@@ -16,7 +16,7 @@ static void usage(FILE *out)
         "            then time BLAS/reduction kernels on every worker kind\n"
         "  info      show the StarPU workers, scheduler and build options\n"
         "  gauge     gauge files: info FILE | convert IN OUT --format F | generate ...\n"
-        "  blas      time BLAS-1 kernels: --sites N --prec P --op NAME --niter K\n"
+        "  blas      time BLAS-1 kernels: --dim X Y Z T --prec P --op LIST --niter K\n"
         "\n"
         "runtime options (every command that starts StarPU):\n"
         "  --ncpus N --ncuda N --sched POLICY --verbosity N --quiet --no-mpi\n"
@@ -35,6 +35,27 @@ int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4])
         dims[mu] = (int)v;
     }
     *i += 4;
+    return 0;
+}
+
+int tq_cli_list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && !strncmp(p, name, n)) return 1;
+        p = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+int tq_cli_parse_positive(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v <= 0 || v > 1 << 30) return -1;
+    *out = (int)v;
     return 0;
 }
 
