@@ -156,7 +156,8 @@ tq_status tq_blas_caxpby(tq_complex a, const tq_field *x, tq_complex b, tq_field
 tq_status tq_blas_norm2(const tq_field *x, double *result);       /* sum |x|^2 */
 tq_status tq_blas_rdot(const tq_field *x, const tq_field *y, double *result); /* Re<x,y> */
 tq_status tq_blas_cdot(const tq_field *x, const tq_field *y, tq_complex *result); /* sum conj(x) y */
-/* Fused kernels for Krylov solvers. */
+/* Fused kernels for Krylov solvers. Their reductions are computed from the updated values
+ * in double before they are rounded to the field's storage precision. */
 tq_status tq_blas_axpy_norm2(double a, const tq_field *x, tq_field *y, double *norm2_y);
 /* CG: x += alpha p; r -= alpha Ap; returns |r|^2. */
 tq_status tq_blas_cg_update(double alpha, const tq_field *p, const tq_field *Ap,

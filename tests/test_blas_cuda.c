@@ -15,9 +15,9 @@
  *  - the CUDA result against the double-precision host reference (tests/blas_reference.h)
  *    with the storage rounding bounds of test_blas.
  * Lattices: a small one with many blocks, one whose per-parity block size is not a multiple
- * of the CUDA block size (tail handling), and a staggered 32^4 lattice in one block, large
- * enough that the reduction kernels' grid-stride loops take several steps (the reductions
- * and a few other ops only; TQ_TEST_QUICK=1 leaves it out). Skips (exit 77) when no CUDA worker runs. */
+ * of the CUDA block size (tail handling), and a staggered 16x16x32x66 lattice in one block,
+ * large enough that the reduction kernels' grid-stride loops take two steps (norm2, cdot,
+ * cg_update, bicgstab_update and caxpby, double and half only; TQ_TEST_QUICK=1 leaves it out). Skips (exit 77) when no CUDA worker runs. */
 #include "tq_test.h"
 #include "blas_reference.h"
 
@@ -258,7 +258,7 @@ static int lat_setup_make(lat_setup *L, const char *name, const int dims[4], con
 /* the ops run on the large lattice: the reductions, and a few others */
 static int large_op(int op)
 {
-    return ref_ops[op].nres > 0 || op == RO_COPY || op == RO_CAXPBY || op == RO_BICGSTAB_DIRECTION;
+    return op == RO_NORM2 || op == RO_CDOT || op == RO_CG_UPDATE || op == RO_BICGSTAB_UPDATE || op == RO_CAXPBY;
 }
 
 static void lat_setup_free(lat_setup *L)
@@ -303,10 +303,11 @@ int main(void)
     int nlat = (quick && *quick && strcmp(quick, "0")) ? 2 : 3;
     const int d1[4] = {8, 8, 8, 16}, b1[4] = {4, 4, 4, 8};
     const int d2[4] = {6, 6, 6, 10};
-    const int d3[4] = {32, 32, 32, 32};
+    /* 270336 sites per parity: more than TQ_REDUCE_MAX_BLOCKS x TQ_REDUCE_THREADS = 262144 */
+    const int d3[4] = {16, 16, 32, 66};
     lat_setup L[3];
     if (lat_setup_make(&L[0], "8x8x8x16/16-blocks", d1, b1, 0) || lat_setup_make(&L[1], "6x6x6x10", d2, NULL, 0) ||
-        (nlat > 2 && lat_setup_make(&L[2], "32^4-staggered", d3, d3, 1)))
+        (nlat > 2 && lat_setup_make(&L[2], "16x16x32x66-staggered", d3, d3, 1)))
         return tq_test_finish("test_blas_cuda");
 
     uint64_t seed = 1000;
@@ -318,6 +319,7 @@ int main(void)
                 if (L[l].staggered_only && sub) continue;
                 tq_subset s = sub == 0 ? TQ_FULL : (l & 1) ? TQ_EVEN : TQ_ODD;
                 for (int p = 0; p < 3; p++) {
+                    if (L[l].staggered_only && precs[p] == TQ_SINGLE) continue;
                     for (int op = 0; op < RO_NUM; op++)
                         if (L[l].staggered_only && !large_op(op)) {
                             continue;
