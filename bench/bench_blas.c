@@ -61,16 +61,16 @@ int main(int argc, char **argv)
     const char *precs = "double,single,half", *where = "cuda";
     const char *ops = "copy,axpy,norm2,rdot,cdot,axpy_norm2,cg_update";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--dim") && i + 4 < argc) {
-            for (int mu = 0; mu < 4; mu++) dims[mu] = atoi(argv[i + 1 + mu]);
-            i += 4;
-        } else if (!strcmp(argv[i], "--niter") && i + 1 < argc) niter = atoi(argv[++i]);
+        if (!strcmp(argv[i], "--dim")) {
+            if (tq_cli_parse_dims(argc, argv, &i, dims)) { fprintf(stderr, "bench_blas: --dim needs 4 positive integers\n"); return 2; }
+        } else if (!strcmp(argv[i], "--niter") && i + 1 < argc) {
+            if (tq_cli_parse_positive(argv[++i], &niter)) { fprintf(stderr, "bench_blas: --niter needs a positive integer\n"); return 2; }
+        }
         else if (!strcmp(argv[i], "--prec") && i + 1 < argc) precs = argv[++i];
         else if (!strcmp(argv[i], "--where") && i + 1 < argc) where = argv[++i];
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) ops = argv[++i];
         else { fprintf(stderr, "bench_blas: unknown option '%s'\n", argv[i]); return 2; }
     }
-    if (niter <= 0) { fprintf(stderr, "bench_blas: --niter must be positive\n"); return 2; }
     if (tq_init(&p)) { fprintf(stderr, "bench_blas: %s\n", tq_last_error()); return 1; }
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);

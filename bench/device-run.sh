@@ -24,10 +24,13 @@ for t in "$top"/build/tests/.libs/test_*; do
     start=$(date +%s.%N)
     timeout 300 "$t" > "$out/$name.log" 2>&1
     rc=$?
-    dur=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+    dur=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     case $rc in 0) res=PASS ;; 77) res=SKIP ;; *) res="FAIL($rc)" ;; esac
-    summary+=("$(printf '%-24s %-8s %6.1fs  %s' "$name" "$res" "$dur" "$(tail -n1 "$out/$name.log")")")
+    summary+=("$(printf '%-24s %-8s %6ss  %s' "$name" "$res" "$dur" "$(tail -n1 "$out/$name.log")")")
 done
+
+# the main job on the GPU machine
+"$top/build/.libs/taskqcd" demo > "$out/demo.txt" 2>&1 || echo "demo failed: see demo.txt"
 
 bench="$top/build/bench/.libs/bench_blas"
 [ -x "$bench" ] || bench="$top/build/bench/bench_blas"
@@ -37,5 +40,7 @@ fi
 
 echo "== tests"
 printf '%s\n' "${summary[@]}"
+echo "== demo (BLAS rows)"
+grep -E "plaquette|cuda|any" "$out/demo.txt" | head -n 20
 echo "== bench_blas"
 cat "$out/bench_blas.txt" 2>/dev/null | tail -n 30

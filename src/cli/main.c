@@ -25,39 +25,6 @@ static void usage(FILE *out)
         "taskqcd COMMAND --help shows the command's options.\n");
 }
 
-int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4])
-{
-    if (*i + 4 >= argc) return -1;
-    for (int mu = 0; mu < 4; mu++) {
-        char *end;
-        long v = strtol(argv[*i + 1 + mu], &end, 10);
-        if (*end || v <= 0 || v > 1 << 16) return -1;
-        dims[mu] = (int)v;
-    }
-    *i += 4;
-    return 0;
-}
-
-int tq_cli_list_has(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; p && *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && !strncmp(p, name, n)) return 1;
-        p = end ? end + 1 : NULL;
-    }
-    return 0;
-}
-
-int tq_cli_parse_positive(const char *s, int *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end || v <= 0 || v > 1 << 30) return -1;
-    *out = (int)v;
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
