@@ -7,18 +7,7 @@
 #define TQ_HD static __host__ __device__ __forceinline__
 #else
 #define TQ_HD static inline __attribute__((always_inline))
-
-/* Full unrolling of short fixed loops (so per-site arrays stay in registers on GPUs). */
-#if defined(__CUDACC__)
-#define TQ_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__) && !defined(__clang__)
-#define TQ_UNROLL _Pragma("GCC unroll 16")
-#else
-#define TQ_UNROLL
 #endif
-
-#endif
-
 
 /* Full unrolling of short fixed loops (so per-site arrays stay in registers on GPUs). */
 #if defined(__CUDACC__)
