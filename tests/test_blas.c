@@ -473,18 +473,8 @@ int main(void)
 {
     test_not_initialized("before tq_init");
 
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    ip.verbosity = 0;
-    tq_status st = tq_init(&ip);
-    if (st != TQ_SUCCESS) {
-        fprintf(stderr, "tq_init: %s\n", tq_last_error());
-        return 99;
-    }
     tq_runtime_info info;
-    CHECK_OK(tq_get_runtime_info(&info));
-    printf("StarPU %s: %d CPU, %d CUDA worker(s), scheduler %s\n", info.starpu_version, info.ncpu_workers,
-           info.ncuda_workers, info.sched);
+    if (tq_test_init_quiet(&info)) return 99;
 
     const int dims[4] = {4, 4, 4, 8}, block[4] = {2, 2, 4, 4};
     lat_setup L[2];

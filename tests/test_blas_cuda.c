@@ -269,18 +269,8 @@ static void lat_setup_free(lat_setup *L)
 
 int main(void)
 {
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    ip.verbosity = 0;
-    tq_status st = tq_init(&ip);
-    if (st != TQ_SUCCESS) {
-        fprintf(stderr, "tq_init: %s\n", tq_last_error());
-        return 99;
-    }
     tq_runtime_info info;
-    CHECK_OK(tq_get_runtime_info(&info));
-    printf("StarPU %s: %d CPU, %d CUDA worker(s), scheduler %s, built %s CUDA\n", info.starpu_version,
-           info.ncpu_workers, info.ncuda_workers, info.sched, info.built_with_cuda ? "with" : "without");
+    if (tq_test_init_quiet(&info)) return 99;
     /* TQ_TEST_CUDA_AS_CPU=1: run the "CUDA" side on CPU workers too, to check this test
      * itself on a machine without a GPU */
     const char *fake = getenv("TQ_TEST_CUDA_AS_CPU");

@@ -42,18 +42,6 @@ static const char *subset_str(tq_subset s)
     return s == TQ_EVEN ? "even" : s == TQ_ODD ? "odd" : "full";
 }
 
-static tq_lattice *make_lattice(const int dims[4], const int block[4])
-{
-    tq_lattice_params lp;
-    memset(&lp, 0, sizeof lp);
-    memcpy(lp.dims, dims, sizeof lp.dims);
-    if (block) memcpy(lp.block, block, sizeof lp.block);
-    tq_lattice *lat = NULL;
-    tq_status s = tq_lattice_create(&lp, &lat);
-    CHECK(s == TQ_SUCCESS, "lattice %dx%dx%dx%d: %s", dims[0], dims[1], dims[2], dims[3], tq_last_error());
-    return lat;
-}
-
 /* Round trip of a spinor/staggered/clover field. */
 static void check_vector_roundtrip(tq_lattice *lat, tq_field_kind kind, tq_precision prec, tq_subset subset)
 {
@@ -486,7 +474,7 @@ int main(int argc, char **argv)
      * with unequal extents and blocks (catches x/y/z/t mix-ups in the site maps) */
     int d4[4] = {4, 4, 4, 4}, b2[4] = {2, 2, 2, 2};
     int d6[4] = {6, 4, 2, 8}, b6[4] = {2, 4, 2, 4};
-    tq_lattice *lats[3] = {make_lattice(d4, NULL), make_lattice(d4, b2), make_lattice(d6, b6)};
+    tq_lattice *lats[3] = {tq_test_lattice(d4, NULL), tq_test_lattice(d4, b2), tq_test_lattice(d6, b6)};
     for (int i = 0; i < 3; i++)
         if (!lats[i]) return tq_test_finish("test_field");
     tq_lattice_info li0;

@@ -69,24 +69,12 @@ static double roundtrip(tq_lattice *lat, const tq_host_gauge *g, const tq_plaque
     return d;
 }
 
-static tq_lattice *lattice_for(const int dims[4], const int *block)
-{
-    tq_lattice_params lp;
-    memset(&lp, 0, sizeof lp);
-    memcpy(lp.dims, dims, sizeof lp.dims);
-    if (block) memcpy(lp.block, block, sizeof lp.block);
-    tq_lattice *lat = NULL;
-    tq_status s = tq_lattice_create(&lp, &lat);
-    CHECK(s == TQ_SUCCESS, "lattice %dx%dx%dx%d: %s", dims[0], dims[1], dims[2], dims[3], tq_last_error());
-    return lat;
-}
-
 /* All precisions x compressions for one configuration on one decomposition. */
 static void check_config(const tq_host_gauge *g, int unitary, const int *block, const char *name)
 {
     tq_plaquette ref;
     CHECK_OK(tq_host_gauge_plaquette(g, &ref));
-    tq_lattice *lat = lattice_for(g->dims, block);
+    tq_lattice *lat = tq_test_lattice(g->dims, block);
     if (!lat) return;
     char label[96];
     tq_lattice_info li;
@@ -111,7 +99,7 @@ static void check_unit(void)
     CHECK_OK(tq_host_gauge_alloc(&g, dims));
     if (!g.links) return;
     CHECK_OK(tq_host_gauge_unit(&g));
-    tq_lattice *lat = lattice_for(dims, NULL);
+    tq_lattice *lat = tq_test_lattice(dims, NULL);
     for (int p = 0; p < 3 && lat; p++)
         for (int r = 0; r < 3; r++) {
             tq_field_params fp = {TQ_FIELD_GAUGE, precs[p], TQ_FULL, (tq_recon)recons[r]};

@@ -71,4 +71,33 @@ static inline const char *tq_test_milc_file(const char *name, char *buf, size_t 
     return buf;
 }
 
+/* A lattice with the given dims and block (NULL: automatic); NULL and a failed check on error. */
+static inline tq_lattice *tq_test_lattice(const int dims[4], const int *block)
+{
+    tq_lattice_params lp;
+    memset(&lp, 0, sizeof lp);
+    memcpy(lp.dims, dims, sizeof lp.dims);
+    if (block) memcpy(lp.block, block, sizeof lp.block);
+    tq_lattice *lat = NULL;
+    tq_status s = tq_lattice_create(&lp, &lat);
+    CHECK(s == TQ_SUCCESS, "lattice %dx%dx%dx%d: %s", dims[0], dims[1], dims[2], dims[3], tq_last_error());
+    return lat;
+}
+
+/* Starts the runtime quietly with default parameters and prints what it got; 0 on success. */
+static inline int tq_test_init_quiet(tq_runtime_info *info)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.verbosity = 0;
+    if (tq_init(&ip) != TQ_SUCCESS) {
+        fprintf(stderr, "tq_init: %s\n", tq_last_error());
+        return -1;
+    }
+    CHECK_OK(tq_get_runtime_info(info));
+    printf("StarPU %s: %d CPU, %d CUDA worker(s), scheduler %s, built %s CUDA\n", info->starpu_version,
+           info->ncpu_workers, info->ncuda_workers, info->sched, info->built_with_cuda ? "with" : "without");
+    return 0;
+}
+
 #endif
