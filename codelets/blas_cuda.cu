@@ -27,7 +27,12 @@ __device__ __forceinline__ void site_op(const tq_blas_args &a, const blas_bufs &
             L[i].has_norm = PREC == 2;
             L[i].stride = a.L[0].stride;
         }
-        tq_blas_site_n(OP, a.c, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
+        if constexpr (PREC == 2) {
+            const float cf[4] = {(float)a.c[0], (float)a.c[1], (float)a.c[2], (float)a.c[3]};
+            tq_blas_site_n_f(OP, cf, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
+        } else {
+            tq_blas_site_n(OP, a.c, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
+        }
     }
 }
 
@@ -40,9 +45,9 @@ __global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n)
         site_op<OP, PREC, NREAL>(a, b, s, acc);
 }
 
-/* Reductions: each thread accumulates a fixed subset of sites (grid size depends only on
- * n), the block combines in a fixed tree, and one thread sums the blocks in order, so the
- * partial sum is reproducible bit for bit. */
+/* Reductions: each thread accumulates a fixed subset of sites (the grid depends only on n
+ * and the device model), the block combines in a fixed tree, and one thread sums the
+ * blocks in order, so the partial sum is reproducible bit for bit on a given kind of GPU. */
 template <int OP, int PREC, int NREAL>
 __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch)
 {
@@ -73,6 +78,28 @@ __global__ void reduce_final(const double *scratch, int nblocks, int nres, doubl
     partial[r] = s;
 }
 
+/* Thread blocks of a reduction kernel that the device runs at once: the grid of a large
+ * reduction is exactly one full wave (a grid of a fixed 1024 blocks left a second, partly
+ * filled wave wherever the register count allowed fewer than 8 blocks per SM). Cached per
+ * device; each device is driven by one worker thread. */
+template <int OP, int PREC, int NREAL>
+static int64_t reduce_resident_blocks(void)
+{
+    static int cached[STARPU_MAXCUDADEVS];
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (dev < 0 || dev >= STARPU_MAXCUDADEVS) return TQ_REDUCE_MAX_BLOCKS / 4;
+    if (!cached[dev]) {
+        int per_sm = 0, sms = 0;
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel<OP, PREC, NREAL>,
+                                                      TQ_REDUCE_THREADS, 0);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        int64_t n = (int64_t)(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
+        cached[dev] = (int)(n < TQ_REDUCE_MAX_BLOCKS ? n : TQ_REDUCE_MAX_BLOCKS);
+    }
+    return cached[dev];
+}
+
 template <int OP, int PREC, int NREAL>
 static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
                    cudaStream_t stream)
@@ -86,7 +113,8 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
     int nop = tq_blas_noperands(OP);
     double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[nop + 1]);
-    int grid = (int)(want < TQ_REDUCE_MAX_BLOCKS ? (want > 0 ? want : 1) : TQ_REDUCE_MAX_BLOCKS);
+    int64_t resident = reduce_resident_blocks<OP, PREC, NREAL>();
+    int grid = (int)(want < resident ? (want > 0 ? want : 1) : resident);
     reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch);
     reduce_final<<<1, 32, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
 }

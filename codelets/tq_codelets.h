@@ -18,10 +18,10 @@ const char *tq_blas_op_name(int op);
  * is bitwise reproducible whatever the scheduler did). */
 extern struct starpu_codelet tq_cl_reduce_combine;
 
-/* Number of CUDA thread blocks of a reduction over n sites, and the scratch it needs
- * (doubles): fixed by n alone, so the summation order does not depend on the device. */
+/* CUDA reductions: threads per block, the most blocks (one full wave of the largest GPU),
+ * and the scratch they need (doubles). */
 #define TQ_REDUCE_THREADS 256
-#define TQ_REDUCE_MAX_BLOCKS 1024
+#define TQ_REDUCE_MAX_BLOCKS 4096
 #define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_BLAS_MAX_RESULTS)
 
 void tq_codelets_init(void);

@@ -71,83 +71,18 @@ TQ_HD const float *tq_layout_norm_cptr(const void *buf, const tq_layout *L)
     return (const float *)((const char *)buf + L->stride * L->nreal * 2);
 }
 
-/* Scale that turns the int16 of site s into its value (half precision only). */
-TQ_HD double tq_half_scale(const void *buf, const tq_layout *L, int64_t s)
-{
-    return L->has_norm ? (double)tq_layout_norm_cptr(buf, L)[s] / TQ_HALF_SCALE : 1.0 / TQ_HALF_SCALE;
-}
-
-/* Chunk j of site s (reals j*vec .. j*vec+vec-1) as doubles. One vector load per chunk on
- * GPUs (double2, float4/float2, short4/short2): each thread reads whole 8- or 16-byte words
- * and a warp a contiguous segment. half_scale from tq_half_scale() (ignored otherwise). */
-TQ_HD void tq_load_chunk(const void *buf, const tq_layout *L, int64_t s, int j,
-                         double half_scale, double *v)
-{
-    const int64_t i = (int64_t)j * L->stride + s;   /* in units of vectors */
-#ifdef __CUDACC__
-    if (L->prec == 8) {
-        double2 d = ((const double2 *)buf)[i];
-        v[0] = d.x; v[1] = d.y;
-    } else if (L->prec == 4) {
-        if (L->vec == 4) { float4 f = ((const float4 *)buf)[i]; v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w; }
-        else { float2 f = ((const float2 *)buf)[i]; v[0] = f.x; v[1] = f.y; }
-    } else {
-        if (L->vec == 4) {
-            short4 q = ((const short4 *)buf)[i];
-            v[0] = q.x * half_scale; v[1] = q.y * half_scale; v[2] = q.z * half_scale; v[3] = q.w * half_scale;
-        } else {
-            short2 q = ((const short2 *)buf)[i];
-            v[0] = q.x * half_scale; v[1] = q.y * half_scale;
-        }
-    }
-#else
-    const int64_t o = i * L->vec;
-    TQ_UNROLL
-    for (int c = 0; c < L->vec; c++) {
-        if (L->prec == 8) v[c] = ((const double *)buf)[o + c];
-        else if (L->prec == 4) v[c] = (double)((const float *)buf)[o + c];
-        else v[c] = (double)((const int16_t *)buf)[o + c] * half_scale;
-    }
-#endif
-}
-
-TQ_HD int16_t tq_half_quantize(double v)
-{
-    double q = v * TQ_HALF_SCALE;
-    if (q > TQ_HALF_SCALE) q = TQ_HALF_SCALE;
-    if (q < -TQ_HALF_SCALE) q = -TQ_HALF_SCALE;
-    return (int16_t)(q < 0 ? q - 0.5 : q + 0.5);
-}
-
-/* Stores chunk j of site s; for half precision, inv_norm multiplies before quantizing
- * (1 / site norm, or 1 for fields without a norm). */
-TQ_HD void tq_store_chunk(void *buf, const tq_layout *L, int64_t s, int j, double inv_norm,
-                          const double *v)
-{
-    const int64_t i = (int64_t)j * L->stride + s;
-#ifdef __CUDACC__
-    if (L->prec == 8) {
-        ((double2 *)buf)[i] = make_double2(v[0], v[1]);
-    } else if (L->prec == 4) {
-        if (L->vec == 4) ((float4 *)buf)[i] = make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]);
-        else ((float2 *)buf)[i] = make_float2((float)v[0], (float)v[1]);
-    } else {
-        if (L->vec == 4)
-            ((short4 *)buf)[i] = make_short4(tq_half_quantize(v[0] * inv_norm), tq_half_quantize(v[1] * inv_norm),
-                                             tq_half_quantize(v[2] * inv_norm), tq_half_quantize(v[3] * inv_norm));
-        else
-            ((short2 *)buf)[i] = make_short2(tq_half_quantize(v[0] * inv_norm), tq_half_quantize(v[1] * inv_norm));
-    }
-#else
-    const int64_t o = i * L->vec;
-    TQ_UNROLL
-    for (int c = 0; c < L->vec; c++) {
-        if (L->prec == 8) ((double *)buf)[o + c] = v[c];
-        else if (L->prec == 4) ((float *)buf)[o + c] = (float)v[c];
-        else ((int16_t *)buf)[o + c] = tq_half_quantize(v[c] * inv_norm);
-    }
-#endif
-}
+/* Chunk loads/stores and half-precision scaling, in double (these names) and in float
+ * (suffix _f, for kernels that compute single- and half-precision sites in float). */
+#define TQ_R double
+#define TQ_RF(name) name
+#include "kernels/field_layout_real.h"
+#undef TQ_R
+#undef TQ_RF
+#define TQ_R float
+#define TQ_RF(name) name##_f
+#include "kernels/field_layout_real.h"
+#undef TQ_R
+#undef TQ_RF
 
 /* For a half-precision site about to be stored: records its norm (max |real|) and returns
  * the factor to quantize with. Quantizing against the stored float norm keeps

@@ -1,0 +1,165 @@
+/* BLAS per-site arithmetic in one real type: included twice by blas_site.h (TQ_R = double,
+ * plain names; TQ_R = float, names ending in _f). No include guard on purpose. */
+
+/* One complex component of every operand: v[i][0] + i v[i][1]. Written operands are
+ * updated in place; acc receives this component's contribution to the reductions. */
+TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERANDS][2], TQ_R *acc)
+{
+    TQ_R re, im;
+    switch (op) {
+    case TQ_OP_ZERO:
+        v[0][0] = 0; v[0][1] = 0; break;
+    case TQ_OP_COPY:
+        v[1][0] = v[0][0]; v[1][1] = v[0][1]; break;
+    case TQ_OP_SCALE:
+        v[0][0] *= c[0]; v[0][1] *= c[0]; break;
+    case TQ_OP_AXPY:
+        v[1][0] += c[0] * v[0][0]; v[1][1] += c[0] * v[0][1]; break;
+    case TQ_OP_XPAY:
+        v[1][0] = v[0][0] + c[0] * v[1][0]; v[1][1] = v[0][1] + c[0] * v[1][1]; break;
+    case TQ_OP_AXPBY:
+        v[1][0] = c[0] * v[0][0] + c[1] * v[1][0]; v[1][1] = c[0] * v[0][1] + c[1] * v[1][1]; break;
+    case TQ_OP_CAXPY:
+        v[1][0] += c[0] * v[0][0] - c[1] * v[0][1];
+        v[1][1] += c[0] * v[0][1] + c[1] * v[0][0];
+        break;
+    case TQ_OP_CAXPBY:
+        re = c[0] * v[0][0] - c[1] * v[0][1] + c[2] * v[1][0] - c[3] * v[1][1];
+        im = c[0] * v[0][1] + c[1] * v[0][0] + c[2] * v[1][1] + c[3] * v[1][0];
+        v[1][0] = re; v[1][1] = im;
+        break;
+    case TQ_OP_NORM2:
+        acc[0] += v[0][0] * v[0][0] + v[0][1] * v[0][1]; break;
+    case TQ_OP_RDOT:
+        acc[0] += v[0][0] * v[1][0] + v[0][1] * v[1][1]; break;
+    case TQ_OP_CDOT:
+        acc[0] += v[0][0] * v[1][0] + v[0][1] * v[1][1];
+        acc[1] += v[0][0] * v[1][1] - v[0][1] * v[1][0];
+        break;
+    case TQ_OP_AXPY_NORM2:
+        v[1][0] += c[0] * v[0][0]; v[1][1] += c[0] * v[0][1];
+        acc[0] += v[1][0] * v[1][0] + v[1][1] * v[1][1];
+        break;
+    case TQ_OP_CG_UPDATE:
+        v[2][0] += c[0] * v[0][0]; v[2][1] += c[0] * v[0][1];
+        v[3][0] -= c[0] * v[1][0]; v[3][1] -= c[0] * v[1][1];
+        acc[0] += v[3][0] * v[3][0] + v[3][1] * v[3][1];
+        break;
+    case TQ_OP_CG_DIRECTION:
+        v[1][0] = v[0][0] + c[0] * v[1][0]; v[1][1] = v[0][1] + c[0] * v[1][1]; break;
+    case TQ_OP_BICGSTAB_UPDATE:
+        /* operands p s t r0 x r; c = alpha (re, im), omega (re, im) */
+        v[4][0] += c[0] * v[0][0] - c[1] * v[0][1] + c[2] * v[1][0] - c[3] * v[1][1];
+        v[4][1] += c[0] * v[0][1] + c[1] * v[0][0] + c[2] * v[1][1] + c[3] * v[1][0];
+        v[5][0] = v[1][0] - (c[2] * v[2][0] - c[3] * v[2][1]);
+        v[5][1] = v[1][1] - (c[2] * v[2][1] + c[3] * v[2][0]);
+        acc[0] += v[5][0] * v[5][0] + v[5][1] * v[5][1];
+        acc[1] += v[3][0] * v[5][0] + v[3][1] * v[5][1];
+        acc[2] += v[3][0] * v[5][1] - v[3][1] * v[5][0];
+        break;
+    case TQ_OP_BICGSTAB_DIRECTION:
+        /* operands r v p; c = beta (re, im), omega (re, im) */
+        re = v[2][0] - (c[2] * v[1][0] - c[3] * v[1][1]);
+        im = v[2][1] - (c[2] * v[1][1] + c[3] * v[1][0]);
+        v[2][0] = v[0][0] + c[0] * re - c[1] * im;
+        v[2][1] = v[0][1] + c[0] * im + c[1] * re;
+        break;
+    case TQ_OP_CDOT_NORM2:
+        acc[0] += v[0][0] * v[1][0] + v[0][1] * v[1][1];
+        acc[1] += v[0][0] * v[1][1] - v[0][1] * v[1][0];
+        acc[2] += v[0][0] * v[0][0] + v[0][1] * v[0][1];
+        break;
+    default:
+        break;
+    }
+}
+
+/* The whole operation on site s, one storage chunk (2 or 4 reals) at a time so that GPU
+ * threads issue one vector load or store per chunk. bufs[i] and L[i] are operand i's
+ * buffer and layout; all operands share nreal; vec is the smallest operand vec, and mixed
+ * says whether some operand has a larger one (a converting copy between double, vec 2,
+ * and single or half, vec 4): then chunks of 2 are used and outputs stored per site. */
+TQ_HD void TQ_RF(tq_blas_site_n)(int op, const TQ_R *c, void *const *bufs, const tq_layout *L,
+                          int64_t s, double *acc, const int nreal, const int vec,
+                          const int mixed)
+{
+    const int nop = tq_blas_noperands(op);
+    const unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
+    TQ_R hs[TQ_BLAS_MAX_OPERANDS];
+    TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+    int half_out = 0;
+    TQ_UNROLL
+    for (int i = 0; i < nop; i++) {
+        hs[i] = (L[i].prec == 2 && (rd >> i & 1u)) ? TQ_RF(tq_half_scale)(bufs[i], &L[i], s) : 0;
+        if (L[i].prec == 2 && (wr >> i & 1u)) half_out = 1;
+    }
+    /* half-precision outputs need the whole site before the norm is known */
+    TQ_R out[2][TQ_BLAS_MAX_REALS];
+    TQ_R v[TQ_BLAS_MAX_OPERANDS][2];
+    TQ_R in[TQ_BLAS_MAX_OPERANDS][4], res[TQ_BLAS_MAX_OPERANDS][4] = {{0}};
+    TQ_UNROLL
+    for (int k0 = 0; k0 < nreal; k0 += vec) {
+        TQ_UNROLL
+        for (int i = 0; i < nop; i++)
+            if (rd >> i & 1u) {
+                if (!mixed) TQ_RF(tq_load_chunk)(bufs[i], &L[i], s, k0 / vec, hs[i], in[i]);
+                else {
+                    /* converting copy between vec 2 and vec 4 layouts: pick the right half */
+                    TQ_R tmp[4];
+                    TQ_RF(tq_load_chunk)(bufs[i], &L[i], s, k0 / L[i].vec, hs[i], tmp);
+                    int off = k0 % L[i].vec;
+                    in[i][0] = tmp[off]; in[i][1] = tmp[off + 1];
+                }
+            }
+        TQ_UNROLL
+        for (int p = 0; p < vec; p += 2) {
+            TQ_UNROLL
+            for (int i = 0; i < nop; i++)
+                if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
+            TQ_RF(tq_blas_pair)(op, c, v, site_acc);
+            for (int i = 0; i < nop; i++)
+                if (wr >> i & 1u) { res[i][p] = v[i][0]; res[i][p + 1] = v[i][1]; }
+        }
+        int o = 0;
+        TQ_UNROLL
+        for (int i = 0; i < nop; i++)
+            if (wr >> i & 1u) {
+                if (L[i].prec == 2 || mixed) {
+                    TQ_UNROLL
+                    for (int p = 0; p < vec; p++) out[o][k0 + p] = res[i][p];
+                } else {
+                    TQ_RF(tq_store_chunk)(bufs[i], &L[i], s, k0 / vec, 1, res[i]);
+                }
+                o++;
+            }
+    }
+    if (half_out || mixed) {
+        int o = 0;
+        TQ_UNROLL
+        for (int i = 0; i < nop; i++)
+            if (wr >> i & 1u) {
+                if (L[i].prec == 2 || mixed) {
+                    /* the site's norm first (half), then its chunks */
+                    TQ_R inv = 1;
+                    if (L[i].has_norm) {
+                        TQ_R m = 0;
+                        TQ_UNROLL
+                        for (int k = 0; k < nreal; k++) {
+                            TQ_R a = out[o][k] < 0 ? -out[o][k] : out[o][k];
+                            m = a > m ? a : m;
+                        }
+                        float mf = (float)m;
+                        tq_layout_norm_ptr(bufs[i], &L[i])[s] = mf;
+                        inv = mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
+                    }
+                    const int ov = mixed ? L[i].vec : vec;
+                    TQ_UNROLL
+                    for (int k0 = 0; k0 < nreal; k0 += ov) TQ_RF(tq_store_chunk)(bufs[i], &L[i], s, k0 / ov, inv, out[o] + k0);
+                }
+                o++;
+            }
+    }
+    TQ_UNROLL
+    for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += (double)site_acc[r];
+}
+

@@ -1,0 +1,84 @@
+/* Chunk access to the field layout (field_layout.h) in one real type. Included twice by
+ * field_layout.h, with TQ_R = double (plain names) and TQ_R = float (names ending in _f):
+ * the arithmetic type of a kernel is chosen by the name it calls, the stored bytes are the
+ * same. No include guard on purpose. */
+
+/* Scale that turns the int16 of site s into its value (half precision only). */
+TQ_HD TQ_R TQ_RF(tq_half_scale)(const void *buf, const tq_layout *L, int64_t s)
+{
+    return L->has_norm ? (TQ_R)tq_layout_norm_cptr(buf, L)[s] / (TQ_R)TQ_HALF_SCALE
+                       : (TQ_R)1.0 / (TQ_R)TQ_HALF_SCALE;
+}
+
+/* Chunk j of site s (reals j*vec .. j*vec+vec-1). One vector load per chunk on GPUs
+ * (double2, float4/float2, short4/short2): each thread reads whole 8- or 16-byte words
+ * and a warp a contiguous segment. half_scale from tq_half_scale() (ignored otherwise). */
+TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, int j,
+                                TQ_R half_scale, TQ_R *v)
+{
+    const int64_t i = (int64_t)j * L->stride + s;   /* in units of vectors */
+#ifdef __CUDACC__
+    if (L->prec == 8) {
+        double2 d = ((const double2 *)buf)[i];
+        v[0] = (TQ_R)d.x; v[1] = (TQ_R)d.y;
+    } else if (L->prec == 4) {
+        if (L->vec == 4) { float4 f = ((const float4 *)buf)[i]; v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w; }
+        else { float2 f = ((const float2 *)buf)[i]; v[0] = f.x; v[1] = f.y; }
+    } else {
+        if (L->vec == 4) {
+            short4 q = ((const short4 *)buf)[i];
+            v[0] = (TQ_R)q.x * half_scale; v[1] = (TQ_R)q.y * half_scale;
+            v[2] = (TQ_R)q.z * half_scale; v[3] = (TQ_R)q.w * half_scale;
+        } else {
+            short2 q = ((const short2 *)buf)[i];
+            v[0] = (TQ_R)q.x * half_scale; v[1] = (TQ_R)q.y * half_scale;
+        }
+    }
+#else
+    const int64_t o = i * L->vec;
+    TQ_UNROLL
+    for (int c = 0; c < L->vec; c++) {
+        if (L->prec == 8) v[c] = (TQ_R)((const double *)buf)[o + c];
+        else if (L->prec == 4) v[c] = (TQ_R)((const float *)buf)[o + c];
+        else v[c] = (TQ_R)((const int16_t *)buf)[o + c] * half_scale;
+    }
+#endif
+}
+
+TQ_HD int16_t TQ_RF(tq_half_quantize)(TQ_R v)
+{
+    TQ_R q = v * (TQ_R)TQ_HALF_SCALE;
+    if (q > (TQ_R)TQ_HALF_SCALE) q = (TQ_R)TQ_HALF_SCALE;
+    if (q < -(TQ_R)TQ_HALF_SCALE) q = -(TQ_R)TQ_HALF_SCALE;
+    return (int16_t)(q < 0 ? q - (TQ_R)0.5 : q + (TQ_R)0.5);
+}
+
+/* Stores chunk j of site s; for half precision, inv_norm multiplies before quantizing
+ * (1 / site norm, or 1 for fields without a norm). */
+TQ_HD void TQ_RF(tq_store_chunk)(void *buf, const tq_layout *L, int64_t s, int j, TQ_R inv_norm,
+                                 const TQ_R *v)
+{
+    const int64_t i = (int64_t)j * L->stride + s;
+#ifdef __CUDACC__
+    if (L->prec == 8) {
+        ((double2 *)buf)[i] = make_double2((double)v[0], (double)v[1]);
+    } else if (L->prec == 4) {
+        if (L->vec == 4) ((float4 *)buf)[i] = make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]);
+        else ((float2 *)buf)[i] = make_float2((float)v[0], (float)v[1]);
+    } else {
+        if (L->vec == 4)
+            ((short4 *)buf)[i] = make_short4(TQ_RF(tq_half_quantize)(v[0] * inv_norm), TQ_RF(tq_half_quantize)(v[1] * inv_norm),
+                                             TQ_RF(tq_half_quantize)(v[2] * inv_norm), TQ_RF(tq_half_quantize)(v[3] * inv_norm));
+        else
+            ((short2 *)buf)[i] = make_short2(TQ_RF(tq_half_quantize)(v[0] * inv_norm), TQ_RF(tq_half_quantize)(v[1] * inv_norm));
+    }
+#else
+    const int64_t o = i * L->vec;
+    TQ_UNROLL
+    for (int c = 0; c < L->vec; c++) {
+        if (L->prec == 8) ((double *)buf)[o + c] = (double)v[c];
+        else if (L->prec == 4) ((float *)buf)[o + c] = (float)v[c];
+        else ((int16_t *)buf)[o + c] = TQ_RF(tq_half_quantize)(v[c] * inv_norm);
+    }
+#endif
+}
