@@ -4,6 +4,7 @@
 
 #include <starpu.h>
 #include "kernels/blas_site.h"
+#include "kernels/wilson_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,11 @@ extern struct starpu_codelet tq_cl_reduce_combine;
 #define TQ_REDUCE_MAX_BLOCKS 4096
 #define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_BLAS_MAX_RESULTS)
 
+/* Wilson hopping term of one block (codelets/wilson.c documents the buffers). */
+extern struct starpu_codelet tq_cl_wilson_pack;
+extern struct starpu_codelet tq_cl_wilson_interior;
+extern struct starpu_codelet tq_cl_wilson_exterior;
+
 void tq_codelets_init(void);
 void tq_codelets_shutdown(void);
 starpu_data_handle_t tq_codelets_scratch(void);
@@ -31,6 +37,9 @@ starpu_data_handle_t tq_codelets_scratch(void);
 void tq_blas_cpu(void *buffers[], void *cl_arg);
 #ifdef TQ_HAVE_CUDA
 void tq_blas_cuda(void *buffers[], void *cl_arg);
+void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
+void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
+void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 #endif
 
 #ifdef __cplusplus

@@ -240,6 +240,44 @@ tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double
 tq_status tq_gauge_field_import(tq_field *f, const tq_host_gauge *g);
 tq_status tq_gauge_field_export(const tq_field *f, tq_host_gauge *g);
 
+/* ---- Wilson-type Dirac operators (doc/conventions.md) ----------------------------------
+ *   D psi(x) = sum_mu [ (1 - gamma_mu) U_mu(x) psi(x+mu) + (1 + gamma_mu) U_mu(x-mu)^dag psi(x-mu) ]
+ * in the DeGrand-Rossi basis, with the boundary factor bc[mu] on hops that cross the
+ * lattice boundary in direction mu. Kappa normalisation: M = 1 - kappa D (Wilson);
+ * the mass form (4 + m) - D/2 with kappa = 1 / (2 (4 + m)) is M / (2 kappa).
+ * Even-odd: D_pq maps parity q to parity p; the preconditioned operator on parity p is
+ *   M_pc = 1 - kappa^2 D_pq D_qp. */
+typedef enum tq_dslash_type { TQ_DSLASH_WILSON = 0, TQ_DSLASH_CLOVER = 1 } tq_dslash_type;
+typedef struct tq_dirac_params {
+    tq_dslash_type type;
+    double kappa;            /* hopping parameter, > 0 */
+    double csw;              /* clover coefficient (TQ_DSLASH_CLOVER) */
+    double bc[4];            /* boundary factor per direction (+1 periodic, -1 antiperiodic);
+                                all zero means {1, 1, 1, -1}: antiperiodic in time */
+} tq_dirac_params;
+typedef struct tq_dirac tq_dirac;
+
+/* The operator on a gauge field (kept by reference: destroy the operator first). Spinors
+ * applied to it must have the gauge field's lattice and precision. */
+tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_dirac **out);
+void tq_dirac_destroy(tq_dirac *d);
+/* out = D in (dagger: D^dag) on the sites of parity `parity` (TQ_EVEN or TQ_ODD) of out,
+ * reading parity 1 - parity of in. Fields may be single-parity or full. */
+tq_status tq_dslash(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                    int dagger);
+/* out = x + a D in on parity `parity` (x may be out itself). */
+tq_status tq_dslash_xpay(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                         int dagger, double a, const tq_field *x);
+/* Full operator on full fields: out = M in (M^dag when dagger). */
+tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int dagger);
+/* Even-odd preconditioned operator on parity `parity` (the parity of out and in):
+ * out = M_pc in (M_pc^dag when dagger). */
+tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                         int dagger);
+/* out = M_pc^dag M_pc in. */
+tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,
+                                   tq_subset parity);
+
 #ifdef __cplusplus
 }
 #endif

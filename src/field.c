@@ -83,6 +83,8 @@ tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **
     else { f->nparity = 1; f->parity[0] = (int)p->subset; }
     int nreal = p->kind == TQ_FIELD_GAUGE ? 4 * recon : host_reals_per_site(p->kind);
     f->layout = tq_layout_make((int)p->prec, nreal, p->kind != TQ_FIELD_GAUGE, lat->block_cb);
+    /* 18-real links: vectors of 2 so every link starts on a vector (72 reals would give 4) */
+    if (p->kind == TQ_FIELD_GAUGE && recon == 18) f->layout.vec = 2;
 
     int nh = lat->nblocks * f->nparity;
     f->h = calloc((size_t)nh, sizeof *f->h);

@@ -14,4 +14,18 @@ int tq_task_blas(const tq_blas_args *a, const starpu_data_handle_t *operands,
 int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
                            starpu_data_handle_t result);
 
+/* Wilson hopping term of one block (codelets/wilson.c documents buffers and faces). faces:
+ * per split direction mu in order, two handles (pack: the lower and upper face it writes;
+ * exterior: the face from the block below and the one from above). x: NULL, a field to add
+ * (a->xpay), or out itself (in-place x + a D in). */
+int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
+                        const starpu_data_handle_t *faces, int nfaces);
+int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
+                            starpu_data_handle_t gp, starpu_data_handle_t gq,
+                            starpu_data_handle_t out, starpu_data_handle_t x);
+int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
+                            starpu_data_handle_t gp, starpu_data_handle_t gq,
+                            starpu_data_handle_t out, starpu_data_handle_t x,
+                            const starpu_data_handle_t *faces, int nfaces);
+
 #endif

@@ -10,7 +10,8 @@
  * so consecutive GPU threads (sites) read consecutive vectors (coalesced) and a CPU loop
  * over sites streams through each component array. vec is 2 for double, and 4 for single
  * and half when nreal is a multiple of 4 (2 otherwise, e.g. 18-real links, 6-real staggered
- * vectors), as QUDA does.
+ * vectors), as QUDA does. Gauge fields with 18-real links use vec 2 in every precision so
+ * that each link starts on a vector boundary (field.c).
  *
  * Half precision stores int16 values. Fields whose values are unbounded (spinors, staggered
  * vectors, clover) keep a float norm per site after the int16 array: value = q * norm / 32767
@@ -83,34 +84,5 @@ TQ_HD const float *tq_layout_norm_cptr(const void *buf, const tq_layout *L)
 #include "kernels/field_layout_real.h"
 #undef TQ_R
 #undef TQ_RF
-
-/* For a half-precision site about to be stored: records its norm (max |real|) and returns
- * the factor to quantize with. Quantizing against the stored float norm keeps
- * load(store(v)) consistent. */
-TQ_HD double tq_half_prepare_site(void *buf, const tq_layout *L, int64_t s, const double *v)
-{
-    if (!L->has_norm) return 1.0;
-    double m = 0.0;
-    TQ_UNROLL
-    for (int k = 0; k < L->nreal; k++) m = fmax(m, fabs(v[k]));
-    float mf = (float)m;
-    tq_layout_norm_ptr(buf, L)[s] = mf;
-    return mf > 0.0f ? 1.0 / (double)mf : 0.0;
-}
-
-/* Whole-site load/store in double (import/export, and kernels with site-level work). */
-TQ_HD void tq_load_site(const void *buf, const tq_layout *L, int64_t s, double *v)
-{
-    double hs = L->prec == 2 ? tq_half_scale(buf, L, s) : 0.0;
-    TQ_UNROLL
-    for (int j = 0; j < L->nreal / L->vec; j++) tq_load_chunk(buf, L, s, j, hs, v + j * L->vec);
-}
-
-TQ_HD void tq_store_site(void *buf, const tq_layout *L, int64_t s, const double *v)
-{
-    double inv = L->prec == 2 ? tq_half_prepare_site(buf, L, s, v) : 1.0;
-    TQ_UNROLL
-    for (int j = 0; j < L->nreal / L->vec; j++) tq_store_chunk(buf, L, s, j, inv, v + j * L->vec);
-}
 
 #endif

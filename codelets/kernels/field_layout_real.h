@@ -82,3 +82,35 @@ TQ_HD void TQ_RF(tq_store_chunk)(void *buf, const tq_layout *L, int64_t s, int j
     }
 #endif
 }
+
+/* For a half-precision site about to be stored: records its norm (max |real|) and returns
+ * the factor to quantize with. Quantizing against the stored float norm keeps
+ * load(store(v)) consistent. */
+TQ_HD TQ_R TQ_RF(tq_half_prepare_site)(void *buf, const tq_layout *L, int64_t s, const TQ_R *v)
+{
+    if (!L->has_norm) return 1;
+    TQ_R m = 0;
+    TQ_UNROLL
+    for (int k = 0; k < L->nreal; k++) {
+        TQ_R a = v[k] < 0 ? -v[k] : v[k];
+        m = a > m ? a : m;
+    }
+    float mf = (float)m;
+    tq_layout_norm_ptr(buf, L)[s] = mf;
+    return mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
+}
+
+/* Whole-site load/store (import/export, and kernels with site-level work). */
+TQ_HD void TQ_RF(tq_load_site)(const void *buf, const tq_layout *L, int64_t s, TQ_R *v)
+{
+    TQ_R hs = L->prec == 2 ? TQ_RF(tq_half_scale)(buf, L, s) : 0;
+    TQ_UNROLL
+    for (int j = 0; j < L->nreal / L->vec; j++) TQ_RF(tq_load_chunk)(buf, L, s, j, hs, v + j * L->vec);
+}
+
+TQ_HD void TQ_RF(tq_store_site)(void *buf, const tq_layout *L, int64_t s, const TQ_R *v)
+{
+    TQ_R inv = L->prec == 2 ? TQ_RF(tq_half_prepare_site)(buf, L, s, v) : 1;
+    TQ_UNROLL
+    for (int j = 0; j < L->nreal / L->vec; j++) TQ_RF(tq_store_chunk)(buf, L, s, j, inv, v + j * L->vec);
+}

@@ -1,0 +1,153 @@
+/* Wilson hopping term on one site, shared by the CPU and CUDA codelets.
+ *
+ *   D psi(x) = sum_mu [ (1 - gamma_mu) U_mu(x) psi(x+mu) + (1 + gamma_mu) U_mu(x-mu)^dag psi(x-mu) ]
+ *   D^dag    : the signs in front of gamma_mu swapped
+ *
+ * in the DeGrand-Rossi gamma basis (doc/conventions.md). One block and one output parity
+ * per task. A hop whose neighbour lies in the same block is "interior"; in a direction
+ * where the lattice is split into blocks (split[mu]), hops out of the block read a face
+ * instead: the neighbour block packed the spin-projected half spinors of its boundary
+ * sites (12 reals per site, paper 001 §VI). A forward face carries P psi(y) and the
+ * receiver multiplies by its own link U_mu(x); a backward face carries U_mu(y)^dag P psi(y),
+ * the link applied by the sender that owns it, so no block needs its neighbours' links.
+ *
+ * Spin projection with gamma matrices that have one non-zero per row,
+ * gamma_mu[s][col(mu,s)] = i^code(mu,s): (1 + sign gamma_mu) psi has components 0, 1
+ *   h_s = psi_s + sign i^code psi_col   (s = 0, 1; col in {2, 3})
+ * and components 2, 3 follow from them (gamma^2 = 1): full_s = sign i^code(mu,s) h_col(mu,s).
+ * Multiplying by i^code is a swap and sign flips, so the projector costs no multiplies. */
+#ifndef TQ_WILSON_SITE_H
+#define TQ_WILSON_SITE_H
+
+#include "kernels/field_layout.h"
+
+/* DeGrand-Rossi: gamma_x, gamma_y have their non-zeros on the anti-diagonal, gamma_z,
+ * gamma_t on the off-diagonal 2x2 blocks. */
+TQ_HD int tq_gamma_col(int mu, int s)
+{
+    return mu < 2 ? 3 - s : s ^ 2;
+}
+
+/* gamma_mu[s][col] = i^code, code 0..3 = 1, i, -1, -i. */
+TQ_HD int tq_gamma_code(int mu, int s)
+{
+    switch (mu) {
+    case 0: return s < 2 ? 1 : 3;                  /* x:  i,  i, -i, -i */
+    case 1: return (s == 0 || s == 3) ? 2 : 0;     /* y: -1,  1,  1, -1 */
+    case 2: return (s == 0 || s == 3) ? 1 : 3;     /* z:  i, -i, -i,  i */
+    default: return 0;                             /* t:  1,  1,  1,  1 */
+    }
+}
+
+/* Arguments of the pack, interior and exterior tasks of one block (the codelets' cl_arg). */
+typedef struct tq_wilson_args {
+    int B[4];               /* block extents (even) */
+    int64_t cb;             /* sites of one parity in the block */
+    int parity;             /* interior/exterior: output parity; pack: parity packed */
+    int dagger;
+    int recon;              /* gauge compression: 18, 12 or 8 */
+    int split[4];           /* direction mu crosses blocks: hops out of the block use faces */
+    double phase_lo[4];     /* boundary factor of hops leaving through the lower face in mu */
+    double phase_hi[4];     /* ... and through the upper face (1 unless it is the global boundary) */
+    double a;               /* out = a D in, or x + a D in when xpay */
+    int xpay;
+    int x_separate;         /* xpay with x another field than out (an extra buffer) */
+    tq_layout L_in, L_out, L_x, L_gauge;
+    tq_layout L_face[4];    /* 12 reals per face site; stride = cb / B[mu] */
+} tq_wilson_args;
+
+/* Block-local coordinates of the site with index cb in the parity subset `parity`. */
+TQ_HD void tq_block_coords(const int *B, int parity, int64_t cb, int *x)
+{
+    const int hx = B[0] / 2;
+    int64_t r = cb / hx;
+    x[1] = (int)(r % B[1]); r /= B[1];
+    x[2] = (int)(r % B[2]);
+    x[3] = (int)(r / B[2]);
+    x[0] = 2 * (int)(cb % hx) + ((x[1] + x[2] + x[3] + parity) & 1);
+}
+
+TQ_HD int64_t tq_block_cb(const int *B, const int *x)
+{
+    return ((((int64_t)x[3] * B[2] + x[2]) * B[1] + x[1]) * B[0] + x[0]) >> 1;
+}
+
+/* Sites of one parity on the face of the block perpendicular to mu. */
+TQ_HD int64_t tq_face_sites(const int *B, int mu)
+{
+    return (int64_t)B[0] * B[1] * B[2] * B[3] / B[mu] / 2;
+}
+
+/* Index on the face perpendicular to mu: the other three coordinates in order, halved
+ * (the fastest of them has an even extent, so sites of one parity get distinct indices,
+ * and a site and its neighbour across the face get the same one). */
+TQ_HD int64_t tq_face_index(const int *B, int mu, const int *x)
+{
+    int64_t lex = 0;
+    TQ_UNROLL
+    for (int d = 3; d >= 0; d--)
+        if (d != mu) lex = lex * B[d] + x[d];
+    return lex >> 1;
+}
+
+/* Coordinates of face site fi (parity `parity`) on the face x_mu = xmu. */
+TQ_HD void tq_face_coords(const int *B, int mu, int xmu, int parity, int64_t fi, int *x)
+{
+    int d[3], n = 0;
+    TQ_UNROLL
+    for (int k = 0; k < 4; k++)
+        if (k != mu) d[n++] = k;
+    const int h1 = B[d[0]] / 2;
+    int64_t r = fi / h1;
+    x[mu] = xmu;
+    x[d[1]] = (int)(r % B[d[1]]);
+    x[d[2]] = (int)(r / B[d[1]]);
+    x[d[0]] = 2 * (int)(fi % h1);
+    x[d[0]] += (x[0] + x[1] + x[2] + x[3] + parity) & 1;   /* x[d[0]] even so far */
+}
+
+/* Face sites of the pack/exterior loops: for each split direction, the lower face then
+ * the upper face. Returns the total; fills (mu, side) of entry e via tq_face_entry. */
+TQ_HD int64_t tq_face_total(const tq_wilson_args *a)
+{
+    int64_t n = 0;
+    TQ_UNROLL
+    for (int mu = 0; mu < 4; mu++)
+        if (a->split[mu]) n += 2 * tq_face_sites(a->B, mu);
+    return n;
+}
+
+/* Entry e of the face enumeration: direction, side (0 lower, 1 upper), index on the face. */
+TQ_HD void tq_face_entry(const tq_wilson_args *a, int64_t e, int *mu, int *side, int64_t *fi)
+{
+    TQ_UNROLL
+    for (int m = 0; m < 4; m++) {
+        if (!a->split[m]) continue;
+        const int64_t fs = tq_face_sites(a->B, m);
+        if (e < 2 * fs) {
+            *mu = m;
+            *side = e >= fs;
+            *fi = e - (e >= fs ? fs : 0);
+            return;
+        }
+        e -= 2 * fs;
+    }
+    *mu = -1; *side = 0; *fi = 0;
+}
+
+#define TQ_R double
+#define TQ_RF(name) name
+#define TQ_RM(fn) fn
+#include "kernels/wilson_site_real.h"
+#undef TQ_R
+#undef TQ_RF
+#undef TQ_RM
+#define TQ_R float
+#define TQ_RF(name) name##_f
+#define TQ_RM(fn) fn##f
+#include "kernels/wilson_site_real.h"
+#undef TQ_R
+#undef TQ_RF
+#undef TQ_RM
+
+#endif

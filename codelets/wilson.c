@@ -1,0 +1,135 @@
+/* Wilson hopping-term codelets (pack, interior, exterior): CPU implementations, codelet
+ * definitions and perf models. The per-site arithmetic is kernels/wilson_site.h.
+ *
+ * Buffers (variable count, modes given per task by tasks/dirac_tasks.c):
+ *   pack:      in (R), gauge of the packed parity (R), faces (W): per split mu, lower, upper
+ *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
+ *              out (W), [x (R) when xpay]
+ *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
+ *              out (RW), [x (R) when xpay], faces (R): per split mu, the one from below,
+ *              the one from above
+ * The interior task does the sites off the split faces, the exterior task the sites on
+ * them, each site whole (kernels/wilson_site.h). */
+#include "config.h"
+#include "tq_codelets.h"
+
+/* The CPU loops with precision and compression as compile-time constants (one
+ * instantiation each) so the per-site loops unroll as on the GPU. */
+#define TQ_WILSON_DISPATCH(prec, recon, CALL)                                        \
+    do {                                                                             \
+        if (prec == 8) {                                                             \
+            if (recon == 18) { CALL(8, 18); } else if (recon == 12) { CALL(8, 12); } else { CALL(8, 8); } \
+        } else if (prec == 4) {                                                      \
+            if (recon == 18) { CALL(4, 18); } else if (recon == 12) { CALL(4, 12); } else { CALL(4, 8); } \
+        } else {                                                                     \
+            if (recon == 18) { CALL(2, 18); } else if (recon == 12) { CALL(2, 12); } else { CALL(2, 8); } \
+        }                                                                            \
+    } while (0)
+
+static void face_pointers(void *buffers[], int first, const tq_wilson_args *a, void *face[4][2])
+{
+    int k = first;
+    for (int mu = 0; mu < 4; mu++) {
+        face[mu][0] = face[mu][1] = NULL;
+        if (!a->split[mu]) continue;
+        face[mu][0] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        face[mu][1] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+    }
+}
+
+static void wilson_pack_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *g = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    void *face[4][2];
+    face_pointers(buffers, 2, a, face);
+    const int64_t n = tq_face_total(a);
+#define PACK(P, R)                                                                        \
+    for (int64_t e = 0; e < n; e++) {                                                     \
+        if (P == 8) tq_wilson_pack_entry(a, in, g, face, e, P, R);                        \
+        else tq_wilson_pack_entry_f(a, in, g, face, e, P, R);                             \
+    }
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, PACK);
+#undef PACK
+}
+
+static void wilson_interior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    /* in-place xpay (x is out) passes out once, read-write */
+    const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+#define INTERIOR(P, R)                                                                    \
+    for (int64_t s = 0; s < a->cb; s++) {                                                 \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, out, s, P, R);              \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, out, s, P, R);                   \
+    }
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, INTERIOR);
+#undef INTERIOR
+}
+
+static void wilson_exterior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const int with_x = a->xpay && a->x_separate;
+    const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    void *face[4][2];
+    face_pointers(buffers, 4 + with_x, a, face);
+    const void *const (*from)[2] = (const void *const (*)[2])face;
+    const int64_t n = tq_face_total(a);
+#define EXTERIOR(P, R)                                                                    \
+    for (int64_t e = 0; e < n; e++) {                                                     \
+        if (P == 8) tq_wilson_exterior_entry(a, in, gp, gq, x, from, out, e, P, R);       \
+        else tq_wilson_exterior_entry_f(a, in, gp, gq, x, from, out, e, P, R);            \
+    }
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, EXTERIOR);
+#undef EXTERIOR
+}
+
+static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_wilson_pack_v1"};
+static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_wilson_interior_v1"};
+static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_wilson_exterior_v1"};
+
+struct starpu_codelet tq_cl_wilson_pack = {
+    .cpu_funcs = {wilson_pack_cpu},
+    .cpu_funcs_name = {"wilson_pack_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_wilson_pack_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &pack_model,
+    .name = "tq_wilson_pack",
+};
+
+struct starpu_codelet tq_cl_wilson_interior = {
+    .cpu_funcs = {wilson_interior_cpu},
+    .cpu_funcs_name = {"wilson_interior_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_wilson_interior_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &interior_model,
+    .name = "tq_wilson_interior",
+};
+
+struct starpu_codelet tq_cl_wilson_exterior = {
+    .cpu_funcs = {wilson_exterior_cpu},
+    .cpu_funcs_name = {"wilson_exterior_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_wilson_exterior_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &exterior_model,
+    .name = "tq_wilson_exterior",
+};

@@ -1,0 +1,130 @@
+/* Wilson hopping-term codelets: CUDA implementations (asynchronous on the worker's
+ * stream). One thread per site (interior) or per face entry (pack, exterior); the per-site
+ * arithmetic is kernels/wilson_site.h, the same code the CPU codelets run, instantiated
+ * for each precision and compression. */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <cuda_runtime.h>
+
+#define TQ_WILSON_THREADS 128
+
+struct face_ptrs { void *p[4][2]; };
+
+template <int PREC, int RECON>
+__global__ void wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp,
+                                       const void *gq, const void *x, void *out)
+{
+    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (s >= a.cb) return;
+    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, out, s, PREC, RECON);
+    else tq_wilson_interior_site_f(&a, in, gp, gq, x, out, s, PREC, RECON);
+}
+
+template <int PREC, int RECON>
+__global__ void wilson_pack_kernel(tq_wilson_args a, const void *in, const void *g, face_ptrs f,
+                                   int64_t n)
+{
+    const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    if constexpr (PREC == 8) tq_wilson_pack_entry(&a, in, g, f.p, e, PREC, RECON);
+    else tq_wilson_pack_entry_f(&a, in, g, f.p, e, PREC, RECON);
+}
+
+template <int PREC, int RECON>
+__global__ void wilson_exterior_kernel(tq_wilson_args a, const void *in, const void *gp,
+                                       const void *gq, const void *x, face_ptrs f, void *out,
+                                       int64_t n)
+{
+    const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    const void *const (*from)[2] = (const void *const (*)[2])f.p;
+    if constexpr (PREC == 8) tq_wilson_exterior_entry(&a, in, gp, gq, x, from, out, e, PREC, RECON);
+    else tq_wilson_exterior_entry_f(&a, in, gp, gq, x, from, out, e, PREC, RECON);
+}
+
+static unsigned grid_for(int64_t n)
+{
+    return (unsigned)((n + TQ_WILSON_THREADS - 1) / TQ_WILSON_THREADS);
+}
+
+#define TQ_WILSON_DISPATCH(prec, recon, LAUNCH)                                       \
+    do {                                                                              \
+        if (prec == 8) {                                                              \
+            if (recon == 18) { LAUNCH(8, 18); } else if (recon == 12) { LAUNCH(8, 12); } else { LAUNCH(8, 8); } \
+        } else if (prec == 4) {                                                       \
+            if (recon == 18) { LAUNCH(4, 18); } else if (recon == 12) { LAUNCH(4, 12); } else { LAUNCH(4, 8); } \
+        } else {                                                                      \
+            if (recon == 18) { LAUNCH(2, 18); } else if (recon == 12) { LAUNCH(2, 12); } else { LAUNCH(2, 8); } \
+        }                                                                             \
+    } while (0)
+
+static face_ptrs faces_of(void *buffers[], int first, const tq_wilson_args *a)
+{
+    face_ptrs f;
+    int k = first;
+    for (int mu = 0; mu < 4; mu++) {
+        f.p[mu][0] = f.p[mu][1] = NULL;
+        if (!a->split[mu]) continue;
+        f.p[mu][0] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        f.p[mu][1] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+    }
+    return f;
+}
+
+static void check_launch(void)
+{
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+extern "C" void tq_wilson_interior_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    /* in-place xpay (x is out) passes out once, read-write */
+    const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    if (a->cb == 0) return;
+#define LAUNCH(P, R) wilson_interior_kernel<P, R><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, out)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, LAUNCH);
+#undef LAUNCH
+    check_launch();
+}
+
+extern "C" void tq_wilson_pack_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *g = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    face_ptrs f = faces_of(buffers, 2, a);
+    const int64_t n = tq_face_total(a);
+    if (n == 0) return;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+#define LAUNCH(P, R) wilson_pack_kernel<P, R><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, g, f, n)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, LAUNCH);
+#undef LAUNCH
+    check_launch();
+}
+
+extern "C" void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const int with_x = a->xpay && a->x_separate;
+    const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    face_ptrs f = faces_of(buffers, 4 + with_x, a);
+    const int64_t n = tq_face_total(a);
+    if (n == 0) return;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+#define LAUNCH(P, R) wilson_exterior_kernel<P, R><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, f, out, n)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, LAUNCH);
+#undef LAUNCH
+    check_launch();
+}

@@ -1,0 +1,259 @@
+/* Wilson-type Dirac operators: the task graph of one hopping-term application (pack faces,
+ * interior, exterior per block) and the operators built from it. */
+#include "field_internal.h"
+#include "tq_tasks.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tq_dirac {
+    const tq_field *gauge;
+    tq_lattice *lat;
+    tq_dirac_params p;
+};
+
+tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_dirac **out)
+{
+    if (!gauge || !p || !out) return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: NULL argument");
+    *out = NULL;
+    if (gauge->p.kind != TQ_FIELD_GAUGE)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: the field is not a gauge field");
+    if (p->type != TQ_DSLASH_WILSON && p->type != TQ_DSLASH_CLOVER)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: unknown operator type %d", (int)p->type);
+    if (p->type == TQ_DSLASH_CLOVER)
+        return tq_error(TQ_ERR_UNSUPPORTED, "tq_dirac_create: the clover operator is not built yet");
+    if (!(p->kappa > 0.0) || !isfinite(p->kappa))
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: kappa must be positive and finite (got %g)", p->kappa);
+    const tq_lattice *lat = gauge->lat;
+    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
+        return tq_error(TQ_ERR_UNSUPPORTED, "tq_dirac_create: operators across MPI ranks need the face exchange, not built yet");
+    tq_dirac *d = calloc(1, sizeof *d);
+    if (!d) return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: out of memory");
+    d->gauge = gauge;
+    d->lat = gauge->lat;
+    d->p = *p;
+    int all_zero = 1;
+    for (int mu = 0; mu < 4; mu++) all_zero &= p->bc[mu] == 0.0;
+    if (all_zero) { d->p.bc[0] = d->p.bc[1] = d->p.bc[2] = 1.0; d->p.bc[3] = -1.0; }
+    for (int mu = 0; mu < 4; mu++)
+        if (d->p.bc[mu] != 1.0 && d->p.bc[mu] != -1.0) {
+            free(d);
+            return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: boundary factor bc[%d] = %g is not +1 or -1", mu, p->bc[mu]);
+        }
+    *out = d;
+    return TQ_SUCCESS;
+}
+
+void tq_dirac_destroy(tq_dirac *d)
+{
+    free(d);
+}
+
+/* The handle of block b, parity `parity` of f (which must hold that parity). */
+static starpu_data_handle_t parity_handle(const tq_field *f, int b, int parity)
+{
+    return f->nparity == 2 ? tq_field_handle(f, b, parity) : tq_field_handle(f, b, 0);
+}
+
+static int holds_parity(const tq_field *f, int parity)
+{
+    return f->nparity == 2 || f->parity[0] == parity;
+}
+
+static tq_status check_spinor(const char *who, const tq_dirac *d, const tq_field *f, int parity,
+                              const char *name)
+{
+    if (!f) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL %s field", who, name);
+    if (f->p.kind != TQ_FIELD_SPINOR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %s is not a color-spinor field", who, name);
+    if (f->lat != d->lat)
+        return tq_error(TQ_ERR_MISMATCH, "%s: %s is on another lattice than the gauge field", who, name);
+    if (f->p.prec != d->gauge->p.prec)
+        return tq_error(TQ_ERR_MISMATCH, "%s: %s is %s precision, the gauge field %s (make an operator on a gauge field of the spinor's precision)",
+                        who, name, tq_precision_name(f->p.prec), tq_precision_name(d->gauge->p.prec));
+    if (!holds_parity(f, parity))
+        return tq_error(TQ_ERR_MISMATCH, "%s: %s does not hold the %s sites", who, name, parity ? "odd" : "even");
+    return TQ_SUCCESS;
+}
+
+/* Submits out = a D in (+ x) on parity `parity`: per block a pack task (when the lattice
+ * is split into blocks), an interior task and an exterior task; the faces are temporary
+ * handles that StarPU moves between the memories of the blocks' workers. */
+static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
+                         int parity, int dagger, double a, const tq_field *x)
+{
+    const tq_lattice *lat = d->lat;
+    const int q = 1 - parity;
+    tq_wilson_args base;
+    memset(&base, 0, sizeof base);
+    int nsplit = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        base.B[mu] = lat->block[mu];
+        base.split[mu] = lat->nb[mu] > 1 || lat->procs[mu] > 1;
+        nsplit += base.split[mu];
+    }
+    base.cb = lat->block_cb;
+    base.dagger = dagger ? 1 : 0;
+    base.recon = (int)d->gauge->p.recon;
+    base.a = a;
+    base.xpay = x != NULL;
+    base.L_in = in->layout;
+    base.L_out = out->layout;
+    base.L_x = x ? x->layout : out->layout;
+    base.L_gauge = d->gauge->layout;
+    for (int mu = 0; mu < 4; mu++)
+        base.L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_face_sites(base.B, mu));
+
+    const int nb = lat->nblocks, nf = 2 * nsplit;
+    starpu_data_handle_t *faces = NULL;
+    if (nf) {
+        faces = calloc((size_t)nb * nf, sizeof *faces);
+        if (!faces) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+        for (int b = 0; b < nb; b++) {
+            int k = 0;
+            for (int mu = 0; mu < 4; mu++) {
+                if (!base.split[mu]) continue;
+                size_t site_bytes = (size_t)(tq_layout_bytes(&base.L_face[mu]) / base.L_face[mu].stride);
+                for (int side = 0; side < 2; side++)
+                    starpu_vector_data_register(&faces[b * nf + k++], -1, 0,
+                                                (uint32_t)base.L_face[mu].stride, site_bytes);
+            }
+        }
+    }
+    tq_status st = TQ_SUCCESS;
+    int ret = 0;
+    /* faces first: they gate the neighbours' exterior work */
+    for (int b = 0; b < nb && nf && !ret; b++) {
+        tq_wilson_args pa = base;
+        pa.parity = q;
+        ret = tq_task_wilson_pack(&pa, parity_handle(in, b, q), tq_field_handle(d->gauge, b, q),
+                                  faces + (size_t)b * nf, nf);
+    }
+    for (int b = 0; b < nb && !ret; b++) {
+        tq_wilson_args ia = base;
+        ia.parity = parity;
+        int bcoord[4], r = b;
+        for (int mu = 0; mu < 4; mu++) { bcoord[mu] = r % lat->nb[mu]; r /= lat->nb[mu]; }
+        for (int mu = 0; mu < 4; mu++) {
+            int lo = bcoord[mu] == 0 && lat->coords[mu] == 0;
+            int hi = bcoord[mu] == lat->nb[mu] - 1 && lat->coords[mu] == lat->procs[mu] - 1;
+            ia.phase_lo[mu] = lo ? d->p.bc[mu] : 1.0;
+            ia.phase_hi[mu] = hi ? d->p.bc[mu] : 1.0;
+        }
+        starpu_data_handle_t ho = parity_handle(out, b, parity);
+        starpu_data_handle_t hx = x ? (x == out ? ho : parity_handle(x, b, parity)) : NULL;
+        ia.x_separate = hx && hx != ho;
+        ret = tq_task_wilson_interior(&ia, parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
+                                      tq_field_handle(d->gauge, b, q), ho, hx);
+        if (ret || !nf) continue;
+        /* the faces this block reads: from the block below (its upper face) and from the
+         * block above (its lower face), per split direction */
+        starpu_data_handle_t from[8];
+        int k = 0, slot = 0;
+        for (int mu = 0; mu < 4; mu++) {
+            if (!base.split[mu]) continue;
+            int stride = 1;
+            for (int nu = 0; nu < mu; nu++) stride *= lat->nb[nu];
+            int below = b + ((bcoord[mu] + lat->nb[mu] - 1) % lat->nb[mu] - bcoord[mu]) * stride;
+            int above = b + ((bcoord[mu] + 1) % lat->nb[mu] - bcoord[mu]) * stride;
+            from[k++] = faces[(size_t)below * nf + slot + 1];
+            from[k++] = faces[(size_t)above * nf + slot];
+            slot += 2;
+        }
+        ret = tq_task_wilson_exterior(&ia, parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
+                                      tq_field_handle(d->gauge, b, q), ho, hx, from, nf);
+    }
+    if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+    if (faces) {
+        for (int i = 0; i < nb * nf; i++) starpu_data_unregister_submit(faces[i]);
+        free(faces);
+    }
+    return st;
+}
+
+static tq_status check_parity(const char *who, tq_subset parity)
+{
+    if (parity != TQ_EVEN && parity != TQ_ODD)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: parity must be TQ_EVEN or TQ_ODD", who);
+    return TQ_SUCCESS;
+}
+
+static tq_status dslash_common(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
+                               tq_subset parity, int dagger, double a, const tq_field *x)
+{
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, in, 1 - (int)parity, "in"));
+    if (x) TQ_CHECK(check_spinor(who, d, x, (int)parity, "x"));
+    if (out == in && out->nparity == 1)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    return hopping(who, d, out, in, (int)parity, dagger, a, x);
+}
+
+tq_status tq_dslash(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity, int dagger)
+{
+    return dslash_common("tq_dslash", d, out, in, parity, dagger, 1.0, NULL);
+}
+
+tq_status tq_dslash_xpay(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                         int dagger, double a, const tq_field *x)
+{
+    if (!x) return tq_error(TQ_ERR_INVALID_ARG, "tq_dslash_xpay: NULL x field");
+    return dslash_common("tq_dslash_xpay", d, out, in, parity, dagger, a, x);
+}
+
+tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int dagger)
+{
+    const char *who = "tq_dirac_mat";
+    if (!d || !out || !in) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    if (out->nparity != 2 || in->nparity != 2)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in must be full (both-parity) fields", who);
+    if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    TQ_CHECK(check_spinor(who, d, out, 0, "out"));
+    TQ_CHECK(check_spinor(who, d, in, 0, "in"));
+    for (int p = 0; p < 2; p++)
+        TQ_CHECK(hopping(who, d, out, in, p, dagger, -d->p.kappa, in));
+    return TQ_SUCCESS;
+}
+
+static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
+{
+    tq_field_params fp = {TQ_FIELD_SPINOR, d->gauge->p.prec, (tq_subset)parity, (tq_recon)0};
+    return tq_field_create(d->lat, &fp, f);
+}
+
+tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                         int dagger)
+{
+    const char *who = "tq_dirac_matpc";
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
+    if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    const int p = (int)parity, q = 1 - p;
+    tq_field *tmp = NULL;
+    TQ_CHECK(temp_spinor(d, q, &tmp));
+    /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
+    tq_status st = hopping(who, d, tmp, in, q, dagger, 1.0, NULL);
+    if (st == TQ_SUCCESS) st = hopping(who, d, out, tmp, p, dagger, -d->p.kappa * d->p.kappa, in);
+    tq_field_destroy(tmp);
+    return st;
+}
+
+tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,
+                                   tq_subset parity)
+{
+    const char *who = "tq_dirac_matpc_dag_matpc";
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
+    tq_field *tmp = NULL;
+    TQ_CHECK(temp_spinor(d, (int)parity, &tmp));
+    tq_status st = tq_dirac_matpc(d, tmp, in, parity, 0);
+    if (st == TQ_SUCCESS) st = tq_dirac_matpc(d, out, tmp, parity, 1);
+    tq_field_destroy(tmp);
+    return st;
+}

@@ -1,0 +1,82 @@
+/* Insert functions for the Wilson hopping-term codelets (pack, interior, exterior). */
+#include "tq_tasks.h"
+#include "taskqcd.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int submit(struct starpu_codelet *cl, const tq_wilson_args *a,
+                  const struct starpu_data_descr *d, int n, int priority)
+{
+    struct starpu_task *task = starpu_task_create();
+    task->cl = cl;
+    task->nbuffers = n;
+    if (n > STARPU_NMAXBUFS) {
+        task->dyn_handles = malloc((size_t)n * sizeof *task->dyn_handles);
+        task->dyn_modes = malloc((size_t)n * sizeof *task->dyn_modes);
+        if (!task->dyn_handles || !task->dyn_modes) {
+            free(task->dyn_handles); free(task->dyn_modes);
+            task->dyn_handles = NULL; task->dyn_modes = NULL;
+            starpu_task_destroy(task);
+            return -ENOMEM;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        STARPU_TASK_SET_HANDLE(task, d[i].handle, i);
+        STARPU_TASK_SET_MODE(task, d[i].mode, i);
+    }
+    tq_wilson_args *arg = malloc(sizeof *arg);
+    if (!arg) { starpu_task_destroy(task); return -ENOMEM; }
+    memcpy(arg, a, sizeof *arg);
+    task->cl_arg = arg;
+    task->cl_arg_size = sizeof *arg;
+    task->cl_arg_free = 1;
+    task->priority = priority;
+    tq_where w = tq_get_placement();
+    if (w == TQ_WHERE_CPU) task->where = STARPU_CPU;
+    else if (w == TQ_WHERE_CUDA) task->where = STARPU_CUDA;
+    int ret = starpu_task_submit(task);
+    if (ret) starpu_task_destroy(task);
+    return ret;
+}
+
+int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
+                        const starpu_data_handle_t *faces, int nfaces)
+{
+    struct starpu_data_descr d[2 + 8];
+    d[0].handle = in; d[0].mode = STARPU_R;
+    d[1].handle = g; d[1].mode = STARPU_R;
+    for (int i = 0; i < nfaces; i++) { d[2 + i].handle = faces[i]; d[2 + i].mode = STARPU_W; }
+    /* faces gate other blocks' exterior work */
+    return submit(&tq_cl_wilson_pack, a, d, 2 + nfaces, STARPU_MAX_PRIO);
+}
+
+int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
+                            starpu_data_handle_t gp, starpu_data_handle_t gq,
+                            starpu_data_handle_t out, starpu_data_handle_t x)
+{
+    struct starpu_data_descr d[5];
+    d[0].handle = in; d[0].mode = STARPU_R;
+    d[1].handle = gp; d[1].mode = STARPU_R;
+    d[2].handle = gq; d[2].mode = STARPU_R;
+    d[3].handle = out; d[3].mode = (x && x == out) ? STARPU_RW : STARPU_W;
+    int n = 4;
+    if (x && x != out) { d[4].handle = x; d[4].mode = STARPU_R; n = 5; }
+    return submit(&tq_cl_wilson_interior, a, d, n, STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
+                            starpu_data_handle_t gp, starpu_data_handle_t gq,
+                            starpu_data_handle_t out, starpu_data_handle_t x,
+                            const starpu_data_handle_t *faces, int nfaces)
+{
+    struct starpu_data_descr d[5 + 8];
+    d[0].handle = in; d[0].mode = STARPU_R;
+    d[1].handle = gp; d[1].mode = STARPU_R;
+    d[2].handle = gq; d[2].mode = STARPU_R;
+    d[3].handle = out; d[3].mode = STARPU_RW;   /* the interior task wrote the other sites */
+    int n = 4;
+    if (x && x != out) { d[4].handle = x; d[4].mode = STARPU_R; n = 5; }
+    for (int i = 0; i < nfaces; i++) { d[n + i].handle = faces[i]; d[n + i].mode = STARPU_R; }
+    return submit(&tq_cl_wilson_exterior, a, d, n + nfaces, STARPU_MAX_PRIO);
+}
