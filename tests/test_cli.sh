@@ -180,5 +180,17 @@ else
     echo "test_cli: note: 'taskqcd gauge info' does not work yet (or no shared data); gauge parts skipped"
 fi
 
+# dslash: every operator checked against the reference (the tool exits 1 when the check fails)
+for test in dslash mat matpc matpcdagmatpc; do
+    run 0 dslash --dim 4 4 4 8 --block 2 4 4 4 --test "$test" --prec single --recon 12 --niter 2 --quiet &&
+        expect "$out" "check against the reference:.*[(]ok" "dslash --test $test checked"
+done
+run 0 dslash --dim 4 4 4 4 --prec half --recon 8 --dagger --niter 1 --quiet --where cpu &&
+    expect "$out" "[(]ok" "dslash half recon 8 dagger checked"
+run 2 dslash --recon 10 && expect "$err" "recon" "dslash bad --recon"
+run 2 dslash --test frob && expect "$err" "frob" "dslash bad --test"
+run 2 dslash --dslash-type clover && expect "$err" "clover" "dslash clover not built yet"
+run 2 dslash --kappa -1 && expect "$err" "kappa" "dslash bad kappa"
+
 echo "test_cli: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -17,6 +17,8 @@ static void usage(FILE *out)
         "  info      show the StarPU workers, scheduler and build options\n"
         "  gauge     gauge files: info FILE | convert IN OUT --format F | generate ...\n"
         "  blas      time BLAS-1 kernels: --dim X Y Z T --prec P --op LIST --niter K\n"
+        "  dslash    apply and time a Wilson operator, checked against the reference:\n"
+        "            --dim X Y Z T --prec P --recon R --test dslash|mat|matpc|matpcdagmatpc\n"
         "\n"
         "runtime options (every command that starts StarPU):\n"
         "  --ncpus N --ncuda N --sched POLICY --verbosity N --quiet --no-mpi\n"
@@ -41,6 +43,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "info")) return tq_cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "gauge")) return tq_cmd_gauge(argc - 1, argv + 1);
     if (!strcmp(cmd, "blas")) return tq_cmd_blas(argc - 1, argv + 1);
+    if (!strcmp(cmd, "dslash")) return tq_cmd_dslash(argc - 1, argv + 1);
     fprintf(stderr, "taskqcd: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;

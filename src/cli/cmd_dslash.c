@@ -1,0 +1,252 @@
+/* taskqcd dslash: applies a Wilson-type operator (in the spirit of QUDA's dslash_test),
+ * checks it against the plain-loop double-precision reference and prints time, GFLOPS and
+ * GB/s. Flops as QUDA counts them: 1320 per site for the hopping term, +48 per site for
+ * the x + a D y of M and M_pc. Bytes: QUDA's model (per output site 8 links as stored,
+ * 8 neighbour spinors, 1 output spinor, +1 spinor for xpay) and the minimal-traffic model
+ * (every link, input spinor and output spinor moved once: per output site of one parity
+ * 8 links + 1 input + 1 output spinor, +1 for xpay). */
+#include "cli.h"
+#include "taskqcd.h"
+#include "../../tests/wilson_reference.h"   /* the reference the tests use */
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void dslash_usage(FILE *o)
+{
+    fprintf(o,
+        "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--prec double|single|half]\n"
+        "                      [--recon 18|12|8] [--dslash-type wilson] [--kappa K]\n"
+        "                      [--test dslash|mat|matpc|matpcdagmatpc] [--dagger] [--niter N]\n"
+        "                      [--gauge FILE] [--where any|cpu|cuda] [--check|--no-check]\n"
+        "                      [runtime options]\n"
+        "Applies the operator niter times (after one warm-up), prints time per application,\n"
+        "GFLOPS and GB/s, and checks the result against the double-precision plain-loop\n"
+        "reference (by default when the volume is at most 16^4). Without --gauge the gauge\n"
+        "field is weak-field random (seed 1, epsilon 0.2). Boundary conditions: antiperiodic in t.\n");
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
+
+int tq_cmd_dslash(int argc, char **argv)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    if (tq_init_params_from_args(&ip, &argc, argv)) {
+        fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
+        return 2;
+    }
+    int dims[4] = {16, 16, 16, 16}, block[4] = {0, 0, 0, 0};
+    int niter = 10, recon = 12, test = T_DSLASH, dagger = 0, check = -1;
+    double kappa = 0.12;
+    tq_precision prec = TQ_SINGLE;
+    const char *gauge_file = NULL, *where = "any";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) {
+            if (tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? dims : block)) {
+                fprintf(stderr, "taskqcd dslash: %s needs 4 positive integers\n", a);
+                return 2;
+            }
+        } else if (!strcmp(a, "--prec") && i + 1 < argc) {
+            if (tq_precision_parse(argv[++i], &prec)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 2; }
+        } else if (!strcmp(a, "--recon") && i + 1 < argc) {
+            recon = atoi(argv[++i]);
+            if (recon != 18 && recon != 12 && recon != 8) { fprintf(stderr, "taskqcd dslash: --recon must be 18, 12 or 8\n"); return 2; }
+        } else if (!strcmp(a, "--dslash-type") && i + 1 < argc) {
+            const char *t = argv[++i];
+            if (!strcmp(t, "clover")) { fprintf(stderr, "taskqcd dslash: the clover operator is not built yet\n"); return 2; }
+            if (strcmp(t, "wilson")) { fprintf(stderr, "taskqcd dslash: unknown --dslash-type '%s' (wilson, clover)\n", t); return 2; }
+        } else if (!strcmp(a, "--test") && i + 1 < argc) {
+            const char *t = argv[++i];
+            if (!strcmp(t, "dslash")) test = T_DSLASH;
+            else if (!strcmp(t, "mat")) test = T_MAT;
+            else if (!strcmp(t, "matpc")) test = T_MATPC;
+            else if (!strcmp(t, "matpcdagmatpc")) test = T_MATPCDAG;
+            else { fprintf(stderr, "taskqcd dslash: unknown --test '%s' (dslash, mat, matpc, matpcdagmatpc)\n", t); return 2; }
+        } else if (!strcmp(a, "--kappa") && i + 1 < argc) {
+            kappa = atof(argv[++i]);
+            if (!(kappa > 0)) { fprintf(stderr, "taskqcd dslash: --kappa must be positive\n"); return 2; }
+        } else if (!strcmp(a, "--niter") && i + 1 < argc) {
+            if (tq_cli_parse_positive(argv[++i], &niter)) { fprintf(stderr, "taskqcd dslash: --niter must be a positive integer\n"); return 2; }
+        } else if (!strcmp(a, "--gauge") && i + 1 < argc) {
+            gauge_file = argv[++i];
+        } else if (!strcmp(a, "--where") && i + 1 < argc) {
+            where = argv[++i];
+            if (strcmp(where, "any") && strcmp(where, "cpu") && strcmp(where, "cuda")) {
+                fprintf(stderr, "taskqcd dslash: --where must be any, cpu or cuda\n");
+                return 2;
+            }
+        } else if (!strcmp(a, "--dagger")) {
+            dagger = 1;
+        } else if (!strcmp(a, "--check")) {
+            check = 1;
+        } else if (!strcmp(a, "--no-check")) {
+            check = 0;
+        } else if (!strcmp(a, "--help")) {
+            dslash_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "taskqcd dslash: unknown option '%s'\n", a);
+            dslash_usage(stderr);
+            return 2;
+        }
+    }
+
+    tq_host_gauge hg;
+    memset(&hg, 0, sizeof hg);
+    if (gauge_file) {
+        if (tq_gauge_read(gauge_file, TQ_FORMAT_AUTO, &hg, NULL)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 1; }
+        memcpy(dims, hg.dims, sizeof dims);
+        tq_host_gauge_reunitarize(&hg);   /* single-precision files: SU(3) in double */
+    } else {
+        if (tq_host_gauge_alloc(&hg, dims)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 2; }
+        tq_host_gauge_weak(&hg, 1, 0.2);
+    }
+    const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
+    if (check < 0) check = vol <= 65536;
+    if (tq_init(&ip)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); tq_host_gauge_free(&hg); return 1; }
+    tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
+
+    int rc = 1;
+    tq_lattice *lat = NULL;
+    tq_field *gauge = NULL, *in = NULL, *out = NULL;
+    tq_dirac *d = NULL;
+    double *hin = NULL, *hout = NULL, *href = NULL;
+    tq_lattice_params lp;
+    memset(&lp, 0, sizeof lp);
+    memcpy(lp.dims, dims, sizeof dims);
+    memcpy(lp.block, block, sizeof block);
+    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
+    tq_subset sub = test == T_MAT ? TQ_FULL : TQ_EVEN;
+    tq_field_params sp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0};
+    tq_field_params op_in = sp;
+    if (test == T_DSLASH) op_in.subset = TQ_ODD;
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = TQ_DSLASH_WILSON;
+    dp.kappa = kappa;
+    if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) || tq_gauge_field_import(gauge, &hg) ||
+        tq_dirac_create(gauge, &dp, &d) || tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
+        fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
+        goto done;
+    }
+    hin = malloc((size_t)vol * 24 * sizeof *hin);
+    hout = calloc((size_t)vol * 24, sizeof *hout);
+    if (!hin || !hout) { fprintf(stderr, "taskqcd dslash: out of memory\n"); goto done; }
+    ref_spinor_random(hin, vol, 2);
+    if (tq_field_import(in, hin)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); goto done; }
+
+    tq_lattice_info li;
+    tq_lattice_get_info(lat, &li);
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    static const char *names[] = {"dslash", "mat", "matpc", "matpcdagmatpc"};
+    printf("taskqcd dslash: %s %s, %dx%dx%dx%d, blocks %dx%dx%dx%d (%d), %s recon %d, kappa %g, where %s, "
+           "%d CPU + %d CUDA workers\n",
+           names[test], dagger ? "dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
+           li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, kappa, where,
+           ri.ncpu_workers, ri.ncuda_workers);
+
+    tq_status st = TQ_SUCCESS;
+    double t0 = 0;
+    for (int it = -1; it < niter && st == TQ_SUCCESS; it++) {
+        if (it == 0) { tq_wait_all(); t0 = now(); }
+        switch (test) {
+        case T_DSLASH: st = tq_dslash(d, out, in, TQ_EVEN, dagger); break;
+        case T_MAT: st = tq_dirac_mat(d, out, in, dagger); break;
+        case T_MATPC: st = tq_dirac_matpc(d, out, in, TQ_EVEN, dagger); break;
+        default: st = tq_dirac_matpc_dag_matpc(d, out, in, TQ_EVEN); break;
+        }
+    }
+    tq_wait_all();
+    double t = (now() - t0) / niter;
+    if (st) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); goto done; }
+
+    /* counts per application */
+    const double half_sites = vol / 2.0;
+    const double sb = prec == TQ_HALF ? 24 * 2 + 4 : 24.0 * (int)prec, lb = recon * (double)(int)prec;
+    double hops = 0, xpays = 0;   /* single-parity hopping terms and xpays */
+    switch (test) {
+    case T_DSLASH: hops = 1; break;
+    case T_MAT: hops = 2; xpays = 2; break;
+    case T_MATPC: hops = 2; xpays = 1; break;
+    default: hops = 4; xpays = 2; break;
+    }
+    double flops = half_sites * (1320.0 * hops + 48.0 * xpays);
+    double bytes_quda = half_sites * (hops * (8 * lb + 9 * sb) + xpays * sb);
+    double bytes_min = half_sites * (hops * (8 * lb + 2 * sb) + xpays * sb);
+    printf("  time %.3f ms per application, %.1f GFLOPS, %.1f GB/s (QUDA's byte model), %.1f GB/s (minimal traffic)\n",
+           1e3 * t, flops / t * 1e-9, bytes_quda / t * 1e-9, bytes_min / t * 1e-9);
+    printf("  per output site and hop: 1320 flops, %.0f B (QUDA), %.0f B (minimal); xpay +48 flops, +%.0f B\n",
+           8 * lb + 9 * sb, 8 * lb + 2 * sb, sb);
+
+    rc = 0;
+    if (check) {
+        href = malloc((size_t)vol * 24 * sizeof *href);
+        double *tmp = malloc((size_t)vol * 24 * sizeof *tmp), *tmp2 = malloc((size_t)vol * 24 * sizeof *tmp2);
+        if (!href || !tmp || !tmp2) { free(tmp); free(tmp2); fprintf(stderr, "taskqcd dslash: out of memory\n"); rc = 1; goto done; }
+        double bc[4] = {1, 1, 1, -1};
+        const int64_t n = vol * 24;
+        int parity = test == T_MAT ? 2 : 0;
+        /* the input as the library holds it (rounded to prec) */
+        memset(hout, 0, (size_t)n * sizeof *hout);
+        tq_field_export(in, hout);
+        memcpy(hin, hout, (size_t)n * sizeof *hin);
+        if (test == T_DSLASH) {
+            ref_wilson_dslash(href, hg.links, hin, dims, bc, dagger, 0);
+        } else if (test == T_MAT) {
+            ref_wilson_mat(href, hg.links, hin, dims, bc, kappa, dagger);
+        } else {
+            int passes = test == T_MATPC ? 1 : 2;
+            memcpy(tmp2, hin, (size_t)n * sizeof *tmp2);
+            for (int ps = 0; ps < passes; ps++) {
+                int dg = test == T_MATPC ? dagger : ps;
+                ref_wilson_dslash(tmp, hg.links, tmp2, dims, bc, dg, 1);
+                ref_wilson_dslash(href, hg.links, tmp, dims, bc, dg, 0);
+                for (int64_t k = 0; k < n; k++) href[k] = tmp2[k] - kappa * kappa * href[k];
+                for (int64_t s = 0; s < vol; s++)
+                    if (ref_site_parity(s, dims)) memset(href + 24 * s, 0, 24 * sizeof(double));
+                memcpy(tmp2, href, (size_t)n * sizeof *tmp2);
+            }
+        }
+        memset(hout, 0, (size_t)n * sizeof *hout);
+        tq_field_export(out, hout);
+        double num = 0, den = 0;
+        for (int64_t s = 0; s < vol; s++) {
+            if (parity != 2 && ref_site_parity(s, dims) != parity) continue;
+            for (int k = 0; k < 24; k++) {
+                num = fmax(num, fabs(hout[24 * s + k] - href[24 * s + k]));
+                den = fmax(den, fabs(href[24 * s + k]));
+            }
+        }
+        double err = den > 0 ? num / den : num;
+        double tol = prec == TQ_DOUBLE ? 1e-12 : prec == TQ_SINGLE ? 5e-5 : 5e-3;
+        printf("  check against the reference: max |out - ref| / max |ref| = %.3g (%s, tolerance %.0e)\n", err,
+               err <= tol ? "ok" : "FAILED", tol);
+        if (!(err <= tol)) rc = 1;
+        free(tmp);
+        free(tmp2);
+    }
+done:
+    free(hin); free(hout); free(href);
+    tq_field_destroy(in);
+    tq_field_destroy(out);
+    tq_dirac_destroy(d);
+    tq_field_destroy(gauge);
+    tq_lattice_destroy(lat);
+    tq_host_gauge_free(&hg);
+    tq_set_placement(TQ_WHERE_ANY);
+    tq_finalize();
+    return rc;
+}
