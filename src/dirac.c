@@ -11,7 +11,18 @@ struct tq_dirac {
     const tq_field *gauge;
     tq_lattice *lat;
     tq_dirac_params p;
+    /* work fields, made once: a field created per call costs a GPU allocation and a free
+     * (which synchronises the device) every time; reusing one only orders the calls that
+     * share it. tmp[q]: the intermediate of M_pc on parity q; pc[p]: M_pc in inside
+     * M_pc^dag M_pc. */
+    tq_field *tmp[2], *pc[2];
 };
+
+static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
+{
+    tq_field_params fp = {TQ_FIELD_SPINOR, d->gauge->p.prec, (tq_subset)parity, (tq_recon)0};
+    return tq_field_create(d->lat, &fp, f);
+}
 
 tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_dirac **out)
 {
@@ -41,12 +52,22 @@ tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_di
             free(d);
             return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: boundary factor bc[%d] = %g is not +1 or -1", mu, p->bc[mu]);
         }
+    for (int i = 0; i < 2; i++)
+        if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) {
+            tq_dirac_destroy(d);
+            return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: cannot create work fields");
+        }
     *out = d;
     return TQ_SUCCESS;
 }
 
 void tq_dirac_destroy(tq_dirac *d)
 {
+    if (!d) return;
+    for (int i = 0; i < 2; i++) {
+        tq_field_destroy(d->tmp[i]);
+        tq_field_destroy(d->pc[i]);
+    }
     free(d);
 }
 
@@ -218,12 +239,6 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     return TQ_SUCCESS;
 }
 
-static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
-{
-    tq_field_params fp = {TQ_FIELD_SPINOR, d->gauge->p.prec, (tq_subset)parity, (tq_recon)0};
-    return tq_field_create(d->lat, &fp, f);
-}
-
 tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                          int dagger)
 {
@@ -234,13 +249,9 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     const int p = (int)parity, q = 1 - p;
-    tq_field *tmp = NULL;
-    TQ_CHECK(temp_spinor(d, q, &tmp));
     /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
-    tq_status st = hopping(who, d, tmp, in, q, dagger, 1.0, NULL);
-    if (st == TQ_SUCCESS) st = hopping(who, d, out, tmp, p, dagger, -d->p.kappa * d->p.kappa, in);
-    tq_field_destroy(tmp);
-    return st;
+    TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
+    return hopping(who, d, out, d->tmp[q], p, dagger, -d->p.kappa * d->p.kappa, in);
 }
 
 tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,
@@ -250,10 +261,8 @@ tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_fi
     if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
     TQ_CHECK(check_parity(who, parity));
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
-    tq_field *tmp = NULL;
-    TQ_CHECK(temp_spinor(d, (int)parity, &tmp));
-    tq_status st = tq_dirac_matpc(d, tmp, in, parity, 0);
-    if (st == TQ_SUCCESS) st = tq_dirac_matpc(d, out, tmp, parity, 1);
-    tq_field_destroy(tmp);
-    return st;
+    if (in == d->pc[parity] || out == d->pc[parity])
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: a field is the operator's work field", who);
+    TQ_CHECK(tq_dirac_matpc(d, d->pc[parity], in, parity, 0));
+    return tq_dirac_matpc(d, out, d->pc[parity], parity, 1);
 }
