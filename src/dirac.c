@@ -16,6 +16,10 @@ struct tq_dirac {
      * share it. tmp[q]: the intermediate of M_pc on parity q; pc[p]: M_pc in inside
      * M_pc^dag M_pc. */
     tq_field *tmp[2], *pc[2];
+    /* face handles, made once for the same reason: faces[b * nfaces + k], k = 2 per split
+     * direction (the block's lower face, then its upper face) */
+    int nfaces;
+    starpu_data_handle_t *faces;
 };
 
 static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
@@ -52,6 +56,22 @@ tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_di
             free(d);
             return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: boundary factor bc[%d] = %g is not +1 or -1", mu, p->bc[mu]);
         }
+    for (int mu = 0; mu < 4; mu++)
+        if (lat->nb[mu] > 1 || lat->procs[mu] > 1) d->nfaces += 2;
+    if (d->nfaces) {
+        d->faces = calloc((size_t)lat->nblocks * d->nfaces, sizeof *d->faces);
+        if (!d->faces) { free(d); return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: out of memory"); }
+        for (int b = 0; b < lat->nblocks; b++) {
+            int k = 0;
+            for (int mu = 0; mu < 4; mu++) {
+                if (!(lat->nb[mu] > 1 || lat->procs[mu] > 1)) continue;
+                tq_layout L = tq_layout_make((int)gauge->p.prec, 12, 1, tq_face_sites(lat->block, mu));
+                size_t site_bytes = (size_t)(tq_layout_bytes(&L) / L.stride);
+                for (int side = 0; side < 2; side++)
+                    starpu_vector_data_register(&d->faces[b * d->nfaces + k++], -1, 0, (uint32_t)L.stride, site_bytes);
+            }
+        }
+    }
     for (int i = 0; i < 2; i++)
         if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) {
             tq_dirac_destroy(d);
@@ -67,6 +87,10 @@ void tq_dirac_destroy(tq_dirac *d)
     for (int i = 0; i < 2; i++) {
         tq_field_destroy(d->tmp[i]);
         tq_field_destroy(d->pc[i]);
+    }
+    if (d->faces) {
+        for (int i = 0; i < d->lat->nblocks * d->nfaces; i++) starpu_data_unregister_submit(d->faces[i]);
+        free(d->faces);
     }
     free(d);
 }
@@ -99,8 +123,8 @@ static tq_status check_spinor(const char *who, const tq_dirac *d, const tq_field
 }
 
 /* Submits out = a D in (+ x) on parity `parity`: per block a pack task (when the lattice
- * is split into blocks), an interior task and an exterior task; the faces are temporary
- * handles that StarPU moves between the memories of the blocks' workers. */
+ * is split into blocks), an interior task and an exterior task; the operator's face
+ * handles are what StarPU moves between the memories of the blocks' workers. */
 static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                          int parity, int dagger, double a, const tq_field *x)
 {
@@ -127,21 +151,7 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
         base.L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_face_sites(base.B, mu));
 
     const int nb = lat->nblocks, nf = 2 * nsplit;
-    starpu_data_handle_t *faces = NULL;
-    if (nf) {
-        faces = calloc((size_t)nb * nf, sizeof *faces);
-        if (!faces) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
-        for (int b = 0; b < nb; b++) {
-            int k = 0;
-            for (int mu = 0; mu < 4; mu++) {
-                if (!base.split[mu]) continue;
-                size_t site_bytes = (size_t)(tq_layout_bytes(&base.L_face[mu]) / base.L_face[mu].stride);
-                for (int side = 0; side < 2; side++)
-                    starpu_vector_data_register(&faces[b * nf + k++], -1, 0,
-                                                (uint32_t)base.L_face[mu].stride, site_bytes);
-            }
-        }
-    }
+    starpu_data_handle_t *faces = d->faces;
     tq_status st = TQ_SUCCESS;
     int ret = 0;
     /* faces first: they gate the neighbours' exterior work */
@@ -186,10 +196,6 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
                                       tq_field_handle(d->gauge, b, q), ho, hx, from, nf);
     }
     if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
-    if (faces) {
-        for (int i = 0; i < nb * nf; i++) starpu_data_unregister_submit(faces[i]);
-        free(faces);
-    }
     return st;
 }
 
