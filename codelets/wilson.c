@@ -13,18 +13,8 @@
 #include "config.h"
 #include "tq_codelets.h"
 
-/* The CPU loops with precision and compression as compile-time constants (one
- * instantiation each) so the per-site loops unroll as on the GPU. */
-#define TQ_WILSON_DISPATCH(prec, recon, CALL)                                        \
-    do {                                                                             \
-        if (prec == 8) {                                                             \
-            if (recon == 18) { CALL(8, 18); } else if (recon == 12) { CALL(8, 12); } else { CALL(8, 8); } \
-        } else if (prec == 4) {                                                      \
-            if (recon == 18) { CALL(4, 18); } else if (recon == 12) { CALL(4, 12); } else { CALL(4, 8); } \
-        } else {                                                                     \
-            if (recon == 18) { CALL(2, 18); } else if (recon == 12) { CALL(2, 12); } else { CALL(2, 8); } \
-        }                                                                            \
-    } while (0)
+/* The CPU loops take precision and compression as compile-time constants through
+ * TQ_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
 
 static void face_pointers(void *buffers[], int first, const tq_wilson_args *a, void *face[4][2])
 {

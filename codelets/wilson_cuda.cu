@@ -48,17 +48,6 @@ static unsigned grid_for(int64_t n)
     return (unsigned)((n + TQ_WILSON_THREADS - 1) / TQ_WILSON_THREADS);
 }
 
-#define TQ_WILSON_DISPATCH(prec, recon, LAUNCH)                                       \
-    do {                                                                              \
-        if (prec == 8) {                                                              \
-            if (recon == 18) { LAUNCH(8, 18); } else if (recon == 12) { LAUNCH(8, 12); } else { LAUNCH(8, 8); } \
-        } else if (prec == 4) {                                                       \
-            if (recon == 18) { LAUNCH(4, 18); } else if (recon == 12) { LAUNCH(4, 12); } else { LAUNCH(4, 8); } \
-        } else {                                                                      \
-            if (recon == 18) { LAUNCH(2, 18); } else if (recon == 12) { LAUNCH(2, 12); } else { LAUNCH(2, 8); } \
-        }                                                                             \
-    } while (0)
-
 static face_ptrs faces_of(void *buffers[], int first, const tq_wilson_args *a)
 {
     face_ptrs f;

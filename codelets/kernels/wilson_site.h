@@ -135,6 +135,19 @@ TQ_HD void tq_face_entry(const tq_wilson_args *a, int64_t e, int *mu, int *side,
     *mu = -1; *side = 0; *fi = 0;
 }
 
+/* Calls CALL(P, R) with the precision (8, 4, 2) and compression (18, 12, 8) as literals, so
+ * the CPU loops and the CUDA launches get one compile-time instantiation per combination. */
+#define TQ_WILSON_DISPATCH(prec, recon, CALL)                                                      \
+    do {                                                                                           \
+        if ((prec) == 8) {                                                                         \
+            if ((recon) == 18) { CALL(8, 18); } else if ((recon) == 12) { CALL(8, 12); } else { CALL(8, 8); } \
+        } else if ((prec) == 4) {                                                                  \
+            if ((recon) == 18) { CALL(4, 18); } else if ((recon) == 12) { CALL(4, 12); } else { CALL(4, 8); } \
+        } else {                                                                                   \
+            if ((recon) == 18) { CALL(2, 18); } else if ((recon) == 12) { CALL(2, 12); } else { CALL(2, 8); } \
+        }                                                                                          \
+    } while (0)
+
 #define TQ_R double
 #define TQ_RF(name) name
 #define TQ_RM(fn) fn
