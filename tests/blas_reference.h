@@ -362,4 +362,27 @@ static inline void ref_fill_random(double *h, int64_t nsites, int nreal, uint64_
     }
 }
 
+/* Tolerances shared by the BLAS tests, all relative to a site max or a sum of |terms|. */
+
+/* Largest storage rounding of a component, relative to its site max. */
+static inline double quantum(tq_precision p)
+{
+    switch (p) {
+    case TQ_DOUBLE: return 0.0;
+    case TQ_SINGLE: return 6.0e-8;                /* 2^-24 (round to nearest) */
+    case TQ_HALF: return 0.5 / 32767.0 * 1.02;   /* half a quantum; the norm is a float */
+    }
+    return 0.0;
+}
+
+/* Arithmetic error relative to the operands' site max: double arithmetic done in another
+ * order; all-half operations compute in float (coefficients rounded to float, a product
+ * and a sum: about 3 u (1 + |a|) with u = 2^-24, |a| <= 1.3). */
+static inline double arith_tol(tq_precision p) { return p == TQ_HALF ? 5e-7 : 4e-14; }
+
+/* Reductions, relative to the sum of |terms|: double per-site arithmetic is exact on stored
+ * values up to the final additions; all-half operations sum each site's 24 terms in float
+ * (blas_site.h), bounded by gamma_24 = 24 u / (1 - 24 u), u = 2^-24. */
+static inline double reduce_tol(tq_precision p) { return p == TQ_HALF ? 1.5e-6 : 1e-12; }
+
 #endif

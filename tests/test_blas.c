@@ -24,25 +24,6 @@ static const tq_precision precs[3] = {TQ_DOUBLE, TQ_SINGLE, TQ_HALF};
 
 static int prec_index(tq_precision p) { return p == TQ_DOUBLE ? 0 : p == TQ_SINGLE ? 1 : 2; }
 
-/* Largest storage rounding of a component, relative to its site max. */
-static double quantum(tq_precision p)
-{
-    switch (p) {
-    case TQ_DOUBLE: return 0.0;
-    case TQ_SINGLE: return 6.0e-8;                /* 2^-24 (round to nearest) */
-    case TQ_HALF: return 0.5 / 32767.0 * 1.02;   /* half a quantum; the norm is a float */
-    }
-    return 0.0;
-}
-/* double arithmetic done in another order, relative to the operands' site max */
-/* Arithmetic error relative to the operands' site max: double arithmetic done in another
- * order; all-half operations compute in float (coefficients rounded to float, a product
- * and a sum: about 3 u (1 + |a|) with u = 2^-24, |a| <= 1.3). */
-static double arith_tol(tq_precision p) { return p == TQ_HALF ? 5e-7 : 4e-14; }
-/* Reductions, relative to the sum of |terms|: double per-site arithmetic is exact on stored
- * values up to the final additions; all-half operations sum each site's 24 terms in float
- * (blas_site.h), bounded by gamma_24 = 24 u / (1 - 24 u), u = 2^-24. */
-static double reduce_tol(tq_precision p) { return p == TQ_HALF ? 1.5e-6 : 1e-12; }
 #define REDUCE_TOL reduce_tol(prec)
 
 typedef struct lat_setup {

@@ -31,14 +31,6 @@ static int prec_index(tq_precision p) { return p == TQ_DOUBLE ? 0 : p == TQ_SING
 
 /* CPU vs CUDA, relative to the site max */
 static double cmp_tol(tq_precision p) { return p == TQ_DOUBLE ? 1e-14 : p == TQ_SINGLE ? 1e-6 : 1e-4; }
-/* storage rounding (see test_blas.c) for the comparison with the reference */
-static double quantum(tq_precision p) { return p == TQ_DOUBLE ? 0.0 : p == TQ_SINGLE ? 6.0e-8 : 0.5 / 32767.0 * 1.02; }
-/* arithmetic error relative to the inputs' site max (see test_blas.c) */
-static double arith_tol(tq_precision p) { return p == TQ_HALF ? 5e-7 : 4e-14; }
-/* Reductions, relative to the sum of |terms|: double per-site arithmetic is exact on stored
- * values up to the final additions; all-half operations sum each site's 24 terms in float
- * (blas_site.h), bounded by gamma_24 = 24 u / (1 - 24 u), u = 2^-24. */
-static double reduce_tol(tq_precision p) { return p == TQ_HALF ? 1.5e-6 : 1e-12; }
 #define REDUCE_TOL reduce_tol(prec)
 
 typedef struct lat_setup {
