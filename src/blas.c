@@ -3,8 +3,50 @@
 #include "field_internal.h"
 #include "tq_tasks.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Reduction scratch kept for the life of the runtime: one partial-sum handle per task and
+ * the handle the combine task writes the result into. Registering them per call cost a
+ * device allocation, a pinned host allocation and handle set-up on every reduction. The
+ * lock makes a reduction from one thread complete (result read) before another starts,
+ * since all of them share these handles. */
+static struct {
+    pthread_mutex_t lock;
+    starpu_data_handle_t *partials;
+    int npartials;
+    starpu_data_handle_t result;
+    double result_buf[TQ_BLAS_MAX_RESULTS];
+} reduce_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Called with the lock held. */
+static int reduce_pool_reserve(int n)
+{
+    if (!reduce_pool.result)
+        starpu_vector_data_register(&reduce_pool.result, STARPU_MAIN_RAM, (uintptr_t)reduce_pool.result_buf,
+                                    TQ_BLAS_MAX_RESULTS, sizeof(double));
+    if (n <= reduce_pool.npartials) return 0;
+    starpu_data_handle_t *p = realloc(reduce_pool.partials, (size_t)n * sizeof *p);
+    if (!p) return -1;
+    reduce_pool.partials = p;
+    for (int t = reduce_pool.npartials; t < n; t++)
+        starpu_vector_data_register(&p[t], -1, 0, TQ_BLAS_MAX_RESULTS, sizeof(double));
+    reduce_pool.npartials = n;
+    return 0;
+}
+
+void tq_internal_blas_release(void)
+{
+    pthread_mutex_lock(&reduce_pool.lock);
+    for (int t = 0; t < reduce_pool.npartials; t++) starpu_data_unregister(reduce_pool.partials[t]);
+    free(reduce_pool.partials);
+    reduce_pool.partials = NULL;
+    reduce_pool.npartials = 0;
+    if (reduce_pool.result) starpu_data_unregister(reduce_pool.result);
+    reduce_pool.result = NULL;
+    pthread_mutex_unlock(&reduce_pool.lock);
+}
 
 static tq_status blas_run(const char *who, int op, const double *c, tq_field *const *f,
                           double *result)
@@ -28,10 +70,12 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
     const int nres = tq_blas_nresults(op);
     starpu_data_handle_t *partials = NULL;
     if (nres) {
-        partials = malloc((size_t)ntasks * sizeof *partials);
-        if (!partials) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
-        for (int t = 0; t < ntasks; t++)
-            starpu_vector_data_register(&partials[t], -1, 0, TQ_BLAS_MAX_RESULTS, sizeof(double));
+        pthread_mutex_lock(&reduce_pool.lock);
+        if (reduce_pool_reserve(ntasks)) {
+            pthread_mutex_unlock(&reduce_pool.lock);
+            return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+        }
+        partials = reduce_pool.partials;
     }
     tq_blas_args a;
     memset(&a, 0, sizeof a);
@@ -51,14 +95,16 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
     if (nres) {
         double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
         if (st == TQ_SUCCESS) {
-            starpu_data_handle_t res;
-            starpu_vector_data_register(&res, STARPU_MAIN_RAM, (uintptr_t)sum, TQ_BLAS_MAX_RESULTS, sizeof(double));
-            int ret = tq_task_reduce_combine(partials, ntasks, res);
+            int ret = tq_task_reduce_combine(partials, ntasks, reduce_pool.result);
             if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret);
-            starpu_data_unregister(res);   /* waits for the combine, brings sum home */
+            else if (starpu_data_acquire(reduce_pool.result, STARPU_R))
+                st = tq_error(TQ_ERR_RUNTIME, "%s: reading the reduction result failed", who);
+            else {
+                memcpy(sum, reduce_pool.result_buf, sizeof sum);
+                starpu_data_release(reduce_pool.result);
+            }
         }
-        for (int t = 0; t < ntasks; t++) starpu_data_unregister_submit(partials[t]);
-        free(partials);
+        pthread_mutex_unlock(&reduce_pool.lock);
         if (st == TQ_SUCCESS) {
 #ifdef TQ_HAVE_MPI
             if (tq_internal_mpi_size() > 1) tq_internal_allreduce_sum(sum, nres);

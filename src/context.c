@@ -138,6 +138,7 @@ tq_status tq_finalize(void)
 {
     if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_finalize: not initialized");
     starpu_task_wait_for_all();
+    tq_internal_blas_release();
     tq_codelets_shutdown();
 #ifdef TQ_HAVE_MPI
     if (ctx.mpi_active) starpu_mpi_shutdown();

@@ -21,6 +21,8 @@ int tq_internal_mpi_rank(void);
 int tq_internal_mpi_size(void);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
+/* Unregisters the reduction scratch handles (before StarPU shuts down). */
+void tq_internal_blas_release(void);
 
 #define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
 
