@@ -46,8 +46,9 @@ __global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n)
 }
 
 /* Reductions: each thread accumulates a fixed subset of sites (the grid depends only on n
- * and the device model), the block combines in a fixed tree, and one thread sums the
- * blocks in order, so the partial sum is reproducible bit for bit on a given kind of GPU. */
+ * and the device model), the block combines in a fixed tree, and reduce_final combines
+ * the blocks in a fixed order too, so the partial sum is reproducible bit for bit on a
+ * given kind of GPU. */
 template <int OP, int PREC, int NREAL>
 __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch)
 {
@@ -68,14 +69,24 @@ __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *sc
         for (int r = 0; r < nres; r++) scratch[blockIdx.x * TQ_BLAS_MAX_RESULTS + r] = sh[r][0];
 }
 
+/* One block sums the per-block results: thread t takes blocks t, t + T, ... in order,
+ * then the same fixed tree as above. (One thread summing them serially cost ~200 us: a
+ * chain of ~1000 dependent global loads.) */
 __global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
 {
-    int r = threadIdx.x;
-    if (r >= TQ_BLAS_MAX_RESULTS) return;
-    double s = 0.0;
-    if (r < nres)
-        for (int i = 0; i < nblocks; i++) s += scratch[i * TQ_BLAS_MAX_RESULTS + r];
-    partial[r] = s;
+    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    for (int r = 0; r < nres; r++) {
+        double s = 0.0;
+        for (int i = threadIdx.x; i < nblocks; i += TQ_REDUCE_THREADS) s += scratch[i * TQ_BLAS_MAX_RESULTS + r];
+        sh[r][threadIdx.x] = s;
+    }
+    __syncthreads();
+    for (int w = TQ_REDUCE_THREADS / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w)
+            for (int r = 0; r < nres; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x < TQ_BLAS_MAX_RESULTS) partial[threadIdx.x] = threadIdx.x < nres ? sh[threadIdx.x][0] : 0.0;
 }
 
 /* Thread blocks of a reduction kernel that the device runs at once: the grid of a large
@@ -116,7 +127,7 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
     int64_t resident = reduce_resident_blocks<OP, PREC, NREAL>();
     int grid = (int)(want < resident ? (want > 0 ? want : 1) : resident);
     reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch);
-    reduce_final<<<1, 32, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
+    reduce_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
 }
 
 extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
