@@ -5,6 +5,7 @@
 #include <starpu.h>
 #include "kernels/blas_site.h"
 #include "kernels/wilson_site.h"
+#include "kernels/clover_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +31,11 @@ extern struct starpu_codelet tq_cl_wilson_pack;
 extern struct starpu_codelet tq_cl_wilson_interior;
 extern struct starpu_codelet tq_cl_wilson_exterior;
 
+/* Clover term of one block and parity (codelets/clover.c documents the buffers). */
+extern struct starpu_codelet tq_cl_clover;
+void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K, const void **in,
+                       const void **x, void **out);
+
 void tq_codelets_init(void);
 void tq_codelets_shutdown(void);
 starpu_data_handle_t tq_codelets_scratch(void);
@@ -40,6 +46,7 @@ void tq_blas_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
+void tq_clover_cuda(void *buffers[], void *cl_arg);
 #endif
 
 #ifdef __cplusplus

@@ -245,15 +245,22 @@ tq_status tq_gauge_field_export(const tq_field *f, tq_host_gauge *g);
  * in the DeGrand-Rossi basis, with the boundary factor bc[mu] on hops that cross the
  * lattice boundary in direction mu. Kappa normalisation: M = 1 - kappa D (Wilson);
  * the mass form (4 + m) - D/2 with kappa = 1 / (2 (4 + m)) is M / (2 kappa).
+ * Wilson-clover: M = A - kappa D, A = 1 + kappa c_sw sum_{mu<nu} sigma_{mu nu} (i F_{mu nu})
+ * (Hermitian, two 6x6 chiral blocks per site; doc/conventions.md).
  * Even-odd: D_pq maps parity q to parity p; the preconditioned operator on parity p is
- *   M_pc = 1 - kappa^2 D_pq D_qp. */
+ *   Wilson:            M_pc = 1 - kappa^2 D_pq D_qp
+ *   clover symmetric:  M_pc = 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp     (the default)
+ *   clover asymmetric: M_pc = A_pp - kappa^2 D_pq A_qq^-1 D_qp
+ * (the two forms coincide for Wilson). */
 typedef enum tq_dslash_type { TQ_DSLASH_WILSON = 0, TQ_DSLASH_CLOVER = 1 } tq_dslash_type;
+typedef enum tq_matpc { TQ_MATPC_SYMMETRIC = 0, TQ_MATPC_ASYMMETRIC = 1 } tq_matpc;
 typedef struct tq_dirac_params {
     tq_dslash_type type;
     double kappa;            /* hopping parameter, > 0 */
     double csw;              /* clover coefficient (TQ_DSLASH_CLOVER) */
     double bc[4];            /* boundary factor per direction (+1 periodic, -1 antiperiodic);
                                 all zero means {1, 1, 1, -1}: antiperiodic in time */
+    tq_matpc matpc;          /* even-odd form of the clover operator */
 } tq_dirac_params;
 typedef struct tq_dirac tq_dirac;
 
@@ -277,6 +284,14 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
 /* out = M_pc^dag M_pc in. */
 tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,
                                    tq_subset parity);
+/* Clover operators: out = A in (inverse: A^-1 in) on parity `parity` (out may be in). */
+tq_status tq_dirac_clover(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                          int inverse);
+/* Even-odd solves of M x = b on parity p: solve M_pc x_p = b_pc with b_pc from
+ * tq_dirac_prepare (b full), then tq_dirac_reconstruct writes the full x (x_pc may be x). */
+tq_status tq_dirac_prepare(const tq_dirac *d, tq_field *b_pc, const tq_field *b, tq_subset parity);
+tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x_pc,
+                               const tq_field *b, tq_subset parity);
 
 #ifdef __cplusplus
 }

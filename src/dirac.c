@@ -1,5 +1,6 @@
 /* Wilson-type Dirac operators: the task graph of one hopping-term application (pack faces,
- * interior, exterior per block) and the operators built from it. */
+ * interior, exterior per block), the clover term (one task per block and parity), and the
+ * operators built from them. */
 #include "field_internal.h"
 #include "tq_tasks.h"
 
@@ -20,6 +21,8 @@ struct tq_dirac {
      * direction (the block's lower face, then its upper face) */
     int nfaces;
     starpu_data_handle_t *faces;
+    /* clover operators: A and A^-1 on both parities (NULL for Wilson) */
+    tq_field *clover, *clover_inv;
 };
 
 static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
@@ -36,8 +39,10 @@ tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_di
         return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: the field is not a gauge field");
     if (p->type != TQ_DSLASH_WILSON && p->type != TQ_DSLASH_CLOVER)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: unknown operator type %d", (int)p->type);
-    if (p->type == TQ_DSLASH_CLOVER)
-        return tq_error(TQ_ERR_UNSUPPORTED, "tq_dirac_create: the clover operator is not built yet");
+    if (p->type == TQ_DSLASH_CLOVER && !isfinite(p->csw))
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: c_sw must be finite (got %g)", p->csw);
+    if (p->matpc != TQ_MATPC_SYMMETRIC && p->matpc != TQ_MATPC_ASYMMETRIC)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: unknown even-odd form %d", (int)p->matpc);
     if (!(p->kappa > 0.0) || !isfinite(p->kappa))
         return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: kappa must be positive and finite (got %g)", p->kappa);
     const tq_lattice *lat = gauge->lat;
@@ -77,6 +82,15 @@ tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_di
             tq_dirac_destroy(d);
             return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: cannot create work fields");
         }
+    if (p->type == TQ_DSLASH_CLOVER) {
+        tq_status st = tq_clover_build(gauge, d->p.kappa, d->p.csw, &d->clover, &d->clover_inv);
+        if (st != TQ_SUCCESS) {
+            char msg[512];
+            snprintf(msg, sizeof msg, "%s", tq_last_error());
+            tq_dirac_destroy(d);
+            return tq_error(st, "tq_dirac_create: %s", msg);
+        }
+    }
     *out = d;
     return TQ_SUCCESS;
 }
@@ -88,6 +102,8 @@ void tq_dirac_destroy(tq_dirac *d)
         tq_field_destroy(d->tmp[i]);
         tq_field_destroy(d->pc[i]);
     }
+    tq_field_destroy(d->clover);
+    tq_field_destroy(d->clover_inv);
     if (d->faces) {
         for (int i = 0; i < d->lat->nblocks * d->nfaces; i++) starpu_data_unregister_submit(d->faces[i]);
         free(d->faces);
@@ -199,6 +215,30 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
     return st;
 }
 
+/* Submits out = K in (or out = x + a K in when x) on parity `parity`, K = A or A^-1: one
+ * task per block. in may be out (in place); x must differ from out. */
+static tq_status clover_term(const char *who, const tq_dirac *d, int inverse, tq_field *out,
+                             const tq_field *in, int parity, double a, const tq_field *x)
+{
+    const tq_field *K = inverse ? d->clover_inv : d->clover;
+    tq_clover_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.cb = d->lat->block_cb;
+    ca.xpay = x != NULL;
+    ca.a = a;
+    ca.L_clover = K->layout;
+    ca.L_in = in->layout;
+    ca.L_out = out->layout;
+    ca.L_x = x ? x->layout : out->layout;
+    for (int b = 0; b < d->lat->nblocks; b++) {
+        starpu_data_handle_t ho = parity_handle(out, b, parity), hi = parity_handle(in, b, parity);
+        ca.in_place = hi == ho;
+        int ret = tq_task_clover(&ca, tq_field_handle(K, b, parity), hi, ho, x ? parity_handle(x, b, parity) : NULL);
+        if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+    }
+    return TQ_SUCCESS;
+}
+
 static tq_status check_parity(const char *who, tq_subset parity)
 {
     if (parity != TQ_EVEN && parity != TQ_ODD)
@@ -240,8 +280,15 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     TQ_CHECK(check_spinor(who, d, out, 0, "out"));
     TQ_CHECK(check_spinor(who, d, in, 0, "in"));
-    for (int p = 0; p < 2; p++)
-        TQ_CHECK(hopping(who, d, out, in, p, dagger, -d->p.kappa, in));
+    for (int p = 0; p < 2; p++) {
+        if (!d->clover) {
+            TQ_CHECK(hopping(who, d, out, in, p, dagger, -d->p.kappa, in));
+            continue;
+        }
+        /* A is Hermitian: M^dag = A - kappa D^dag */
+        TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
+        TQ_CHECK(hopping(who, d, out, in, p, dagger, -d->p.kappa, out));
+    }
     return TQ_SUCCESS;
 }
 
@@ -255,9 +302,31 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     const int p = (int)parity, q = 1 - p;
-    /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
-    TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
-    return hopping(who, d, out, d->tmp[q], p, dagger, -d->p.kappa * d->p.kappa, in);
+    const double k2 = d->p.kappa * d->p.kappa;
+    if (!d->clover) {
+        /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
+        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
+        return hopping(who, d, out, d->tmp[q], p, dagger, -k2, in);
+    }
+    if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
+        /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
+        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
+        TQ_CHECK(clover_term(who, d, 1, d->tmp[q], d->tmp[q], q, 0.0, NULL));
+        TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
+        return hopping(who, d, out, d->tmp[q], p, dagger, -k2, out);
+    }
+    if (!dagger) {
+        /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp */
+        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, 0, 1.0, NULL));
+        TQ_CHECK(clover_term(who, d, 1, d->tmp[q], d->tmp[q], q, 0.0, NULL));
+        TQ_CHECK(hopping(who, d, d->tmp[p], d->tmp[q], p, 0, 1.0, NULL));
+        return clover_term(who, d, 1, out, d->tmp[p], p, -k2, in);
+    }
+    /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
+    TQ_CHECK(clover_term(who, d, 1, d->tmp[p], in, p, 0.0, NULL));
+    TQ_CHECK(hopping(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL));
+    TQ_CHECK(clover_term(who, d, 1, d->tmp[q], d->tmp[q], q, 0.0, NULL));
+    return hopping(who, d, out, d->tmp[q], p, 1, -k2, in);
 }
 
 tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,
@@ -271,4 +340,67 @@ tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_fi
         return tq_error(TQ_ERR_INVALID_ARG, "%s: a field is the operator's work field", who);
     TQ_CHECK(tq_dirac_matpc(d, d->pc[parity], in, parity, 0));
     return tq_dirac_matpc(d, out, d->pc[parity], parity, 1);
+}
+
+tq_status tq_dirac_clover(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                          int inverse)
+{
+    const char *who = "tq_dirac_clover";
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    if (!d->clover) return tq_error(TQ_ERR_INVALID_ARG, "%s: the operator has no clover term (Wilson)", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
+    return clover_term(who, d, inverse ? 1 : 0, out, in, (int)parity, 0.0, NULL);
+}
+
+/* Even-odd source: with M = [[A_pp, -kappa D_pq], [-kappa D_qp, A_qq]], eliminating parity q
+ * gives (A_pp - kappa^2 D_pq A_qq^-1 D_qp) x_p = b_p + kappa D_pq A_qq^-1 b_q; the symmetric
+ * form multiplies both sides by A_pp^-1. Wilson: A = 1. */
+tq_status tq_dirac_prepare(const tq_dirac *d, tq_field *out, const tq_field *b, tq_subset parity)
+{
+    const char *who = "tq_dirac_prepare";
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, b, 0, "b"));
+    if (b->nparity != 2) return tq_error(TQ_ERR_INVALID_ARG, "%s: b must be a full (both-parity) field", who);
+    if (out == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and b are the same field", who);
+    const int p = (int)parity, q = 1 - p;
+    if (!d->clover) return hopping(who, d, out, b, p, 0, d->p.kappa, b);
+    TQ_CHECK(clover_term(who, d, 1, d->tmp[q], b, q, 0.0, NULL));
+    TQ_CHECK(hopping(who, d, out, d->tmp[q], p, 0, d->p.kappa, b));
+    if (d->p.matpc == TQ_MATPC_SYMMETRIC) TQ_CHECK(clover_term(who, d, 1, out, out, p, 0.0, NULL));
+    return TQ_SUCCESS;
+}
+
+/* Full solution from the even-odd one: x_q = A_qq^-1 (b_q + kappa D_qp x_p), x_p = x_pc. */
+tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x_pc,
+                               const tq_field *b, tq_subset parity)
+{
+    const char *who = "tq_dirac_reconstruct";
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, x, 0, "x"));
+    TQ_CHECK(check_spinor(who, d, x_pc, (int)parity, "x_pc"));
+    TQ_CHECK(check_spinor(who, d, b, 0, "b"));
+    if (x->nparity != 2 || b->nparity != 2)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b must be full (both-parity) fields", who);
+    if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
+    const int p = (int)parity, q = 1 - p;
+    if (x_pc != x) {
+        tq_blas_args ba;
+        memset(&ba, 0, sizeof ba);
+        ba.op = TQ_OP_COPY;
+        ba.L[0] = x_pc->layout;
+        ba.L[1] = x->layout;
+        for (int blk = 0; blk < d->lat->nblocks; blk++) {
+            starpu_data_handle_t h[2] = {parity_handle(x_pc, blk, p), parity_handle(x, blk, p)};
+            int ret = tq_task_blas(&ba, h, NULL);
+            if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+        }
+    }
+    TQ_CHECK(hopping(who, d, x, x_pc, q, 0, d->p.kappa, b));
+    if (d->clover) TQ_CHECK(clover_term(who, d, 1, x, x, q, 0.0, NULL));
+    return TQ_SUCCESS;
 }

@@ -48,4 +48,9 @@ tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq
                                     int same_precision);
 int tq_field_kind_is_vector(tq_field_kind k);
 
+/* The clover term A of the operator with these kappa, c_sw and its inverse, as two new
+ * clover fields of the gauge field's lattice and precision (src/clover_build.c). */
+tq_status tq_clover_build(const tq_field *gauge, double kappa, double csw, tq_field **A,
+                          tq_field **Ainv);
+
 #endif

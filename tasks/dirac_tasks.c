@@ -1,11 +1,12 @@
-/* Insert functions for the Wilson hopping-term codelets (pack, interior, exterior). */
+/* Insert functions for the Wilson hopping-term codelets (pack, interior, exterior) and the
+ * clover term. */
 #include "tq_tasks.h"
 #include "taskqcd.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int submit(struct starpu_codelet *cl, const tq_wilson_args *a,
+static int submit(struct starpu_codelet *cl, const void *a, size_t asize,
                   const struct starpu_data_descr *d, int n, int priority)
 {
     struct starpu_task *task = starpu_task_create();
@@ -25,11 +26,11 @@ static int submit(struct starpu_codelet *cl, const tq_wilson_args *a,
         STARPU_TASK_SET_HANDLE(task, d[i].handle, i);
         STARPU_TASK_SET_MODE(task, d[i].mode, i);
     }
-    tq_wilson_args *arg = malloc(sizeof *arg);
+    void *arg = malloc(asize);
     if (!arg) { starpu_task_destroy(task); return -ENOMEM; }
-    memcpy(arg, a, sizeof *arg);
+    memcpy(arg, a, asize);
     task->cl_arg = arg;
-    task->cl_arg_size = sizeof *arg;
+    task->cl_arg_size = asize;
     task->cl_arg_free = 1;
     task->priority = priority;
     tq_where w = tq_get_placement();
@@ -48,7 +49,7 @@ int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu
     d[1].handle = g; d[1].mode = STARPU_R;
     for (int i = 0; i < nfaces; i++) { d[2 + i].handle = faces[i]; d[2 + i].mode = STARPU_W; }
     /* faces gate other blocks' exterior work */
-    return submit(&tq_cl_wilson_pack, a, d, 2 + nfaces, STARPU_MAX_PRIO);
+    return submit(&tq_cl_wilson_pack, a, sizeof *a, d, 2 + nfaces, STARPU_MAX_PRIO);
 }
 
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
@@ -62,7 +63,7 @@ int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
     d[3].handle = out; d[3].mode = (x && x == out) ? STARPU_RW : STARPU_W;
     int n = 4;
     if (x && x != out) { d[4].handle = x; d[4].mode = STARPU_R; n = 5; }
-    return submit(&tq_cl_wilson_interior, a, d, n, STARPU_DEFAULT_PRIO);
+    return submit(&tq_cl_wilson_interior, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
@@ -78,5 +79,21 @@ int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
     int n = 4;
     if (x && x != out) { d[4].handle = x; d[4].mode = STARPU_R; n = 5; }
     for (int i = 0; i < nfaces; i++) { d[n + i].handle = faces[i]; d[n + i].mode = STARPU_R; }
-    return submit(&tq_cl_wilson_exterior, a, d, n + nfaces, STARPU_MAX_PRIO);
+    return submit(&tq_cl_wilson_exterior, a, sizeof *a, d, n + nfaces, STARPU_MAX_PRIO);
+}
+
+int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
+                   starpu_data_handle_t out, starpu_data_handle_t x)
+{
+    struct starpu_data_descr d[4];
+    int n = 0;
+    d[n].handle = K; d[n++].mode = STARPU_R;
+    if (a->in_place) {
+        d[n].handle = out; d[n++].mode = STARPU_RW;
+    } else {
+        d[n].handle = in; d[n++].mode = STARPU_R;
+        d[n].handle = out; d[n++].mode = STARPU_W;
+    }
+    if (a->xpay) { d[n].handle = x; d[n++].mode = STARPU_R; }
+    return submit(&tq_cl_clover, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }

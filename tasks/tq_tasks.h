@@ -27,5 +27,9 @@ int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x,
                             const starpu_data_handle_t *faces, int nfaces);
+/* Clover term of one block and parity: out = K in (a->in_place: in is out), or
+ * out = x + a K in (a->xpay; x another handle than out). */
+int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
+                   starpu_data_handle_t out, starpu_data_handle_t x);
 
 #endif

@@ -1,0 +1,55 @@
+/* Clover term per site in one real type (included twice by clover_site.h: TQ_R = double
+ * with plain names, float with names ending in _f; single and half fields compute in
+ * float). prec is an argument so callers with a compile-time value get the loads resolved.
+ * No include guard on purpose. */
+
+/* out = K in for one site: K the 72 packed reals, in/out 24 reals (out must not alias in). */
+TQ_HD void TQ_RF(tq_clover_mul)(const TQ_R *K, const TQ_R *in, TQ_R *out)
+{
+    TQ_UNROLL
+    for (int b = 0; b < 2; b++) {
+        const TQ_R *k = K + TQ_CLOVER_BLOCK_REALS * b;
+        const TQ_R *v = in + 12 * b;
+        TQ_R *o = out + 12 * b;
+        TQ_UNROLL
+        for (int i = 0; i < 6; i++) {
+            o[2 * i] = k[i] * v[2 * i];
+            o[2 * i + 1] = k[i] * v[2 * i + 1];
+        }
+        TQ_UNROLL
+        for (int i = 1; i < 6; i++)
+            TQ_UNROLL
+            for (int j = 0; j < i; j++) {
+                const TQ_R re = k[tq_clover_offdiag(i, j)], im = k[tq_clover_offdiag(i, j) + 1];
+                /* o_i += A_ij v_j;  o_j += conj(A_ij) v_i */
+                o[2 * i] += re * v[2 * j] - im * v[2 * j + 1];
+                o[2 * i + 1] += re * v[2 * j + 1] + im * v[2 * j];
+                o[2 * j] += re * v[2 * i] + im * v[2 * i + 1];
+                o[2 * j + 1] += re * v[2 * i + 1] - im * v[2 * i];
+            }
+    }
+}
+
+/* Site s of one clover task. With in_place, in and out are the same buffer. */
+TQ_HD void TQ_RF(tq_clover_site)(const tq_clover_args *a, const void *K, const void *in,
+                                 const void *x, void *out, int64_t s, int prec)
+{
+    tq_layout Lk = a->L_clover, Li = a->L_in, Lo = a->L_out, Lx = a->L_x;
+    /* compile-time shapes where prec is one (the loads unroll, the site stays in registers) */
+    Lk.prec = Li.prec = Lo.prec = Lx.prec = prec;
+    Lk.nreal = TQ_CLOVER_REALS;
+    Li.nreal = Lo.nreal = Lx.nreal = 24;
+    Lk.vec = tq_layout_vec(prec, TQ_CLOVER_REALS);
+    Li.vec = Lo.vec = Lx.vec = tq_layout_vec(prec, 24);
+    TQ_R k[TQ_CLOVER_REALS], v[24], o[24];
+    TQ_RF(tq_load_site)(K, &Lk, s, k);
+    TQ_RF(tq_load_site)(in, &Li, s, v);
+    TQ_RF(tq_clover_mul)(k, v, o);
+    if (a->xpay) {
+        TQ_RF(tq_load_site)(x, &Lx, s, v);
+        const TQ_R c = (TQ_R)a->a;
+        TQ_UNROLL
+        for (int i = 0; i < 24; i++) o[i] = v[i] + c * o[i];
+    }
+    TQ_RF(tq_store_site)(out, &Lo, s, o);
+}

@@ -1,0 +1,425 @@
+/* The Wilson-clover operator against the plain-loop reference (tests/wilson_reference.h):
+ * A and A^-1 applied by the clover codelets, M and M^dag in every precision and gauge
+ * compression, the symmetric and asymmetric even-odd operators and their daggers, M_pc^dag
+ * M_pc, the even-odd source preparation and solution reconstruction; identities that hold
+ * whatever the implementation: gamma5-hermiticity, <chi, M_pc psi> = <M_pc^dag chi, psi>,
+ * gauge covariance, the clover term vanishing on unit links (clover M = Wilson M), and
+ * decomposition invariance; and the real configuration lat.sample.l8888.
+ * The reference A^-1 is a dense 12x12 solve per site (independent of the library's 6x6
+ * chiral blocks). Built twice: test_clover on CPU workers, test_clover_cuda on CUDA workers
+ * (skips where there are none). */
+#include "taskqcd.h"
+#include "tq_test.h"
+#include "wilson_reference.h"
+#include "dirac_test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TQ_TEST_CUDA
+#define TEST_NAME "test_clover_cuda"
+#define WHERE TQ_WHERE_CUDA
+#else
+#define TEST_NAME "test_clover"
+#define WHERE TQ_WHERE_CPU
+#endif
+
+#define KAPPA 0.124
+#define CSW 1.7
+
+static const double BC[4] = {1, 1, 1, -1};
+
+/* ---- reference pieces built from wilson_reference.h --------------------------------------- */
+
+/* out = A^-1 in on the sites of `parity` (2: all), other sites 0: Gaussian elimination with
+ * partial pivoting on the dense 12x12 A of ref_clover_site. */
+static void ref_clover_solve(double *out, const double *links, const double *in, const int dims[4],
+                             double kappa, double csw, int parity)
+{
+    const int64_t vol = ref_volume(dims);
+    double A[288], m[12][13][2];
+    for (int64_t s = 0; s < vol; s++) {
+        if (parity != 2 && ref_site_parity(s, dims) != parity) { memset(out + 24 * s, 0, 24 * sizeof(double)); continue; }
+        ref_clover_site(A, links, dims, s, kappa, csw);
+        for (int r = 0; r < 12; r++) {
+            for (int c = 0; c < 12; c++) { m[r][c][0] = A[(r * 12 + c) * 2]; m[r][c][1] = A[(r * 12 + c) * 2 + 1]; }
+            m[r][12][0] = in[24 * s + 2 * r];
+            m[r][12][1] = in[24 * s + 2 * r + 1];
+        }
+        for (int c = 0; c < 12; c++) {
+            int p = c;
+            for (int r = c + 1; r < 12; r++)
+                if (hypot(m[r][c][0], m[r][c][1]) > hypot(m[p][c][0], m[p][c][1])) p = r;
+            for (int j = 0; j < 13; j++)
+                for (int k = 0; k < 2; k++) { double t = m[p][j][k]; m[p][j][k] = m[c][j][k]; m[c][j][k] = t; }
+            for (int r = c + 1; r < 12; r++) {
+                double dn = m[c][c][0] * m[c][c][0] + m[c][c][1] * m[c][c][1];
+                double fr = (m[r][c][0] * m[c][c][0] + m[r][c][1] * m[c][c][1]) / dn;
+                double fi = (m[r][c][1] * m[c][c][0] - m[r][c][0] * m[c][c][1]) / dn;
+                for (int j = c; j < 13; j++) {
+                    m[r][j][0] -= fr * m[c][j][0] - fi * m[c][j][1];
+                    m[r][j][1] -= fr * m[c][j][1] + fi * m[c][j][0];
+                }
+            }
+        }
+        for (int r = 11; r >= 0; r--) {
+            double xr = m[r][12][0], xi = m[r][12][1];
+            for (int c = r + 1; c < 12; c++) {
+                xr -= m[r][c][0] * out[24 * s + 2 * c] - m[r][c][1] * out[24 * s + 2 * c + 1];
+                xi -= m[r][c][0] * out[24 * s + 2 * c + 1] + m[r][c][1] * out[24 * s + 2 * c];
+            }
+            double dn = m[r][r][0] * m[r][r][0] + m[r][r][1] * m[r][r][1];
+            out[24 * s + 2 * r] = (xr * m[r][r][0] + xi * m[r][r][1]) / dn;
+            out[24 * s + 2 * r + 1] = (xi * m[r][r][0] - xr * m[r][r][1]) / dn;
+        }
+    }
+}
+
+static void zero_parity(double *v, const int dims[4], int parity)
+{
+    for (int64_t s = 0; s < ref_volume(dims); s++)
+        if (ref_site_parity(s, dims) == parity) memset(v + 24 * s, 0, 24 * sizeof(double));
+}
+
+/* Reference M_pc on parity p (symmetric or asymmetric, dagger or not) of psi. */
+static void ref_clover_matpc(double *out, const double *links, const double *psi, const int dims[4],
+                             int parity, int dagger, int asymmetric)
+{
+    const int64_t n = 24 * ref_volume(dims);
+    const int q = 1 - parity;
+    const double k2 = KAPPA * KAPPA;
+    double *t1 = malloc(n * sizeof *t1), *t2 = malloc(n * sizeof *t2);
+    if (asymmetric || !dagger) {
+        ref_wilson_dslash(t1, links, psi, dims, BC, dagger, q);        /* D_qp psi */
+        ref_clover_solve(t2, links, t1, dims, KAPPA, CSW, q);          /* A_qq^-1 */
+        ref_wilson_dslash(t1, links, t2, dims, BC, dagger, parity);    /* D_pq */
+        if (asymmetric) {
+            ref_clover_apply(out, links, psi, dims, KAPPA, CSW, parity);
+            for (int64_t k = 0; k < n; k++) out[k] -= k2 * t1[k];
+        } else {
+            ref_clover_solve(t2, links, t1, dims, KAPPA, CSW, parity);
+            for (int64_t k = 0; k < n; k++) out[k] = psi[k] - k2 * t2[k];
+        }
+    } else {
+        /* (1 - k2 A_pp^-1 D_pq A_qq^-1 D_qp)^dag = 1 - k2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
+        ref_clover_solve(t1, links, psi, dims, KAPPA, CSW, parity);
+        ref_wilson_dslash(t2, links, t1, dims, BC, 1, q);
+        ref_clover_solve(t1, links, t2, dims, KAPPA, CSW, q);
+        ref_wilson_dslash(t2, links, t1, dims, BC, 1, parity);
+        for (int64_t k = 0; k < n; k++) out[k] = psi[k] - k2 * t2[k];
+    }
+    zero_parity(out, dims, q);
+    free(t1); free(t2);
+}
+
+static tq_dirac_params clover_params(int asymmetric)
+{
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = TQ_DSLASH_CLOVER;
+    dp.kappa = KAPPA;
+    dp.csw = CSW;
+    dp.matpc = asymmetric ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
+    return dp;
+}
+
+/* Clover codelets add the stored clover field's rounding: in half, the 72 reals of a site
+ * share one int16 scale. */
+static double clover_tolerance(tq_precision p, tq_recon r)
+{
+    return p == TQ_DOUBLE ? fmax(tolerance(p, r), 1e-13) : p == TQ_SINGLE ? 4 * tolerance(p, r) : 3e-3;
+}
+
+/* ---- tests ----------------------------------------------------------------------------- */
+
+/* A, A^-1 and M (M^dag) in every precision and compression against the reference. */
+static void test_reference(const int dims[4], const int *block, const char *bname,
+                           const tq_host_gauge *hg, const double *psi)
+{
+    const int64_t n = 24 * ref_volume(dims);
+    double *ref = malloc(n * sizeof *ref), *out = malloc(n * sizeof *out), *tmp = malloc(n * sizeof *tmp);
+    tq_dirac_params dp = clover_params(0);
+    for (int ip = 0; ip < 3; ip++)
+        for (int ir = 0; ir < 3; ir++) {
+            setup S;
+            if (setup_make_op(&S, dims, block, hg, precs[ip], recons[ir], KAPPA, &dp) != 0) { setup_free(&S); continue; }
+            const double tol = clover_tolerance(precs[ip], recons[ir]);
+            tq_field *fi = spinor(&S, precs[ip], TQ_FULL, psi), *fo = spinor(&S, precs[ip], TQ_FULL, NULL);
+            if (fi && fo) {
+                for (int dagger = 0; dagger < 2; dagger++) {
+                    ref_clover_mat(ref, hg->links, psi, dims, BC, KAPPA, CSW, dagger);
+                    CHECK_OK(tq_dirac_mat(S.dirac, fo, fi, dagger));
+                    CHECK_OK(tq_field_export(fo, out));
+                    double e = rel_err(out, ref, dims, 2);
+                    CHECK(e <= tol, "clover M (%s, recon %d, blocks %s, dagger %d): error %.3g (tol %.1g)",
+                          tq_precision_name(precs[ip]), (int)recons[ir], bname, dagger, e, tol);
+                }
+                if (ir == 0)
+                    for (int parity = 0; parity < 2; parity++) {
+                        ref_clover_apply(ref, hg->links, psi, dims, KAPPA, CSW, parity);
+                        CHECK_OK(tq_blas_zero(fo));
+                        CHECK_OK(tq_dirac_clover(S.dirac, fo, fi, (tq_subset)parity, 0));
+                        CHECK_OK(tq_field_export(fo, out));
+                        double e = rel_err(out, ref, dims, parity);
+                        CHECK(e <= tol, "A (%s, parity %d): error %.3g", tq_precision_name(precs[ip]), parity, e);
+                        ref_clover_solve(ref, hg->links, psi, dims, KAPPA, CSW, parity);
+                        CHECK_OK(tq_dirac_clover(S.dirac, fo, fi, (tq_subset)parity, 1));
+                        CHECK_OK(tq_field_export(fo, out));
+                        e = rel_err(out, ref, dims, parity);
+                        CHECK(e <= tol, "A^-1 (%s, parity %d): error %.3g", tq_precision_name(precs[ip]), parity, e);
+                        /* in place: A (A^-1 psi) = psi */
+                        CHECK_OK(tq_dirac_clover(S.dirac, fo, fo, (tq_subset)parity, 0));
+                        CHECK_OK(tq_field_export(fo, tmp));
+                        e = rel_err(tmp, psi, dims, parity);
+                        CHECK(e <= 2 * tol, "A A^-1 psi != psi (%s, parity %d): %.3g", tq_precision_name(precs[ip]), parity, e);
+                    }
+            }
+            tq_field_destroy(fi);
+            tq_field_destroy(fo);
+            setup_free(&S);
+        }
+    free(ref); free(out); free(tmp);
+}
+
+/* M_pc (both forms, both daggers, both parities), M_pc^dag M_pc, and the even-odd
+ * source/solution pair, in double (and M_pc in single and half) against the reference. */
+static void test_evenodd(const int dims[4], const int *block, const tq_host_gauge *hg, const double *psi)
+{
+    const int64_t vol = ref_volume(dims), n = 24 * vol;
+    double *ref = malloc(n * sizeof *ref), *out = malloc(n * sizeof *out), *tmp = malloc(n * sizeof *tmp);
+    for (int asym = 0; asym < 2; asym++) {
+        tq_dirac_params dp = clover_params(asym);
+        const char *form = asym ? "asymmetric" : "symmetric";
+        for (int ip = 0; ip < 3; ip++) {
+            setup S;
+            if (setup_make_op(&S, dims, block, hg, precs[ip], TQ_RECON_12, KAPPA, &dp) != 0) { setup_free(&S); continue; }
+            const double tol = clover_tolerance(precs[ip], TQ_RECON_12);
+            for (int parity = 0; parity < 2; parity++) {
+                tq_field *pi = spinor(&S, precs[ip], (tq_subset)parity, psi);
+                tq_field *po = spinor(&S, precs[ip], (tq_subset)parity, NULL);
+                for (int dagger = 0; dagger < 2 && pi && po; dagger++) {
+                    ref_clover_matpc(ref, hg->links, psi, dims, parity, dagger, asym);
+                    CHECK_OK(tq_dirac_matpc(S.dirac, po, pi, (tq_subset)parity, dagger));
+                    memset(out, 0, n * sizeof *out);
+                    CHECK_OK(tq_field_export(po, out));
+                    double e = rel_err(out, ref, dims, parity);
+                    CHECK(e <= tol, "clover M_pc %s (%s) parity %d dagger %d: error %.3g", form,
+                          tq_precision_name(precs[ip]), parity, dagger, e);
+                }
+                if (precs[ip] == TQ_DOUBLE && pi && po) {
+                    /* M_pc^dag M_pc */
+                    ref_clover_matpc(tmp, hg->links, psi, dims, parity, 0, asym);
+                    ref_clover_matpc(ref, hg->links, tmp, dims, parity, 1, asym);
+                    CHECK_OK(tq_dirac_matpc_dag_matpc(S.dirac, po, pi, (tq_subset)parity));
+                    CHECK_OK(tq_field_export(po, out));
+                    double e = rel_err(out, ref, dims, parity);
+                    CHECK(e <= 1e-13, "clover M_pc^dag M_pc %s parity %d: error %.3g", form, parity, e);
+                    /* <chi, M_pc psi> = <M_pc^dag chi, psi> */
+                    double *chi = malloc(n * sizeof *chi);
+                    ref_spinor_random(chi, vol, 77);
+                    zero_parity(chi, dims, 1 - parity);
+                    tq_field *ci = spinor(&S, TQ_DOUBLE, (tq_subset)parity, chi);
+                    tq_field *co = spinor(&S, TQ_DOUBLE, (tq_subset)parity, NULL);
+                    tq_complex l, r;
+                    CHECK_OK(tq_dirac_matpc(S.dirac, po, pi, (tq_subset)parity, 0));
+                    CHECK_OK(tq_blas_cdot(ci, po, &l));
+                    CHECK_OK(tq_dirac_matpc(S.dirac, co, ci, (tq_subset)parity, 1));
+                    CHECK_OK(tq_blas_cdot(co, pi, &r));
+                    double scale = fabs(l.re) + fabs(l.im);
+                    CHECK(fabs(l.re - r.re) <= 1e-13 * scale && fabs(l.im - r.im) <= 1e-13 * scale,
+                          "%s: <chi, M_pc psi> = %.15g%+.15gi, <M_pc^dag chi, psi> = %.15g%+.15gi", form, l.re, l.im, r.re, r.im);
+                    tq_field_destroy(ci);
+                    tq_field_destroy(co);
+                    free(chi);
+                    /* even-odd pair: b = M x; then M_pc x_p = prepare(b) and reconstruct(x_p, b) = x */
+                    tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, psi), *b = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
+                    tq_field *bpc = spinor(&S, TQ_DOUBLE, (tq_subset)parity, NULL);
+                    tq_field *xr = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
+                    CHECK_OK(tq_dirac_mat(S.dirac, b, x, 0));
+                    CHECK_OK(tq_dirac_prepare(S.dirac, bpc, b, (tq_subset)parity));
+                    CHECK_OK(tq_dirac_matpc(S.dirac, po, pi, (tq_subset)parity, 0));
+                    double *h1 = malloc(n * sizeof *h1);
+                    memset(h1, 0, n * sizeof *h1);
+                    memset(out, 0, n * sizeof *out);
+                    CHECK_OK(tq_field_export(po, out));
+                    CHECK_OK(tq_field_export(bpc, h1));
+                    e = rel_err(h1, out, dims, parity);
+                    CHECK(e <= 1e-13, "%s: prepare(M x) != M_pc x_p (parity %d): %.3g", form, parity, e);
+                    CHECK_OK(tq_dirac_reconstruct(S.dirac, xr, pi, b, (tq_subset)parity));
+                    CHECK_OK(tq_field_export(xr, h1));
+                    e = rel_err(h1, psi, dims, 2);
+                    CHECK(e <= 1e-13, "%s: reconstruct(x_p, M x) != x (parity %d): %.3g", form, parity, e);
+                    free(h1);
+                    tq_field_destroy(x); tq_field_destroy(b); tq_field_destroy(bpc); tq_field_destroy(xr);
+                }
+                tq_field_destroy(pi);
+                tq_field_destroy(po);
+            }
+            setup_free(&S);
+        }
+    }
+    free(ref); free(out); free(tmp);
+}
+
+/* Library clover M of host psi into host out (double, full fields). */
+static void lib_mat(const setup *S, const double *psi, int dagger, double *out)
+{
+    tq_field *fi = spinor(S, TQ_DOUBLE, TQ_FULL, psi), *fo = spinor(S, TQ_DOUBLE, TQ_FULL, NULL);
+    if (fi && fo) {
+        CHECK_OK(tq_dirac_mat(S->dirac, fo, fi, dagger));
+        CHECK_OK(tq_field_export(fo, out));
+    }
+    tq_field_destroy(fi);
+    tq_field_destroy(fo);
+}
+
+/* gamma5 M gamma5 = M^dag; M[U^G] (G psi) = G M[U] psi; clover M = Wilson M on unit links;
+ * the same bits on another block decomposition. */
+static void test_identities(const int dims[4], const int *block, const tq_host_gauge *hg,
+                            const double *psi, const char *what)
+{
+    const int64_t vol = ref_volume(dims), n = 24 * vol;
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *g = malloc(n * sizeof *g);
+    double *G = malloc(18 * vol * sizeof *G);
+    tq_dirac_params dp = clover_params(0);
+    setup S;
+    if (setup_make_op(&S, dims, block, hg, TQ_DOUBLE, TQ_RECON_18, KAPPA, &dp) == 0) {
+        ref_gamma_mul_field(4, psi, g, vol);
+        lib_mat(&S, g, 0, a);
+        ref_gamma_mul_field(4, a, g, vol);
+        lib_mat(&S, psi, 1, b);
+        double e = rel_err(g, b, dims, 2);
+        CHECK(e <= 1e-14, "%s: gamma5 M gamma5 != M^dag: %.3g", what, e);
+
+        /* gauge covariance */
+        tq_host_gauge ht;
+        CHECK_OK(tq_host_gauge_alloc(&ht, dims));
+        memcpy(ht.links, hg->links, 72 * vol * sizeof(double));
+        CHECK_OK(tq_host_gauge_transform_random(&ht, 4243, G));
+        setup T;
+        if (setup_make_op(&T, dims, block, &ht, TQ_DOUBLE, TQ_RECON_18, KAPPA, &dp) == 0) {
+            lib_mat(&S, psi, 0, a);
+            ref_gauge_transform_spinor(g, a, G, vol);
+            ref_gauge_transform_spinor(a, psi, G, vol);
+            lib_mat(&T, a, 0, b);
+            e = rel_err(b, g, dims, 2);
+            CHECK(e <= 1e-13, "%s: clover gauge covariance: %.3g", what, e);
+        }
+        setup_free(&T);
+        tq_host_gauge_free(&ht);
+
+        /* one block: the same bits (clover tasks are site-local; the hopping term is
+         * decomposition-invariant in double) */
+        setup W;
+        const int whole[4] = {dims[0], dims[1], dims[2], dims[3]};
+        if (setup_make_op(&W, dims, whole, hg, TQ_DOUBLE, TQ_RECON_18, KAPPA, &dp) == 0) {
+            lib_mat(&S, psi, 0, a);
+            lib_mat(&W, psi, 0, b);
+            CHECK(memcmp(a, b, n * sizeof *a) == 0, "%s: clover M differs between block decompositions", what);
+        }
+        setup_free(&W);
+    }
+    setup_free(&S);
+    free(a); free(b); free(g); free(G);
+}
+
+static void test_unit_links(const int dims[4], const int *block, const double *psi)
+{
+    const int64_t n = 24 * ref_volume(dims);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    tq_host_gauge hu;
+    CHECK_OK(tq_host_gauge_alloc(&hu, dims));
+    CHECK_OK(tq_host_gauge_unit(&hu));
+    tq_dirac_params dp = clover_params(0);
+    setup C, W;
+    if (setup_make_op(&C, dims, block, &hu, TQ_DOUBLE, TQ_RECON_18, KAPPA, &dp) == 0 &&
+        setup_make(&W, dims, block, &hu, TQ_DOUBLE, TQ_RECON_18, KAPPA) == 0) {
+        lib_mat(&C, psi, 0, a);
+        lib_mat(&W, psi, 0, b);
+        double e = rel_err(a, b, dims, 2);
+        CHECK(e <= 1e-15, "unit links: clover M != Wilson M: %.3g", e);
+        setup_free(&W);
+    }
+    setup_free(&C);
+    tq_host_gauge_free(&hu);
+    free(a); free(b);
+}
+
+static void test_errors(const int dims[4], const tq_host_gauge *hg)
+{
+    setup S;
+    if (setup_make(&S, dims, NULL, hg, TQ_DOUBLE, TQ_RECON_18, 0.1) != 0) { setup_free(&S); return; }
+    tq_dirac_params dp = clover_params(0);
+    tq_dirac *d = NULL;
+    dp.csw = NAN;
+    CHECK_ERR(tq_dirac_create(S.gauge, &dp, &d), TQ_ERR_INVALID_ARG);
+    dp.csw = CSW;
+    dp.matpc = (tq_matpc)5;
+    CHECK_ERR(tq_dirac_create(S.gauge, &dp, &d), TQ_ERR_INVALID_ARG);
+    CHECK(d == NULL, "no operator left behind after errors");
+    tq_field *even = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL), *full = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
+    /* the Wilson operator has no clover term */
+    CHECK_ERR(tq_dirac_clover(S.dirac, even, even, TQ_EVEN, 0), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_dirac_prepare(S.dirac, even, even, TQ_EVEN), TQ_ERR_INVALID_ARG);   /* b not full */
+    CHECK_ERR(tq_dirac_reconstruct(S.dirac, even, even, full, TQ_EVEN), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_dirac_reconstruct(S.dirac, full, even, full, TQ_EVEN), TQ_ERR_INVALID_ARG); /* x is b */
+    tq_field_destroy(even);
+    tq_field_destroy(full);
+    setup_free(&S);
+}
+
+int main(void)
+{
+    tq_runtime_info info;
+    if (tq_test_init_quiet(&info)) return 1;
+#ifdef TQ_TEST_CUDA
+    if (info.ncuda_workers == 0) {
+        tq_finalize();
+        return tq_test_skip(TEST_NAME, "no CUDA worker (run it on the GPU machine: bench/device-run.sh)");
+    }
+#endif
+    CHECK_OK(tq_set_placement(WHERE));
+    const int dims[4] = {4, 4, 4, 8};
+    const int64_t vol = ref_volume(dims);
+    tq_host_gauge hg;
+    CHECK_OK(tq_host_gauge_alloc(&hg, dims));
+    /* a weak field (unit + noise, re-unitarised): a random SU(3) field makes F_{mu nu} O(1)
+     * and A far from 1, which is not where clover operators are used */
+    CHECK_OK(tq_host_gauge_weak(&hg, 4321, 0.3));
+    double *psi = malloc(24 * vol * sizeof *psi);
+    ref_spinor_random(psi, vol, 6);
+
+    static const int split_some[4] = {2, 4, 2, 4}, whole[4] = {4, 4, 4, 8};
+    test_reference(dims, whole, "one", &hg, psi);
+    test_reference(dims, split_some, "2x4x2x4", &hg, psi);
+    test_evenodd(dims, split_some, &hg, psi);
+    test_identities(dims, split_some, &hg, psi, "weak field");
+    test_unit_links(dims, split_some, psi);
+    test_errors(dims, &hg);
+    tq_host_gauge_free(&hg);
+    free(psi);
+
+    char buf[1024];
+    const char *path = tq_test_milc_file("lat.sample.l8888", buf, sizeof buf);
+    if (!path) {
+        printf("lat.sample.l8888 not found: real-configuration part skipped\n");
+    } else {
+        tq_host_gauge h8;
+        CHECK_OK(tq_gauge_read(path, TQ_FORMAT_AUTO, &h8, NULL));
+        CHECK_OK(tq_host_gauge_reunitarize(&h8));
+        const int d8[4] = {8, 8, 8, 8};
+        double *p8 = malloc(24 * 4096 * sizeof *p8);
+        ref_spinor_random(p8, 4096, 12);
+        static const int b8[4] = {4, 8, 4, 4};
+        test_reference(d8, b8, "4x8x4x4", &h8, p8);
+        test_evenodd(d8, b8, &h8, p8);
+        test_identities(d8, b8, &h8, p8, "lat.sample.l8888");
+        tq_host_gauge_free(&h8);
+        free(p8);
+    }
+    CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
+    CHECK_OK(tq_finalize());
+    return tq_test_finish(TEST_NAME);
+}
