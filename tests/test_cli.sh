@@ -189,7 +189,17 @@ run 0 dslash --dim 4 4 4 4 --prec half --recon 8 --dagger --niter 1 --quiet --wh
     expect "$out" "[(]ok" "dslash half recon 8 dagger checked"
 run 2 dslash --recon 10 && expect "$err" "recon" "dslash bad --recon"
 run 2 dslash --test frob && expect "$err" "frob" "dslash bad --test"
-run 2 dslash --dslash-type clover && expect "$err" "clover" "dslash clover not built yet"
+for test in dslash matpc; do
+    for form in sym asym; do
+        run 0 dslash --dim 4 4 4 8 --block 2 4 4 4 --dslash-type clover --csw 1.4 --matpc "$form" --test "$test" \
+            --prec double --niter 1 --quiet --where cpu &&
+            expect "$out" "^taskqcd dslash: clover" "dslash clover --matpc $form --test $test header" &&
+            expect "$out" "check against the reference:.*[(]ok" "dslash clover --matpc $form --test $test checked"
+    done
+done
+run 2 dslash --dslash-type twisted && expect "$err" "twisted" "dslash unknown --dslash-type"
+run 2 dslash --dslash-type clover --matpc sideways && expect "$err" "matpc" "dslash bad --matpc"
+run 2 dslash --csw abc && expect "$err" "csw" "dslash bad --csw"
 run 2 dslash --kappa -1 && expect "$err" "kappa" "dslash bad kappa"
 
 echo "test_cli: $checks checks, $failures failed"

@@ -31,89 +31,6 @@
 
 static const double BC[4] = {1, 1, 1, -1};
 
-/* ---- reference pieces built from wilson_reference.h --------------------------------------- */
-
-/* out = A^-1 in on the sites of `parity` (2: all), other sites 0: Gaussian elimination with
- * partial pivoting on the dense 12x12 A of ref_clover_site. */
-static void ref_clover_solve(double *out, const double *links, const double *in, const int dims[4],
-                             double kappa, double csw, int parity)
-{
-    const int64_t vol = ref_volume(dims);
-    double A[288], m[12][13][2];
-    for (int64_t s = 0; s < vol; s++) {
-        if (parity != 2 && ref_site_parity(s, dims) != parity) { memset(out + 24 * s, 0, 24 * sizeof(double)); continue; }
-        ref_clover_site(A, links, dims, s, kappa, csw);
-        for (int r = 0; r < 12; r++) {
-            for (int c = 0; c < 12; c++) { m[r][c][0] = A[(r * 12 + c) * 2]; m[r][c][1] = A[(r * 12 + c) * 2 + 1]; }
-            m[r][12][0] = in[24 * s + 2 * r];
-            m[r][12][1] = in[24 * s + 2 * r + 1];
-        }
-        for (int c = 0; c < 12; c++) {
-            int p = c;
-            for (int r = c + 1; r < 12; r++)
-                if (hypot(m[r][c][0], m[r][c][1]) > hypot(m[p][c][0], m[p][c][1])) p = r;
-            for (int j = 0; j < 13; j++)
-                for (int k = 0; k < 2; k++) { double t = m[p][j][k]; m[p][j][k] = m[c][j][k]; m[c][j][k] = t; }
-            for (int r = c + 1; r < 12; r++) {
-                double dn = m[c][c][0] * m[c][c][0] + m[c][c][1] * m[c][c][1];
-                double fr = (m[r][c][0] * m[c][c][0] + m[r][c][1] * m[c][c][1]) / dn;
-                double fi = (m[r][c][1] * m[c][c][0] - m[r][c][0] * m[c][c][1]) / dn;
-                for (int j = c; j < 13; j++) {
-                    m[r][j][0] -= fr * m[c][j][0] - fi * m[c][j][1];
-                    m[r][j][1] -= fr * m[c][j][1] + fi * m[c][j][0];
-                }
-            }
-        }
-        for (int r = 11; r >= 0; r--) {
-            double xr = m[r][12][0], xi = m[r][12][1];
-            for (int c = r + 1; c < 12; c++) {
-                xr -= m[r][c][0] * out[24 * s + 2 * c] - m[r][c][1] * out[24 * s + 2 * c + 1];
-                xi -= m[r][c][0] * out[24 * s + 2 * c + 1] + m[r][c][1] * out[24 * s + 2 * c];
-            }
-            double dn = m[r][r][0] * m[r][r][0] + m[r][r][1] * m[r][r][1];
-            out[24 * s + 2 * r] = (xr * m[r][r][0] + xi * m[r][r][1]) / dn;
-            out[24 * s + 2 * r + 1] = (xi * m[r][r][0] - xr * m[r][r][1]) / dn;
-        }
-    }
-}
-
-static void zero_parity(double *v, const int dims[4], int parity)
-{
-    for (int64_t s = 0; s < ref_volume(dims); s++)
-        if (ref_site_parity(s, dims) == parity) memset(v + 24 * s, 0, 24 * sizeof(double));
-}
-
-/* Reference M_pc on parity p (symmetric or asymmetric, dagger or not) of psi. */
-static void ref_clover_matpc(double *out, const double *links, const double *psi, const int dims[4],
-                             int parity, int dagger, int asymmetric)
-{
-    const int64_t n = 24 * ref_volume(dims);
-    const int q = 1 - parity;
-    const double k2 = KAPPA * KAPPA;
-    double *t1 = malloc(n * sizeof *t1), *t2 = malloc(n * sizeof *t2);
-    if (asymmetric || !dagger) {
-        ref_wilson_dslash(t1, links, psi, dims, BC, dagger, q);        /* D_qp psi */
-        ref_clover_solve(t2, links, t1, dims, KAPPA, CSW, q);          /* A_qq^-1 */
-        ref_wilson_dslash(t1, links, t2, dims, BC, dagger, parity);    /* D_pq */
-        if (asymmetric) {
-            ref_clover_apply(out, links, psi, dims, KAPPA, CSW, parity);
-            for (int64_t k = 0; k < n; k++) out[k] -= k2 * t1[k];
-        } else {
-            ref_clover_solve(t2, links, t1, dims, KAPPA, CSW, parity);
-            for (int64_t k = 0; k < n; k++) out[k] = psi[k] - k2 * t2[k];
-        }
-    } else {
-        /* (1 - k2 A_pp^-1 D_pq A_qq^-1 D_qp)^dag = 1 - k2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
-        ref_clover_solve(t1, links, psi, dims, KAPPA, CSW, parity);
-        ref_wilson_dslash(t2, links, t1, dims, BC, 1, q);
-        ref_clover_solve(t1, links, t2, dims, KAPPA, CSW, q);
-        ref_wilson_dslash(t2, links, t1, dims, BC, 1, parity);
-        for (int64_t k = 0; k < n; k++) out[k] = psi[k] - k2 * t2[k];
-    }
-    zero_parity(out, dims, q);
-    free(t1); free(t2);
-}
-
 static tq_dirac_params clover_params(int asymmetric)
 {
     tq_dirac_params dp;
@@ -200,7 +117,7 @@ static void test_evenodd(const int dims[4], const int *block, const tq_host_gaug
                 tq_field *pi = spinor(&S, precs[ip], (tq_subset)parity, psi);
                 tq_field *po = spinor(&S, precs[ip], (tq_subset)parity, NULL);
                 for (int dagger = 0; dagger < 2 && pi && po; dagger++) {
-                    ref_clover_matpc(ref, hg->links, psi, dims, parity, dagger, asym);
+                    ref_clover_matpc(ref, hg->links, psi, dims, BC, KAPPA, CSW, parity, dagger, asym);
                     CHECK_OK(tq_dirac_matpc(S.dirac, po, pi, (tq_subset)parity, dagger));
                     memset(out, 0, n * sizeof *out);
                     CHECK_OK(tq_field_export(po, out));
@@ -210,8 +127,8 @@ static void test_evenodd(const int dims[4], const int *block, const tq_host_gaug
                 }
                 if (precs[ip] == TQ_DOUBLE && pi && po) {
                     /* M_pc^dag M_pc */
-                    ref_clover_matpc(tmp, hg->links, psi, dims, parity, 0, asym);
-                    ref_clover_matpc(ref, hg->links, tmp, dims, parity, 1, asym);
+                    ref_clover_matpc(tmp, hg->links, psi, dims, BC, KAPPA, CSW, parity, 0, asym);
+                    ref_clover_matpc(ref, hg->links, tmp, dims, BC, KAPPA, CSW, parity, 1, asym);
                     CHECK_OK(tq_dirac_matpc_dag_matpc(S.dirac, po, pi, (tq_subset)parity));
                     CHECK_OK(tq_field_export(po, out));
                     double e = rel_err(out, ref, dims, parity);
@@ -219,7 +136,7 @@ static void test_evenodd(const int dims[4], const int *block, const tq_host_gaug
                     /* <chi, M_pc psi> = <M_pc^dag chi, psi> */
                     double *chi = malloc(n * sizeof *chi);
                     ref_spinor_random(chi, vol, 77);
-                    zero_parity(chi, dims, 1 - parity);
+                    ref_zero_parity(chi, dims, 1 - parity);
                     tq_field *ci = spinor(&S, TQ_DOUBLE, (tq_subset)parity, chi);
                     tq_field *co = spinor(&S, TQ_DOUBLE, (tq_subset)parity, NULL);
                     tq_complex l, r;

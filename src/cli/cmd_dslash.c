@@ -1,7 +1,8 @@
 /* taskqcd dslash: applies a Wilson-type operator (in the spirit of QUDA's dslash_test),
  * checks it against the plain-loop double-precision reference and prints time, GFLOPS and
  * GB/s. Flops as QUDA counts them: 1320 per site for the hopping term, +48 per site for
- * the x + a D y of M and M_pc. Bytes: QUDA's model (per output site 8 links as stored,
+ * the x + a D y of M and M_pc, +504 per clover (or inverse) application; the clover
+ * "dslash" (A^-1 D) counts 1872, QUDA's figure. Bytes (clover: +72 reals per application): QUDA's model (per output site 8 links as stored,
  * 8 neighbour spinors, 1 output spinor, +1 spinor for xpay) and the minimal-traffic model
  * (every link, input spinor and output spinor moved once: per output site of one parity
  * 8 links + 1 input + 1 output spinor, +1 for xpay). */
@@ -19,14 +20,17 @@ static void dslash_usage(FILE *o)
 {
     fprintf(o,
         "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--prec double|single|half]\n"
-        "                      [--recon 18|12|8] [--dslash-type wilson] [--kappa K]\n"
+        "                      [--recon 18|12|8] [--dslash-type wilson|clover] [--kappa K] [--csw C]\n"
+        "                      [--matpc sym|asym]\n"
         "                      [--test dslash|mat|matpc|matpcdagmatpc] [--dagger] [--niter N]\n"
         "                      [--gauge FILE] [--where any|cpu|cuda] [--check|--no-check]\n"
         "                      [runtime options]\n"
         "Applies the operator niter times (after one warm-up), prints time per application,\n"
         "GFLOPS and GB/s, and checks the result against the double-precision plain-loop\n"
         "reference (by default when the volume is at most 16^4). Without --gauge the gauge\n"
-        "field is weak-field random (seed 1, epsilon 0.2). Boundary conditions: antiperiodic in t.\n");
+        "field is weak-field random (seed 1, epsilon 0.2). Boundary conditions: antiperiodic in t.\n"
+        "Clover: --test dslash applies A^-1 D; matpc is the symmetric (default, 1 - k^2 A^-1 D\n"
+        "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n");
 }
 
 static double now(void)
@@ -48,7 +52,8 @@ int tq_cmd_dslash(int argc, char **argv)
     }
     int dims[4] = {16, 16, 16, 16}, block[4] = {0, 0, 0, 0};
     int niter = 10, recon = 12, test = T_DSLASH, dagger = 0, check = -1;
-    double kappa = 0.12;
+    double kappa = 0.12, csw = 1.0;
+    int clover = 0, asym = 0;
     tq_precision prec = TQ_SINGLE;
     const char *gauge_file = NULL, *where = "any";
     for (int i = 1; i < argc; i++) {
@@ -65,8 +70,18 @@ int tq_cmd_dslash(int argc, char **argv)
             if (recon != 18 && recon != 12 && recon != 8) { fprintf(stderr, "taskqcd dslash: --recon must be 18, 12 or 8\n"); return 2; }
         } else if (!strcmp(a, "--dslash-type") && i + 1 < argc) {
             const char *t = argv[++i];
-            if (!strcmp(t, "clover")) { fprintf(stderr, "taskqcd dslash: the clover operator is not built yet\n"); return 2; }
-            if (strcmp(t, "wilson")) { fprintf(stderr, "taskqcd dslash: unknown --dslash-type '%s' (wilson, clover)\n", t); return 2; }
+            if (!strcmp(t, "clover")) clover = 1;
+            else if (!strcmp(t, "wilson")) clover = 0;
+            else { fprintf(stderr, "taskqcd dslash: unknown --dslash-type '%s' (wilson, clover)\n", t); return 2; }
+        } else if (!strcmp(a, "--csw") && i + 1 < argc) {
+            char *end;
+            csw = strtod(argv[++i], &end);
+            if (*end || !isfinite(csw)) { fprintf(stderr, "taskqcd dslash: --csw needs a number\n"); return 2; }
+        } else if (!strcmp(a, "--matpc") && i + 1 < argc) {
+            const char *t = argv[++i];
+            if (!strcmp(t, "sym") || !strcmp(t, "symmetric")) asym = 0;
+            else if (!strcmp(t, "asym") || !strcmp(t, "asymmetric")) asym = 1;
+            else { fprintf(stderr, "taskqcd dslash: unknown --matpc '%s' (sym, asym)\n", t); return 2; }
         } else if (!strcmp(a, "--test") && i + 1 < argc) {
             const char *t = argv[++i];
             if (!strcmp(t, "dslash")) test = T_DSLASH;
@@ -134,8 +149,10 @@ int tq_cmd_dslash(int argc, char **argv)
     if (test == T_DSLASH) op_in.subset = TQ_ODD;
     tq_dirac_params dp;
     memset(&dp, 0, sizeof dp);
-    dp.type = TQ_DSLASH_WILSON;
+    dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
     dp.kappa = kappa;
+    dp.csw = csw;
+    dp.matpc = asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
     if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) || tq_gauge_field_import(gauge, &hg) ||
         tq_dirac_create(gauge, &dp, &d) || tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
@@ -152,9 +169,12 @@ int tq_cmd_dslash(int argc, char **argv)
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
     static const char *names[] = {"dslash", "mat", "matpc", "matpcdagmatpc"};
-    printf("taskqcd dslash: %s %s, %dx%dx%dx%d, blocks %dx%dx%dx%d (%d), %s recon %d, kappa %g, where %s, "
+    char opname[96];
+    if (clover) snprintf(opname, sizeof opname, "clover (c_sw %g, %s even-odd)", csw, asym ? "asymmetric" : "symmetric");
+    else snprintf(opname, sizeof opname, "wilson");
+    printf("taskqcd dslash: %s %s%s, %dx%dx%dx%d, blocks %dx%dx%dx%d (%d), %s recon %d, kappa %g, where %s, "
            "%d CPU + %d CUDA workers\n",
-           names[test], dagger ? "dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
+           opname, names[test], dagger ? " dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
            li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, kappa, where,
            ri.ncpu_workers, ri.ncuda_workers);
 
@@ -163,7 +183,11 @@ int tq_cmd_dslash(int argc, char **argv)
     for (int it = -1; it < niter && st == TQ_SUCCESS; it++) {
         if (it == 0) { tq_wait_all(); t0 = now(); }
         switch (test) {
-        case T_DSLASH: st = tq_dslash(d, out, in, TQ_EVEN, dagger); break;
+        case T_DSLASH:
+            /* clover: A^-1 D, the "dslash" of the even-odd clover operator */
+            st = tq_dslash(d, out, in, TQ_EVEN, dagger);
+            if (clover && st == TQ_SUCCESS) st = tq_dirac_clover(d, out, out, TQ_EVEN, 1);
+            break;
         case T_MAT: st = tq_dirac_mat(d, out, in, dagger); break;
         case T_MATPC: st = tq_dirac_matpc(d, out, in, TQ_EVEN, dagger); break;
         default: st = tq_dirac_matpc_dag_matpc(d, out, in, TQ_EVEN); break;
@@ -176,20 +200,25 @@ int tq_cmd_dslash(int argc, char **argv)
     /* counts per application */
     const double half_sites = vol / 2.0;
     const double sb = prec == TQ_HALF ? 24 * 2 + 4 : 24.0 * (int)prec, lb = recon * (double)(int)prec;
-    double hops = 0, xpays = 0;   /* single-parity hopping terms and xpays */
+    /* single-parity hopping terms, clover applications and xpays per application */
+    double hops = 0, clovers = 0, xpays = 0;
     switch (test) {
-    case T_DSLASH: hops = 1; break;
-    case T_MAT: hops = 2; xpays = 2; break;
-    case T_MATPC: hops = 2; xpays = 1; break;
-    default: hops = 4; xpays = 2; break;
+    case T_DSLASH: hops = 1; clovers = clover; xpays = clover; break;   /* clover: QUDA's 1872 */
+    case T_MAT: hops = 2; clovers = 2 * clover; xpays = 2; break;
+    case T_MATPC: hops = 2; clovers = 2 * clover; xpays = 1; break;
+    default: hops = 4; clovers = 4 * clover; xpays = 2; break;
     }
-    double flops = half_sites * (1320.0 * hops + 48.0 * xpays);
-    double bytes_quda = half_sites * (hops * (8 * lb + 9 * sb) + xpays * sb);
-    double bytes_min = half_sites * (hops * (8 * lb + 2 * sb) + xpays * sb);
+    /* a clover site: 72 reals (half: int16 + a float norm) */
+    const double cb = prec == TQ_HALF ? 72 * 2 + 4 : 72.0 * (int)prec;
+    double flops = half_sites * (1320.0 * hops + 504.0 * clovers + 48.0 * xpays);
+    double bytes_quda = half_sites * (hops * (8 * lb + 9 * sb) + clovers * cb + xpays * sb);
+    double bytes_min = half_sites * (hops * (8 * lb + 2 * sb) + clovers * cb + xpays * sb);
     printf("  time %.3f ms per application, %.1f GFLOPS, %.1f GB/s (QUDA's byte model), %.1f GB/s (minimal traffic)\n",
            1e3 * t, flops / t * 1e-9, bytes_quda / t * 1e-9, bytes_min / t * 1e-9);
-    printf("  per output site and hop: 1320 flops, %.0f B (QUDA), %.0f B (minimal); xpay +48 flops, +%.0f B\n",
+    printf("  per output site and hop: 1320 flops, %.0f B (QUDA), %.0f B (minimal); xpay +48 flops, +%.0f B",
            8 * lb + 9 * sb, 8 * lb + 2 * sb, sb);
+    if (clover) printf("; clover term +504 flops, +%.0f B", cb);
+    printf("\n");
 
     rc = 0;
     if (check) {
@@ -203,7 +232,19 @@ int tq_cmd_dslash(int argc, char **argv)
         memset(hout, 0, (size_t)n * sizeof *hout);
         tq_field_export(in, hout);
         memcpy(hin, hout, (size_t)n * sizeof *hin);
-        if (test == T_DSLASH) {
+        if (clover) {
+            if (test == T_DSLASH) {
+                ref_wilson_dslash(tmp, hg.links, hin, dims, bc, dagger, 0);
+                ref_clover_solve(href, hg.links, tmp, dims, kappa, csw, 0);
+            } else if (test == T_MAT) {
+                ref_clover_mat(href, hg.links, hin, dims, bc, kappa, csw, dagger);
+            } else if (test == T_MATPC) {
+                ref_clover_matpc(href, hg.links, hin, dims, bc, kappa, csw, 0, dagger, asym);
+            } else {
+                ref_clover_matpc(tmp, hg.links, hin, dims, bc, kappa, csw, 0, 0, asym);
+                ref_clover_matpc(href, hg.links, tmp, dims, bc, kappa, csw, 0, 1, asym);
+            }
+        } else if (test == T_DSLASH) {
             ref_wilson_dslash(href, hg.links, hin, dims, bc, dagger, 0);
         } else if (test == T_MAT) {
             ref_wilson_mat(href, hg.links, hin, dims, bc, kappa, dagger);
