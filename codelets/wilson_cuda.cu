@@ -8,11 +8,17 @@
 #include <cuda_runtime.h>
 
 #define TQ_WILSON_THREADS 128
+/* Half precision: cap the interior kernel at 5 resident blocks' worth of registers (96 per
+ * thread, no spills; it took 128 and ran fewer warps per SM than single precision). */
+#ifndef TQ_HALF_MIN_BLOCKS
+#define TQ_HALF_MIN_BLOCKS 5
+#endif
 
 struct face_ptrs { void *p[4][2]; };
 
 template <int PREC, int RECON>
-__global__ void wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp,
+__global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
+wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp,
                                        const void *gq, const void *x, void *out)
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
