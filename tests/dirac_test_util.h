@@ -88,4 +88,18 @@ static inline tq_field *spinor(const setup *S, tq_precision prec, tq_subset sub,
     return f;
 }
 
+/* Starts the runtime and places the tasks (CPU or CUDA workers). Returns 0 to go on, else
+ * main's exit code: 1 when the runtime fails, 77 (skip) for CUDA placement without a GPU. */
+static inline int dirac_test_start(const char *name, tq_where where)
+{
+    tq_runtime_info info;
+    if (tq_test_init_quiet(&info)) return 1;
+    if (where == TQ_WHERE_CUDA && info.ncuda_workers == 0) {
+        tq_finalize();
+        return tq_test_skip(name, "no CUDA worker (run it on the GPU machine: bench/device-run.sh)");
+    }
+    CHECK_OK(tq_set_placement(where));
+    return 0;
+}
+
 #endif

@@ -316,15 +316,8 @@ static void test_errors(const int dims[4], const tq_host_gauge *hg)
 
 int main(void)
 {
-    tq_runtime_info info;
-    if (tq_test_init_quiet(&info)) return 1;
-#ifdef TQ_TEST_CUDA
-    if (info.ncuda_workers == 0) {
-        tq_finalize();
-        return tq_test_skip(TEST_NAME, "no CUDA worker (run it on the GPU machine: bench/device-run.sh)");
-    }
-#endif
-    CHECK_OK(tq_set_placement(WHERE));
+    int start = dirac_test_start(TEST_NAME, WHERE);
+    if (start) return start;
     const int dims[4] = {4, 4, 4, 8};
     const int64_t vol = ref_volume(dims);
     tq_host_gauge hg;
