@@ -47,6 +47,11 @@ void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
+/* The interior kernel launched directly (no StarPU task) niter times back to back on the
+ * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
+ * *seconds the time per launch (CUDA events). */
+int tq_wilson_interior_bare_cuda(const tq_wilson_args *a, const void *in, const void *gp, const void *gq,
+                                 const void *x, void *out, int niter, double *seconds);
 #endif
 
 #ifdef __cplusplus

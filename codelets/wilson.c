@@ -13,7 +13,7 @@
 #include "config.h"
 #include "tq_codelets.h"
 
-/* The CPU loops take precision and compression as compile-time constants through
+/* The CPU loops take precision, compression and dagger as compile-time constants through
  * TQ_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
 
 static void face_pointers(void *buffers[], int first, const tq_wilson_args *a, void *face[4][2])
@@ -35,12 +35,12 @@ static void wilson_pack_cpu(void *buffers[], void *cl_arg)
     void *face[4][2];
     face_pointers(buffers, 2, a, face);
     const int64_t n = tq_face_total(a);
-#define PACK(P, R)                                                                        \
+#define PACK(P, R, D)                                                                        \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_wilson_pack_entry(a, in, g, face, e, P, R);                        \
-        else tq_wilson_pack_entry_f(a, in, g, face, e, P, R);                             \
+        if (P == 8) tq_wilson_pack_entry(a, in, g, face, e, P, R, D);                        \
+        else tq_wilson_pack_entry_f(a, in, g, face, e, P, R, D);                             \
     }
-    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, PACK);
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, PACK);
 #undef PACK
 }
 
@@ -53,12 +53,12 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
     void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
     /* in-place xpay (x is out) passes out once, read-write */
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
-#define INTERIOR(P, R)                                                                    \
+#define INTERIOR(P, R, D)                                                                    \
     for (int64_t s = 0; s < a->cb; s++) {                                                 \
-        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, out, s, P, R);              \
-        else tq_wilson_interior_site_f(a, in, gp, gq, x, out, s, P, R);                   \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, out, s, P, R, D);              \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, out, s, P, R, D);                   \
     }
-    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, INTERIOR);
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR
 }
 
@@ -75,12 +75,12 @@ static void wilson_exterior_cpu(void *buffers[], void *cl_arg)
     face_pointers(buffers, 4 + with_x, a, face);
     const void *const (*from)[2] = (const void *const (*)[2])face;
     const int64_t n = tq_face_total(a);
-#define EXTERIOR(P, R)                                                                    \
+#define EXTERIOR(P, R, D)                                                                    \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_wilson_exterior_entry(a, in, gp, gq, x, from, out, e, P, R);       \
-        else tq_wilson_exterior_entry_f(a, in, gp, gq, x, from, out, e, P, R);            \
+        if (P == 8) tq_wilson_exterior_entry(a, in, gp, gq, x, from, out, e, P, R, D);       \
+        else tq_wilson_exterior_entry_f(a, in, gp, gq, x, from, out, e, P, R, D);            \
     }
-    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, EXTERIOR);
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
 #undef EXTERIOR
 }
 

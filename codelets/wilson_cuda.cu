@@ -16,28 +16,28 @@
 
 struct face_ptrs { void *p[4][2]; };
 
-template <int PREC, int RECON>
+template <int PREC, int RECON, int DAG>
 __global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
 wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp,
                                        const void *gq, const void *x, void *out)
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s >= a.cb) return;
-    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, out, s, PREC, RECON);
-    else tq_wilson_interior_site_f(&a, in, gp, gq, x, out, s, PREC, RECON);
+    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, out, s, PREC, RECON, DAG);
+    else tq_wilson_interior_site_f(&a, in, gp, gq, x, out, s, PREC, RECON, DAG);
 }
 
-template <int PREC, int RECON>
+template <int PREC, int RECON, int DAG>
 __global__ void wilson_pack_kernel(tq_wilson_args a, const void *in, const void *g, face_ptrs f,
                                    int64_t n)
 {
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
-    if constexpr (PREC == 8) tq_wilson_pack_entry(&a, in, g, f.p, e, PREC, RECON);
-    else tq_wilson_pack_entry_f(&a, in, g, f.p, e, PREC, RECON);
+    if constexpr (PREC == 8) tq_wilson_pack_entry(&a, in, g, f.p, e, PREC, RECON, DAG);
+    else tq_wilson_pack_entry_f(&a, in, g, f.p, e, PREC, RECON, DAG);
 }
 
-template <int PREC, int RECON>
+template <int PREC, int RECON, int DAG>
 __global__ void wilson_exterior_kernel(tq_wilson_args a, const void *in, const void *gp,
                                        const void *gq, const void *x, face_ptrs f, void *out,
                                        int64_t n)
@@ -45,8 +45,8 @@ __global__ void wilson_exterior_kernel(tq_wilson_args a, const void *in, const v
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
     const void *const (*from)[2] = (const void *const (*)[2])f.p;
-    if constexpr (PREC == 8) tq_wilson_exterior_entry(&a, in, gp, gq, x, from, out, e, PREC, RECON);
-    else tq_wilson_exterior_entry_f(&a, in, gp, gq, x, from, out, e, PREC, RECON);
+    if constexpr (PREC == 8) tq_wilson_exterior_entry(&a, in, gp, gq, x, from, out, e, PREC, RECON, DAG);
+    else tq_wilson_exterior_entry_f(&a, in, gp, gq, x, from, out, e, PREC, RECON, DAG);
 }
 
 static unsigned grid_for(int64_t n)
@@ -84,8 +84,8 @@ extern "C" void tq_wilson_interior_cuda(void *buffers[], void *cl_arg)
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     cudaStream_t stream = starpu_cuda_get_local_stream();
     if (a->cb == 0) return;
-#define LAUNCH(P, R) wilson_interior_kernel<P, R><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, out)
-    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, LAUNCH);
+#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, out)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
     check_launch();
 }
@@ -99,8 +99,8 @@ extern "C" void tq_wilson_pack_cuda(void *buffers[], void *cl_arg)
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
     cudaStream_t stream = starpu_cuda_get_local_stream();
-#define LAUNCH(P, R) wilson_pack_kernel<P, R><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, g, f, n)
-    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, LAUNCH);
+#define LAUNCH(P, R, D) wilson_pack_kernel<P, R, D><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, g, f, n)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
     check_launch();
 }
@@ -118,8 +118,35 @@ extern "C" void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
     cudaStream_t stream = starpu_cuda_get_local_stream();
-#define LAUNCH(P, R) wilson_exterior_kernel<P, R><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, f, out, n)
-    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, LAUNCH);
+#define LAUNCH(P, R, D) wilson_exterior_kernel<P, R, D><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, f, out, n)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
     check_launch();
+}
+
+extern "C" int tq_wilson_interior_bare_cuda(const tq_wilson_args *a, const void *in, const void *gp,
+                                            const void *gq, const void *x, void *out, int niter,
+                                            double *seconds)
+{
+    cudaStream_t stream;
+    cudaEvent_t t0, t1;
+    cudaError_t err = cudaStreamCreate(&stream);
+    if (err != cudaSuccess) return (int)err;
+    cudaEventCreate(&t0);
+    cudaEventCreate(&t1);
+#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, out)
+    for (int it = 0; it < 3; it++) TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);   /* warm-up */
+    cudaEventRecord(t0, stream);
+    for (int it = 0; it < niter; it++) TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+    cudaEventRecord(t1, stream);
+    err = cudaEventSynchronize(t1);
+    if (err == cudaSuccess) err = cudaGetLastError();
+    float ms = 0;
+    cudaEventElapsedTime(&ms, t0, t1);
+    *seconds = ms * 1e-3 / niter;
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    cudaStreamDestroy(stream);
+    return (int)err;
 }

@@ -138,6 +138,47 @@ static tq_status check_spinor(const char *who, const tq_dirac *d, const tq_field
     return TQ_SUCCESS;
 }
 
+/* The arguments every task of one hopping-term application shares (the fields' layouts,
+ * block extents, split directions); returns the number of split directions. */
+static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *in, int dagger, double a,
+                        const tq_field *x, tq_wilson_args *base)
+{
+    const tq_lattice *lat = d->lat;
+    memset(base, 0, sizeof *base);
+    int nsplit = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        base->B[mu] = lat->block[mu];
+        base->split[mu] = lat->nb[mu] > 1 || lat->procs[mu] > 1;
+        nsplit += base->split[mu];
+    }
+    base->cb = lat->block_cb;
+    base->dagger = dagger ? 1 : 0;
+    base->recon = (int)d->gauge->p.recon;
+    base->a = a;
+    base->xpay = x != NULL;
+    base->L_in = in->layout;
+    base->L_out = out->layout;
+    base->L_x = x ? x->layout : out->layout;
+    base->L_gauge = d->gauge->layout;
+    for (int mu = 0; mu < 4; mu++)
+        base->L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_face_sites(base->B, mu));
+    return nsplit;
+}
+
+/* Block b's coordinates in the block grid, and the boundary phases of its hops. */
+static void block_phases(const tq_dirac *d, int b, tq_wilson_args *ia, int bcoord[4])
+{
+    const tq_lattice *lat = d->lat;
+    int r = b;
+    for (int mu = 0; mu < 4; mu++) { bcoord[mu] = r % lat->nb[mu]; r /= lat->nb[mu]; }
+    for (int mu = 0; mu < 4; mu++) {
+        int lo = bcoord[mu] == 0 && lat->coords[mu] == 0;
+        int hi = bcoord[mu] == lat->nb[mu] - 1 && lat->coords[mu] == lat->procs[mu] - 1;
+        ia->phase_lo[mu] = lo ? d->p.bc[mu] : 1.0;
+        ia->phase_hi[mu] = hi ? d->p.bc[mu] : 1.0;
+    }
+}
+
 /* Submits out = a D in (+ x) on parity `parity`: per block a pack task (when the lattice
  * is split into blocks), an interior task and an exterior task; the operator's face
  * handles are what StarPU moves between the memories of the blocks' workers. */
@@ -147,24 +188,7 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
     const tq_lattice *lat = d->lat;
     const int q = 1 - parity;
     tq_wilson_args base;
-    memset(&base, 0, sizeof base);
-    int nsplit = 0;
-    for (int mu = 0; mu < 4; mu++) {
-        base.B[mu] = lat->block[mu];
-        base.split[mu] = lat->nb[mu] > 1 || lat->procs[mu] > 1;
-        nsplit += base.split[mu];
-    }
-    base.cb = lat->block_cb;
-    base.dagger = dagger ? 1 : 0;
-    base.recon = (int)d->gauge->p.recon;
-    base.a = a;
-    base.xpay = x != NULL;
-    base.L_in = in->layout;
-    base.L_out = out->layout;
-    base.L_x = x ? x->layout : out->layout;
-    base.L_gauge = d->gauge->layout;
-    for (int mu = 0; mu < 4; mu++)
-        base.L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_face_sites(base.B, mu));
+    const int nsplit = hopping_args(d, out, in, dagger, a, x, &base);
 
     const int nb = lat->nblocks, nf = 2 * nsplit;
     starpu_data_handle_t *faces = d->faces;
@@ -180,14 +204,8 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
     for (int b = 0; b < nb && !ret; b++) {
         tq_wilson_args ia = base;
         ia.parity = parity;
-        int bcoord[4], r = b;
-        for (int mu = 0; mu < 4; mu++) { bcoord[mu] = r % lat->nb[mu]; r /= lat->nb[mu]; }
-        for (int mu = 0; mu < 4; mu++) {
-            int lo = bcoord[mu] == 0 && lat->coords[mu] == 0;
-            int hi = bcoord[mu] == lat->nb[mu] - 1 && lat->coords[mu] == lat->procs[mu] - 1;
-            ia.phase_lo[mu] = lo ? d->p.bc[mu] : 1.0;
-            ia.phase_hi[mu] = hi ? d->p.bc[mu] : 1.0;
-        }
+        int bcoord[4];
+        block_phases(d, b, &ia, bcoord);
         starpu_data_handle_t ho = parity_handle(out, b, parity);
         starpu_data_handle_t hx = x ? (x == out ? ho : parity_handle(x, b, parity)) : NULL;
         ia.x_separate = hx && hx != ho;
@@ -262,6 +280,51 @@ static tq_status dslash_common(const char *who, const tq_dirac *d, tq_field *out
 tq_status tq_dslash(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity, int dagger)
 {
     return dslash_common("tq_dslash", d, out, in, parity, dagger, 1.0, NULL);
+}
+
+/* The bare-kernel reference of the task-graph overhead measurement (tq_internal.h). */
+tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                                  int niter, double *seconds)
+{
+    const char *who = "tq_internal_dslash_bare";
+    if (!d || !seconds || niter <= 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: bad argument", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, in, 1 - (int)parity, "in"));
+    if (d->lat->nblocks != 1 || d->lat->procs[0] * d->lat->procs[1] * d->lat->procs[2] * d->lat->procs[3] != 1)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: needs one block on one process (the interior kernel alone)", who);
+#ifdef TQ_HAVE_CUDA
+    int worker = -1;
+    if (starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, &worker, 1) < 1)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: no CUDA worker", who);
+    const unsigned node = starpu_worker_get_memory_node(worker);
+    const int p = (int)parity, q = 1 - p;
+    tq_wilson_args a;
+    hopping_args(d, out, in, 0, 1.0, NULL, &a);
+    int bcoord[4];
+    block_phases(d, 0, &a, bcoord);
+    a.parity = p;
+    /* in, gauge of both parities, out: brought to the GPU and held there while the kernels run */
+    starpu_data_handle_t h[4] = {parity_handle(in, 0, q), tq_field_handle(d->gauge, 0, p),
+                                 tq_field_handle(d->gauge, 0, q), parity_handle(out, 0, p)};
+    const enum starpu_data_access_mode mode[4] = {STARPU_R, STARPU_R, STARPU_R, STARPU_W};
+    void *ptr[4] = {NULL, NULL, NULL, NULL};
+    int held = 0, err = -1;
+    while (held < 4 && starpu_data_acquire_on_node(h[held], (int)node, mode[held]) == 0) {
+        ptr[held] = starpu_data_handle_to_pointer(h[held], node);
+        held++;
+    }
+    if (held == 4 && ptr[0] && ptr[1] && ptr[2] && ptr[3]) {
+        starpu_cuda_set_device((unsigned)starpu_worker_get_devid(worker));
+        err = tq_wilson_interior_bare_cuda(&a, ptr[0], ptr[1], ptr[2], NULL, ptr[3], niter, seconds);
+    }
+    while (held > 0) { held--; starpu_data_release_on_node(h[held], (int)node); }
+    if (err) return tq_error(TQ_ERR_RUNTIME, "%s: kernel launch failed (%d)", who, err);
+    return TQ_SUCCESS;
+#else
+    (void)niter;
+    return tq_error(TQ_ERR_UNSUPPORTED, "%s: built without CUDA", who);
+#endif
 }
 
 tq_status tq_dslash_xpay(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,

@@ -73,6 +73,10 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     L.local_volume = tq_volume4(L.local);
     L.block_volume = tq_volume4(L.block);
     L.block_cb = L.block_volume / 2;
+    /* kernels index the sites of a block with 32-bit integers on GPUs */
+    if (L.block_volume >= ((int64_t)1 << 31))
+        return tq_error(TQ_ERR_INVALID_ARG, "lattice: a block of %lld sites is too large (at most 2^31 - 1); use smaller blocks",
+                        (long long)L.block_volume);
     /* this rank's position in the process grid (x fastest) */
     int r = tq_is_initialized() ? tq_internal_mpi_rank() : 0;
     for (int mu = 0; mu < 4; mu++) { L.coords[mu] = r % L.procs[mu]; r /= L.procs[mu]; }

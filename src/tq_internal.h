@@ -23,6 +23,11 @@ int tq_internal_mpi_size(void);
 void tq_internal_allreduce_sum(double *v, int n);
 /* Unregisters the reduction scratch handles (before StarPU shuts down). */
 void tq_internal_blas_release(void);
+/* out = D in on one parity with the interior kernel launched directly on the first CUDA
+ * worker's GPU, niter times (no task, no StarPU in the loop): the reference the dslash
+ * benchmark compares the task graph with. One block, one process; *seconds per launch. */
+tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                                  int niter, double *seconds);
 
 #define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
 

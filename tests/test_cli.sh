@@ -201,6 +201,9 @@ run 2 dslash --dslash-type twisted && expect "$err" "twisted" "dslash unknown --
 run 2 dslash --dslash-type clover --matpc sideways && expect "$err" "matpc" "dslash bad --matpc"
 run 2 dslash --csw abc && expect "$err" "csw" "dslash bad --csw"
 run 2 dslash --kappa -1 && expect "$err" "kappa" "dslash bad kappa"
+run 2 dslash --bare --test matpc && expect "$err" "bare" "dslash --bare refused for matpc"
+run 1 dslash --bare --dim 4 4 4 4 --block 4 4 4 2 --niter 1 --quiet --where cpu &&
+    expect "$err" "one block" "dslash --bare refused with several blocks"
 
 echo "test_cli: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

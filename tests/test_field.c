@@ -337,6 +337,12 @@ static void check_layout_header(void)
     CHECK(tq_half_quantize(1.0) == 32767 && tq_half_quantize(-1.0) == -32767, "quantize +-1");
     CHECK(tq_half_quantize(2.0) == 32767 && tq_half_quantize(-7.0) == -32767, "quantize saturates");
     CHECK(tq_half_quantize(0.0) == 0, "quantize 0");
+    /* nearest integer, ties to even (the GPU store rounds the same way), in both real types */
+    CHECK(tq_half_quantize(2.5 / 32767.0) == 2 && tq_half_quantize(3.5 / 32767.0) == 4, "quantize ties to even");
+    CHECK(tq_half_quantize(-2.5 / 32767.0) == -2 && tq_half_quantize(2.51 / 32767.0) == 3, "quantize rounds to nearest");
+    CHECK(tq_half_quantize_f(2.5f / 32767.0f) == 2 && tq_half_quantize_f(-1234.4f / 32767.0f) == -1234, "float quantize");
+    for (int k = -32767; k <= 32767; k += 97)
+        CHECK(tq_half_quantize_f((float)k / 32767.0f) == k, "float quantize %d", k);
 }
 
 static void check_bytes_examples(tq_lattice *lat4)

@@ -72,6 +72,38 @@ TQ_HD const float *tq_layout_norm_cptr(const void *buf, const tq_layout *L)
     return (const float *)((const char *)buf + L->stride * L->nreal * 2);
 }
 
+#ifdef __CUDACC__
+/* Half precision on GPUs without the int16 <-> float conversion instructions, which run at
+ * a quarter of the FP32 rate and dominated the half-precision dslash:
+ * - load: q + 32768 (the int16 with its sign bit flipped) placed in the low mantissa bits
+ *   of 2^23 is the float 2^23 + q + 32768 exactly; subtracting 2^23 + 32768 leaves q;
+ * - store: adding 1.5 * 2^23 to a float of magnitude below 2^22 rounds it to the nearest
+ *   integer (ties to even) and leaves that integer in the low bits of the result. */
+#define TQ_HALF_BIAS 8421376.0f   /* 2^23 + 32768 */
+
+/* The two int16 of w as the exact floats q + TQ_HALF_BIAS (callers that combine values
+ * before unbiasing them, e.g. the half-precision spin projection). */
+__device__ __forceinline__ void tq_half_word_unpack_biased(unsigned w, float *lo, float *hi)
+{
+    const unsigned b = w ^ 0x80008000u;
+    *lo = __uint_as_float(__byte_perm(b, 0x4B000000u, 0x7610));
+    *hi = __uint_as_float(__byte_perm(b, 0x4B000000u, 0x7632));
+}
+
+__device__ __forceinline__ void tq_half_word_unpack(unsigned w, float *lo, float *hi)
+{
+    tq_half_word_unpack_biased(w, lo, hi);
+    *lo -= TQ_HALF_BIAS;
+    *hi -= TQ_HALF_BIAS;
+}
+
+/* q0, q1: already scaled to [-32767, 32767]. */
+__device__ __forceinline__ unsigned tq_half_word_pack(float q0, float q1)
+{
+    return __byte_perm(__float_as_uint(q0 + 12582912.0f), __float_as_uint(q1 + 12582912.0f), 0x5410);
+}
+#endif
+
 /* Chunk loads/stores and half-precision scaling, in double (these names) and in float
  * (suffix _f, for kernels that compute single- and half-precision sites in float). */
 #define TQ_R double

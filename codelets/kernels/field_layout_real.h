@@ -25,6 +25,18 @@ TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, 
         if (L->vec == 4) { float4 f = ((const float4 *)buf)[i]; v[0] = f.x; v[1] = f.y; v[2] = f.z; v[3] = f.w; }
         else { float2 f = ((const float2 *)buf)[i]; v[0] = f.x; v[1] = f.y; }
     } else {
+#ifdef __CUDA_ARCH__
+        float f[4];
+        if (L->vec == 4) {
+            const uint2 w = ((const uint2 *)buf)[i];
+            tq_half_word_unpack(w.x, f, f + 1);
+            tq_half_word_unpack(w.y, f + 2, f + 3);
+        } else {
+            tq_half_word_unpack(((const unsigned *)buf)[i], f, f + 1);
+        }
+        TQ_UNROLL
+        for (int c = 0; c < L->vec; c++) v[c] = (TQ_R)f[c] * half_scale;
+#else
         if (L->vec == 4) {
             short4 q = ((const short4 *)buf)[i];
             v[0] = (TQ_R)q.x * half_scale; v[1] = (TQ_R)q.y * half_scale;
@@ -33,6 +45,7 @@ TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, 
             short2 q = ((const short2 *)buf)[i];
             v[0] = (TQ_R)q.x * half_scale; v[1] = (TQ_R)q.y * half_scale;
         }
+#endif
     }
 #else
     const int64_t o = i * L->vec;
@@ -45,12 +58,23 @@ TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, 
 #endif
 }
 
-TQ_HD int16_t TQ_RF(tq_half_quantize)(TQ_R v)
+/* v * 32767 clamped to [-32767, 32767]. */
+TQ_HD TQ_R TQ_RF(tq_half_scaled)(TQ_R v)
 {
     TQ_R q = v * (TQ_R)TQ_HALF_SCALE;
     if (q > (TQ_R)TQ_HALF_SCALE) q = (TQ_R)TQ_HALF_SCALE;
     if (q < -(TQ_R)TQ_HALF_SCALE) q = -(TQ_R)TQ_HALF_SCALE;
-    return (int16_t)(q < 0 ? q - (TQ_R)0.5 : q + (TQ_R)0.5);
+    return q;
+}
+
+/* Nearest int16, ties to even, as the GPU store (field_layout.h) rounds: adding and
+ * subtracting 1.5 * 2^(mantissa bits) rounds to an integer in the default rounding mode
+ * (plain C arithmetic; the build never enables value-changing float optimisations). */
+TQ_HD int16_t TQ_RF(tq_half_quantize)(TQ_R v)
+{
+    const TQ_R magic = sizeof(TQ_R) == 8 ? (TQ_R)6755399441055744.0 : (TQ_R)12582912.0;   /* 1.5 * 2^52, 1.5 * 2^23 */
+    const TQ_R q = TQ_RF(tq_half_scaled)(v);
+    return (int16_t)((q + magic) - magic);
 }
 
 /* Stores chunk j of site s; for half precision, inv_norm multiplies before quantizing
@@ -66,11 +90,21 @@ TQ_HD void TQ_RF(tq_store_chunk)(void *buf, const tq_layout *L, int64_t s, int j
         if (L->vec == 4) ((float4 *)buf)[i] = make_float4((float)v[0], (float)v[1], (float)v[2], (float)v[3]);
         else ((float2 *)buf)[i] = make_float2((float)v[0], (float)v[1]);
     } else {
+#ifdef __CUDA_ARCH__
+        float q[4];
+        TQ_UNROLL
+        for (int c = 0; c < L->vec; c++) q[c] = (float)TQ_RF(tq_half_scaled)(v[c] * inv_norm);
+        if (L->vec == 4)
+            ((uint2 *)buf)[i] = make_uint2(tq_half_word_pack(q[0], q[1]), tq_half_word_pack(q[2], q[3]));
+        else
+            ((unsigned *)buf)[i] = tq_half_word_pack(q[0], q[1]);
+#else
         if (L->vec == 4)
             ((short4 *)buf)[i] = make_short4(TQ_RF(tq_half_quantize)(v[0] * inv_norm), TQ_RF(tq_half_quantize)(v[1] * inv_norm),
                                              TQ_RF(tq_half_quantize)(v[2] * inv_norm), TQ_RF(tq_half_quantize)(v[3] * inv_norm));
         else
             ((short2 *)buf)[i] = make_short2(TQ_RF(tq_half_quantize)(v[0] * inv_norm), TQ_RF(tq_half_quantize)(v[1] * inv_norm));
+#endif
     }
 #else
     const int64_t o = i * L->vec;

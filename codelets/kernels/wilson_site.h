@@ -60,16 +60,31 @@ typedef struct tq_wilson_args {
 TQ_HD void tq_block_coords(const int *B, int parity, int64_t cb, int *x)
 {
     const int hx = B[0] / 2;
+#ifdef __CUDA_ARCH__
+    /* blocks hold fewer than 2^31 sites (lattice.c): 32-bit divisions are several times
+     * cheaper than 64-bit ones on GPUs */
+    const unsigned c = (unsigned)cb;
+    unsigned q = c / (unsigned)hx;
+    x[1] = (int)(q % (unsigned)B[1]); q /= (unsigned)B[1];
+    x[2] = (int)(q % (unsigned)B[2]);
+    x[3] = (int)(q / (unsigned)B[2]);
+    x[0] = 2 * (int)(c % (unsigned)hx) + ((x[1] + x[2] + x[3] + parity) & 1);
+#else
     int64_t r = cb / hx;
     x[1] = (int)(r % B[1]); r /= B[1];
     x[2] = (int)(r % B[2]);
     x[3] = (int)(r / B[2]);
     x[0] = 2 * (int)(cb % hx) + ((x[1] + x[2] + x[3] + parity) & 1);
+#endif
 }
 
 TQ_HD int64_t tq_block_cb(const int *B, const int *x)
 {
+#ifdef __CUDA_ARCH__
+    return (int64_t)((((x[3] * B[2] + x[2]) * B[1] + x[1]) * B[0] + x[0]) >> 1);
+#else
     return ((((int64_t)x[3] * B[2] + x[2]) * B[1] + x[1]) * B[0] + x[0]) >> 1;
+#endif
 }
 
 /* Sites of one parity on the face of the block perpendicular to mu. */
@@ -135,17 +150,23 @@ TQ_HD void tq_face_entry(const tq_wilson_args *a, int64_t e, int *mu, int *side,
     *mu = -1; *side = 0; *fi = 0;
 }
 
-/* Calls CALL(P, R) with the precision (8, 4, 2) and compression (18, 12, 8) as literals, so
- * the CPU loops and the CUDA launches get one compile-time instantiation per combination. */
-#define TQ_WILSON_DISPATCH(prec, recon, CALL)                                                      \
+/* Calls CALL(P, R, D) with the precision (8, 4, 2), compression (18, 12, 8) and dagger (0, 1)
+ * as literals, so the CPU loops and the CUDA launches get one compile-time instantiation per
+ * combination (a run-time dagger cost the CUDA kernels a select per spinor component). */
+#define TQ_WILSON_DISPATCH_R(prec, recon, D, CALL)                                                 \
     do {                                                                                           \
         if ((prec) == 8) {                                                                         \
-            if ((recon) == 18) { CALL(8, 18); } else if ((recon) == 12) { CALL(8, 12); } else { CALL(8, 8); } \
+            if ((recon) == 18) { CALL(8, 18, D); } else if ((recon) == 12) { CALL(8, 12, D); } else { CALL(8, 8, D); } \
         } else if ((prec) == 4) {                                                                  \
-            if ((recon) == 18) { CALL(4, 18); } else if ((recon) == 12) { CALL(4, 12); } else { CALL(4, 8); } \
+            if ((recon) == 18) { CALL(4, 18, D); } else if ((recon) == 12) { CALL(4, 12, D); } else { CALL(4, 8, D); } \
         } else {                                                                                   \
-            if ((recon) == 18) { CALL(2, 18); } else if ((recon) == 12) { CALL(2, 12); } else { CALL(2, 8); } \
+            if ((recon) == 18) { CALL(2, 18, D); } else if ((recon) == 12) { CALL(2, 12, D); } else { CALL(2, 8, D); } \
         }                                                                                          \
+    } while (0)
+#define TQ_WILSON_DISPATCH(prec, recon, dagger, CALL)                                              \
+    do {                                                                                           \
+        if (dagger) TQ_WILSON_DISPATCH_R(prec, recon, 1, CALL);                                    \
+        else TQ_WILSON_DISPATCH_R(prec, recon, 0, CALL);                                           \
     } while (0)
 
 #define TQ_R double

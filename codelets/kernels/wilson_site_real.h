@@ -32,7 +32,51 @@ TQ_HD void TQ_RF(tq_spin_project)(int mu, int sign, const TQ_R *psi, TQ_R *h)
     }
 }
 
-/* acc += phase * (1 + sign gamma_mu) psi rebuilt from its projection h. */
+/* h = the projection of the spinor at site s of buffer `in` (layout L). Half precision on
+ * GPUs projects the loaded values while they are still biased integers (b = q + K,
+ * tq_half_word_unpack_biased): a difference b_a - b_b = q_a - q_b and a sum written as
+ * b_a - (2K - b_b) = q_a + q_b are both exact, so each projected component costs one or two
+ * additions instead of unbiasing and scaling all 24 loaded components; the site's scale
+ * then multiplies the 12 results. */
+TQ_HD void TQ_RF(tq_load_project)(const void *in, const tq_layout *L, int64_t s, int mu, int sign, TQ_R *h)
+{
+#ifdef __CUDA_ARCH__
+    if (L->prec == 2 && L->vec == 4 && L->nreal == 24) {
+        TQ_R b[24];   /* float in the float instantiation, the one that runs */
+        TQ_UNROLL
+        for (int j = 0; j < 6; j++) {
+            const uint2 w = ((const uint2 *)in)[(int64_t)j * L->stride + s];
+            float f[4];
+            tq_half_word_unpack_biased(w.x, f, f + 1);
+            tq_half_word_unpack_biased(w.y, f + 2, f + 3);
+            TQ_UNROLL
+            for (int k = 0; k < 4; k++) b[4 * j + k] = f[k];
+        }
+        const TQ_R scale = tq_layout_norm_cptr(in, L)[s] * (TQ_R)(1.0 / TQ_HALF_SCALE);
+        const TQ_R two_bias = (TQ_R)2 * TQ_HALF_BIAS;
+        TQ_UNROLL
+        for (int sp = 0; sp < 2; sp++) {
+            const int col = tq_gamma_col(mu, sp), code = tq_gamma_code(mu, sp) + (sign < 0 ? 2 : 0);
+            TQ_UNROLL
+            for (int c = 0; c < 3; c++) {
+                TQ_R re, im, sre, sim;   /* +-b of the partner component, and those signs */
+                TQ_RF(tq_mul_i)(code, b[(col * 3 + c) * 2], b[(col * 3 + c) * 2 + 1], &re, &im);
+                TQ_RF(tq_mul_i)(code, 1, 1, &sre, &sim);
+                const TQ_R ar = b[(sp * 3 + c) * 2], ai = b[(sp * 3 + c) * 2 + 1];
+                h[(sp * 3 + c) * 2] = (TQ_R)(scale * (sre > 0 ? ar - (two_bias - re) : ar + re));
+                h[(sp * 3 + c) * 2 + 1] = (TQ_R)(scale * (sim > 0 ? ai - (two_bias - im) : ai + im));
+            }
+        }
+        return;
+    }
+#endif
+    TQ_R psi[24];
+    TQ_RF(tq_load_site)(in, L, s, psi);
+    TQ_RF(tq_spin_project)(mu, sign, psi, h);
+}
+
+/* acc += phase * (1 + sign gamma_mu) psi rebuilt from its projection h (phase +-1: the
+ * boundary factor, an FFMA in place of the FADD). */
 TQ_HD void TQ_RF(tq_spin_accumulate)(int mu, int sign, TQ_R phase, const TQ_R *h, TQ_R *acc)
 {
     TQ_UNROLL
@@ -170,14 +214,16 @@ TQ_HD void TQ_RF(tq_wilson_layouts)(const tq_wilson_args *a, int prec, int recon
  * from[mu][1]: by the block above, its lower face). The face holds exactly what the hop
  * would have computed (P psi, or U^dag P psi), so in double and single the result is the
  * same bits for every block decomposition. Then out = a D in (+ x).
- * gp, gq: gauge buffers of the output and input parity. */
+ * gp, gq: gauge buffers of the output and input parity. prec, recon, dagger: a->L_in.prec,
+ * a->recon, a->dagger as literals (TQ_WILSON_DISPATCH), so no sign is decided per site. */
 TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                  const void *gq, const void *xb, const void *const from[4][2],
-                                 void *out, const int *x, int64_t s, int prec, int recon)
+                                 void *out, const int *x, int64_t s, int prec, int recon,
+                                 int dagger)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
-    const int sf = a->dagger ? 1 : -1;   /* projector sign of forward hops */
+    const int sf = dagger ? 1 : -1;   /* projector sign of forward hops */
     TQ_R acc[24];
     TQ_UNROLL
     for (int k = 0; k < 24; k++) acc[k] = 0;
@@ -203,9 +249,7 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
                 int y[4] = {x[0], x[1], x[2], x[3]};
                 y[mu] = dir == 0 ? (edge ? 0 : x[mu] + 1) : (edge ? a->B[mu] - 1 : x[mu] - 1);
                 const int64_t sy = tq_block_cb(a->B, y);
-                TQ_R psi[24];
-                TQ_RF(tq_load_site)(in, &Lin, sy, psi);
-                TQ_RF(tq_spin_project)(mu, sign, psi, h);
+                TQ_RF(tq_load_project)(in, &Lin, sy, mu, sign, h);
                 if (dir == 0) TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
                 else TQ_RF(tq_link_load)(gq, &Lg, sy, mu, recon, u);
                 TQ_RF(tq_link_mul_half)(u, dir, h, uh);
@@ -229,7 +273,7 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
 /* Interior: site s unless it lies on a split face (the exterior task does those). */
 TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                           const void *gq, const void *xb, void *out, int64_t s,
-                                          int prec, int recon)
+                                          int prec, int recon, int dagger)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
@@ -237,14 +281,15 @@ TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *i
     for (int mu = 0; mu < 4; mu++)
         if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, none, out, x, s, prec, recon);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, none, out, x, s, prec, recon, dagger);
 }
 
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
  * Lower face (side 0), for the block below: P_forward psi(y). Upper face (side 1), for the
  * block above: U_mu(y)^dag P_backward psi(y). face[mu][side] are the face buffers. */
 TQ_HD void TQ_RF(tq_wilson_pack_entry)(const tq_wilson_args *a, const void *in, const void *g,
-                                       void *const face[4][2], int64_t e, int prec, int recon)
+                                       void *const face[4][2], int64_t e, int prec, int recon,
+                                       int dagger)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -255,7 +300,7 @@ TQ_HD void TQ_RF(tq_wilson_pack_entry)(const tq_wilson_args *a, const void *in, 
     int y[4];
     tq_face_coords(a->B, mu, side ? a->B[mu] - 1 : 0, a->parity, fi, y);
     const int64_t sy = tq_block_cb(a->B, y);
-    const int sf = a->dagger ? 1 : -1;
+    const int sf = dagger ? 1 : -1;
     TQ_R psi[24], h[12];
     TQ_RF(tq_load_site)(in, &Lin, sy, psi);
     if (side == 0) {
@@ -276,7 +321,7 @@ TQ_HD void TQ_RF(tq_wilson_pack_entry)(const tq_wilson_args *a, const void *in, 
 TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *in, const void *gp,
                                            const void *gq, const void *xb,
                                            const void *const from[4][2], void *out, int64_t e,
-                                           int prec, int recon)
+                                           int prec, int recon, int dagger)
 {
     int mu, side;
     int64_t fi;
@@ -287,5 +332,5 @@ TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *
     TQ_UNROLL
     for (int nu = 0; nu < 4; nu++)
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
-    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, from, out, x, tq_block_cb(a->B, x), prec, recon);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger);
 }
