@@ -4,9 +4,10 @@
  * Buffers (variable count, modes given per task by tasks/dirac_tasks.c):
  *   pack:      in (R), gauge of the packed parity (R), faces (W): per split mu, lower, upper
  *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
- *              out (W), [x (R) when xpay]
+ *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
+ *              when a->clover]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
- *              out (RW), [x (R) when xpay], faces (R): per split mu, the one from below,
+ *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
  *              the one from above
  * The interior task does the sites off the split faces, the exterior task the sites on
  * them, each site whole (kernels/wilson_site.h). */
@@ -53,10 +54,11 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
     void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
     /* in-place xpay (x is out) passes out once, read-write */
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
-#define INTERIOR(P, R, D)                                                                    \
-    for (int64_t s = 0; s < a->cb; s++) {                                                 \
-        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, out, s, P, R, D);              \
-        else tq_wilson_interior_site_f(a, in, gp, gq, x, out, s, P, R, D);                   \
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
+#define INTERIOR(P, R, D)                                                                          \
+    for (int64_t s = 0; s < a->cb; s++) {                                                       \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover);    \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover);         \
     }
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR
@@ -71,14 +73,15 @@ static void wilson_exterior_cpu(void *buffers[], void *cl_arg)
     void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
     const int with_x = a->xpay && a->x_separate;
     const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
     void *face[4][2];
-    face_pointers(buffers, 4 + with_x, a, face);
+    face_pointers(buffers, 4 + with_x + (a->clover ? 1 : 0), a, face);
     const void *const (*from)[2] = (const void *const (*)[2])face;
     const int64_t n = tq_face_total(a);
 #define EXTERIOR(P, R, D)                                                                    \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_wilson_exterior_entry(a, in, gp, gq, x, from, out, e, P, R, D);       \
-        else tq_wilson_exterior_entry_f(a, in, gp, gq, x, from, out, e, P, R, D);            \
+        if (P == 8) tq_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover); \
+        else tq_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover);      \
     }
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
 #undef EXTERIOR

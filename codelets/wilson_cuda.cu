@@ -16,15 +16,15 @@
 
 struct face_ptrs { void *p[4][2]; };
 
-template <int PREC, int RECON, int DAG>
+template <int PREC, int RECON, int DAG, int CLOVER>
 __global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
-wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp,
-                                       const void *gq, const void *x, void *out)
+wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const void *gq,
+                       const void *x, const void *k, void *out)
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s >= a.cb) return;
-    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, out, s, PREC, RECON, DAG);
-    else tq_wilson_interior_site_f(&a, in, gp, gq, x, out, s, PREC, RECON, DAG);
+    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER);
+    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER);
 }
 
 template <int PREC, int RECON, int DAG>
@@ -37,16 +37,16 @@ __global__ void wilson_pack_kernel(tq_wilson_args a, const void *in, const void 
     else tq_wilson_pack_entry_f(&a, in, g, f.p, e, PREC, RECON, DAG);
 }
 
-template <int PREC, int RECON, int DAG>
+template <int PREC, int RECON, int DAG, int CLOVER>
 __global__ void wilson_exterior_kernel(tq_wilson_args a, const void *in, const void *gp,
-                                       const void *gq, const void *x, face_ptrs f, void *out,
-                                       int64_t n)
+                                       const void *gq, const void *x, const void *k, face_ptrs f,
+                                       void *out, int64_t n)
 {
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
     const void *const (*from)[2] = (const void *const (*)[2])f.p;
-    if constexpr (PREC == 8) tq_wilson_exterior_entry(&a, in, gp, gq, x, from, out, e, PREC, RECON, DAG);
-    else tq_wilson_exterior_entry_f(&a, in, gp, gq, x, from, out, e, PREC, RECON, DAG);
+    if constexpr (PREC == 8) tq_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER);
+    else tq_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER);
 }
 
 static unsigned grid_for(int64_t n)
@@ -82,11 +82,14 @@ extern "C" void tq_wilson_interior_cuda(void *buffers[], void *cl_arg)
     void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
     /* in-place xpay (x is out) passes out once, read-write */
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
     cudaStream_t stream = starpu_cuda_get_local_stream();
     if (a->cb == 0) return;
-#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, out)
+#define LAUNCH_K(P, R, D, C) wilson_interior_kernel<P, R, D, C><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out)
+#define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
+#undef LAUNCH_K
     check_launch();
 }
 
@@ -114,13 +117,16 @@ extern "C" void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
     const int with_x = a->xpay && a->x_separate;
     const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
-    face_ptrs f = faces_of(buffers, 4 + with_x, a);
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
+    face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), a);
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
     cudaStream_t stream = starpu_cuda_get_local_stream();
-#define LAUNCH(P, R, D) wilson_exterior_kernel<P, R, D><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, f, out, n)
+#define LAUNCH_K(P, R, D, C) wilson_exterior_kernel<P, R, D, C><<<grid_for(n), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n)
+#define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
+#undef LAUNCH_K
     check_launch();
 }
 
@@ -134,7 +140,7 @@ extern "C" int tq_wilson_interior_bare_cuda(const tq_wilson_args *a, const void 
     if (err != cudaSuccess) return (int)err;
     cudaEventCreate(&t0);
     cudaEventCreate(&t1);
-#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, out)
+#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D, 0><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, NULL, out)
     for (int it = 0; it < 3; it++) TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);   /* warm-up */
     cudaEventRecord(t0, stream);
     for (int it = 0; it < niter; it++) TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);

@@ -284,6 +284,11 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
 /* out = M_pc^dag M_pc in. */
 tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,
                                    tq_subset parity);
+/* The hopping term of the even-odd operator, QUDA's "dslash": out = D in (dagger: D^dag)
+ * for Wilson, out = A^-1 D in (dagger: A^-1 D^dag) for clover, with A^-1 of parity `parity`
+ * applied in the same kernel as D. Fields as for tq_dslash. */
+tq_status tq_dirac_dslash(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                          int dagger);
 /* Clover operators: out = A in (inverse: A^-1 in) on parity `parity` (out may be in). */
 tq_status tq_dirac_clover(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                           int inverse);

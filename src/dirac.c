@@ -141,7 +141,7 @@ static tq_status check_spinor(const char *who, const tq_dirac *d, const tq_field
 /* The arguments every task of one hopping-term application shares (the fields' layouts,
  * block extents, split directions); returns the number of split directions. */
 static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *in, int dagger, double a,
-                        const tq_field *x, tq_wilson_args *base)
+                        const tq_field *x, const tq_field *K, tq_wilson_args *base)
 {
     const tq_lattice *lat = d->lat;
     memset(base, 0, sizeof *base);
@@ -160,6 +160,8 @@ static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *
     base->L_out = out->layout;
     base->L_x = x ? x->layout : out->layout;
     base->L_gauge = d->gauge->layout;
+    base->clover = K != NULL;
+    base->L_clover = K ? K->layout : out->layout;
     for (int mu = 0; mu < 4; mu++)
         base->L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_face_sites(base->B, mu));
     return nsplit;
@@ -179,16 +181,18 @@ static void block_phases(const tq_dirac *d, int b, tq_wilson_args *ia, int bcoor
     }
 }
 
-/* Submits out = a D in (+ x) on parity `parity`: per block a pack task (when the lattice
- * is split into blocks), an interior task and an exterior task; the operator's face
- * handles are what StarPU moves between the memories of the blocks' workers. */
-static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
-                         int parity, int dagger, double a, const tq_field *x)
+/* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
+ * field of the operator: the interior and exterior kernels apply it to each site's hopping
+ * sum before it leaves registers), on parity `parity`: per block a pack task (when the
+ * lattice is split into blocks), an interior task and an exterior task; the operator's
+ * face handles are what StarPU moves between the memories of the blocks' workers. */
+static tq_status hopping_k(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
+                           int parity, int dagger, double a, const tq_field *x, const tq_field *K)
 {
     const tq_lattice *lat = d->lat;
     const int q = 1 - parity;
     tq_wilson_args base;
-    const int nsplit = hopping_args(d, out, in, dagger, a, x, &base);
+    const int nsplit = hopping_args(d, out, in, dagger, a, x, K, &base);
 
     const int nb = lat->nblocks, nf = 2 * nsplit;
     starpu_data_handle_t *faces = d->faces;
@@ -209,8 +213,9 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
         starpu_data_handle_t ho = parity_handle(out, b, parity);
         starpu_data_handle_t hx = x ? (x == out ? ho : parity_handle(x, b, parity)) : NULL;
         ia.x_separate = hx && hx != ho;
+        starpu_data_handle_t hk = K ? tq_field_handle(K, b, parity) : NULL;
         ret = tq_task_wilson_interior(&ia, parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
-                                      tq_field_handle(d->gauge, b, q), ho, hx);
+                                      tq_field_handle(d->gauge, b, q), ho, hx, hk);
         if (ret || !nf) continue;
         /* the faces this block reads: from the block below (its upper face) and from the
          * block above (its lower face), per split direction */
@@ -227,10 +232,17 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
             slot += 2;
         }
         ret = tq_task_wilson_exterior(&ia, parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
-                                      tq_field_handle(d->gauge, b, q), ho, hx, from, nf);
+                                      tq_field_handle(d->gauge, b, q), ho, hx, hk, from, nf);
     }
     if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
     return st;
+}
+
+/* out = a D in (+ x) on parity `parity` (hopping_k without a clover term). */
+static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
+                         int parity, int dagger, double a, const tq_field *x)
+{
+    return hopping_k(who, d, out, in, parity, dagger, a, x, NULL);
 }
 
 /* Submits out = K in (or out = x + a K in when x) on parity `parity`, K = A or A^-1: one
@@ -300,7 +312,7 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
     const unsigned node = starpu_worker_get_memory_node(worker);
     const int p = (int)parity, q = 1 - p;
     tq_wilson_args a;
-    hopping_args(d, out, in, 0, 1.0, NULL, &a);
+    hopping_args(d, out, in, 0, 1.0, NULL, NULL, &a);
     int bcoord[4];
     block_phases(d, 0, &a, bcoord);
     a.parity = p;
@@ -325,6 +337,18 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
     (void)niter;
     return tq_error(TQ_ERR_UNSUPPORTED, "%s: built without CUDA", who);
 #endif
+}
+
+tq_status tq_dirac_dslash(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity, int dagger)
+{
+    const char *who = "tq_dirac_dslash";
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, in, 1 - (int)parity, "in"));
+    if (out == in && out->nparity == 1)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    return hopping_k(who, d, out, in, (int)parity, dagger, 1.0, NULL, d->clover ? d->clover_inv : NULL);
 }
 
 tq_status tq_dslash_xpay(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
@@ -373,22 +397,18 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
     }
     if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
         /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
-        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
-        TQ_CHECK(clover_term(who, d, 1, d->tmp[q], d->tmp[q], q, 0.0, NULL));
+        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv));
         TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
         return hopping(who, d, out, d->tmp[q], p, dagger, -k2, out);
     }
     if (!dagger) {
-        /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp */
-        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, 0, 1.0, NULL));
-        TQ_CHECK(clover_term(who, d, 1, d->tmp[q], d->tmp[q], q, 0.0, NULL));
-        TQ_CHECK(hopping(who, d, d->tmp[p], d->tmp[q], p, 0, 1.0, NULL));
-        return clover_term(who, d, 1, out, d->tmp[p], p, -k2, in);
+        /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp: two fused hopping + clover applications */
+        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv));
+        return hopping_k(who, d, out, d->tmp[q], p, 0, -k2, in, d->clover_inv);
     }
     /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
     TQ_CHECK(clover_term(who, d, 1, d->tmp[p], in, p, 0.0, NULL));
-    TQ_CHECK(hopping(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL));
-    TQ_CHECK(clover_term(who, d, 1, d->tmp[q], d->tmp[q], q, 0.0, NULL));
+    TQ_CHECK(hopping_k(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv));
     return hopping(who, d, out, d->tmp[q], p, 1, -k2, in);
 }
 

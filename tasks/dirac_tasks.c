@@ -54,30 +54,32 @@ int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu
 
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
-                            starpu_data_handle_t out, starpu_data_handle_t x)
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K)
 {
-    struct starpu_data_descr d[5];
+    struct starpu_data_descr d[6];
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
     d[3].handle = out; d[3].mode = (x && x == out) ? STARPU_RW : STARPU_W;
     int n = 4;
-    if (x && x != out) { d[4].handle = x; d[4].mode = STARPU_R; n = 5; }
+    if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
+    if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
     return submit(&tq_cl_wilson_interior, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
-                            starpu_data_handle_t out, starpu_data_handle_t x,
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const starpu_data_handle_t *faces, int nfaces)
 {
-    struct starpu_data_descr d[5 + 8];
+    struct starpu_data_descr d[6 + 8];
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
     d[3].handle = out; d[3].mode = STARPU_RW;   /* the interior task wrote the other sites */
     int n = 4;
-    if (x && x != out) { d[4].handle = x; d[4].mode = STARPU_R; n = 5; }
+    if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
+    if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
     for (int i = 0; i < nfaces; i++) { d[n + i].handle = faces[i]; d[n + i].mode = STARPU_R; }
     return submit(&tq_cl_wilson_exterior, a, sizeof *a, d, n + nfaces, STARPU_MAX_PRIO);
 }

@@ -17,15 +17,16 @@ int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
 /* Wilson hopping term of one block (codelets/wilson.c documents buffers and faces). faces:
  * per split direction mu in order, two handles (pack: the lower and upper face it writes;
  * exterior: the face from the block below and the one from above). x: NULL, a field to add
- * (a->xpay), or out itself (in-place x + a D in). */
+ * (a->xpay), or out itself (in-place x + a D in). K: the clover field's handle of the
+ * block and output parity when a->clover (out = a K D in (+ x)), otherwise ignored. */
 int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
                         const starpu_data_handle_t *faces, int nfaces);
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
-                            starpu_data_handle_t out, starpu_data_handle_t x);
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K);
 int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
-                            starpu_data_handle_t out, starpu_data_handle_t x,
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const starpu_data_handle_t *faces, int nfaces);
 /* Clover term of one block and parity: out = K in (a->in_place: in is out), or
  * out = x + a K in (a->xpay; x another handle than out). */

@@ -73,6 +73,17 @@ static void test_reference(const int dims[4], const int *block, const char *bnam
                     CHECK(e <= tol, "clover M (%s, recon %d, blocks %s, dagger %d): error %.3g (tol %.1g)",
                           tq_precision_name(precs[ip]), (int)recons[ir], bname, dagger, e, tol);
                 }
+                /* QUDA's clover dslash, A^-1 D in one fused kernel (interior and exterior) */
+                for (int parity = 0; parity < 2; parity++)
+                    for (int dagger = 0; dagger < 2; dagger++) {
+                        ref_wilson_dslash(tmp, hg->links, psi, dims, BC, dagger, parity);
+                        ref_clover_solve(ref, hg->links, tmp, dims, KAPPA, CSW, parity);
+                        CHECK_OK(tq_dirac_dslash(S.dirac, fo, fi, (tq_subset)parity, dagger));
+                        CHECK_OK(tq_field_export(fo, out));
+                        double e = rel_err(out, ref, dims, parity);
+                        CHECK(e <= tol, "A^-1 D (%s, recon %d, blocks %s, parity %d, dagger %d): error %.3g (tol %.1g)",
+                              tq_precision_name(precs[ip]), (int)recons[ir], bname, parity, dagger, e, tol);
+                    }
                 if (ir == 0)
                     for (int parity = 0; parity < 2; parity++) {
                         ref_clover_apply(ref, hg->links, psi, dims, KAPPA, CSW, parity);
@@ -282,6 +293,9 @@ static void test_errors(const int dims[4], const tq_host_gauge *hg)
     CHECK_ERR(tq_dirac_prepare(S.dirac, even, even, TQ_EVEN), TQ_ERR_INVALID_ARG);   /* b not full */
     CHECK_ERR(tq_dirac_reconstruct(S.dirac, even, even, full, TQ_EVEN), TQ_ERR_INVALID_ARG);
     CHECK_ERR(tq_dirac_reconstruct(S.dirac, full, even, full, TQ_EVEN), TQ_ERR_INVALID_ARG); /* x is b */
+    CHECK_ERR(tq_dirac_dslash(NULL, even, full, TQ_EVEN, 0), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_dirac_dslash(S.dirac, even, even, TQ_EVEN, 0), TQ_ERR_MISMATCH);   /* in lacks parity odd */
+    CHECK_ERR(tq_dirac_dslash(S.dirac, full, full, TQ_FULL, 0), TQ_ERR_INVALID_ARG);   /* parity must be one */
     tq_field_destroy(even);
     tq_field_destroy(full);
     setup_free(&S);

@@ -20,6 +20,7 @@
 #define TQ_WILSON_SITE_H
 
 #include "kernels/field_layout.h"
+#include "kernels/clover_site.h"
 
 /* DeGrand-Rossi: gamma_x, gamma_y have their non-zeros on the anti-diagonal, gamma_z,
  * gamma_t on the off-diagonal 2x2 blocks. */
@@ -52,7 +53,9 @@ typedef struct tq_wilson_args {
     double a;               /* out = a D in, or x + a D in when xpay */
     int xpay;
     int x_separate;         /* xpay with x another field than out (an extra buffer) */
-    tq_layout L_in, L_out, L_x, L_gauge;
+    int clover;             /* out = a K D in (+ x): K (clover or its inverse, an extra
+                               buffer) applied to each site's hopping sum before a and x */
+    tq_layout L_in, L_out, L_x, L_gauge, L_clover;
     tq_layout L_face[4];    /* 12 reals per face site; stride = cb / B[mu] */
 } tq_wilson_args;
 

@@ -213,13 +213,14 @@ TQ_HD void TQ_RF(tq_wilson_layouts)(const tq_wilson_args *a, int prec, int recon
  * the neighbour block packed (from[mu][0]: packed by the block below, its upper face;
  * from[mu][1]: by the block above, its lower face). The face holds exactly what the hop
  * would have computed (P psi, or U^dag P psi), so in double and single the result is the
- * same bits for every block decomposition. Then out = a D in (+ x).
+ * same bits for every block decomposition. Then out = a D in (+ x), or a K D in (+ x) with
+ * the clover term K (buffer kb) when clover.
  * gp, gq: gauge buffers of the output and input parity. prec, recon, dagger: a->L_in.prec,
  * a->recon, a->dagger as literals (TQ_WILSON_DISPATCH), so no sign is decided per site. */
 TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const void *gp,
-                                 const void *gq, const void *xb, const void *const from[4][2],
-                                 void *out, const int *x, int64_t s, int prec, int recon,
-                                 int dagger)
+                                 const void *gq, const void *xb, const void *kb,
+                                 const void *const from[4][2], void *out, const int *x, int64_t s,
+                                 int prec, int recon, int dagger, int clover)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -257,6 +258,11 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
             TQ_RF(tq_spin_accumulate)(mu, sign, phase, uh, acc);
         }
     }
+    if (clover) {
+        tq_layout Lk = a->L_clover;
+        Lk.prec = prec; Lk.nreal = TQ_CLOVER_REALS; Lk.vec = tq_layout_vec(prec, TQ_CLOVER_REALS); Lk.has_norm = prec == 2;
+        TQ_RF(tq_clover_apply_site)(kb, &Lk, s, acc);
+    }
     const TQ_R coef = (TQ_R)a->a;
     if (a->xpay) {
         TQ_R xv[24];
@@ -272,8 +278,8 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
 
 /* Interior: site s unless it lies on a split face (the exterior task does those). */
 TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
-                                          const void *gq, const void *xb, void *out, int64_t s,
-                                          int prec, int recon, int dagger)
+                                          const void *gq, const void *xb, const void *kb, void *out,
+                                          int64_t s, int prec, int recon, int dagger, int clover)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
@@ -281,7 +287,7 @@ TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *i
     for (int mu = 0; mu < 4; mu++)
         if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, none, out, x, s, prec, recon, dagger);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover);
 }
 
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
@@ -319,9 +325,9 @@ TQ_HD void TQ_RF(tq_wilson_pack_entry)(const tq_wilson_args *a, const void *in, 
  * (corner sites lie on several faces; one thread takes each site once, so no two threads
  * write one site). */
 TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *in, const void *gp,
-                                           const void *gq, const void *xb,
+                                           const void *gq, const void *xb, const void *kb,
                                            const void *const from[4][2], void *out, int64_t e,
-                                           int prec, int recon, int dagger)
+                                           int prec, int recon, int dagger, int clover)
 {
     int mu, side;
     int64_t fi;
@@ -332,5 +338,6 @@ TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *
     TQ_UNROLL
     for (int nu = 0; nu < 4; nu++)
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
-    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
+                          clover);
 }

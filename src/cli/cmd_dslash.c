@@ -195,9 +195,8 @@ int tq_cmd_dslash(int argc, char **argv)
         if (it == 0) { tq_wait_all(); t0 = now(); }
         switch (test) {
         case T_DSLASH:
-            /* clover: A^-1 D, the "dslash" of the even-odd clover operator */
-            st = tq_dslash(d, out, in, TQ_EVEN, dagger);
-            if (clover && st == TQ_SUCCESS) st = tq_dirac_clover(d, out, out, TQ_EVEN, 1);
+            /* clover: A^-1 D, the "dslash" of the even-odd clover operator (one fused kernel) */
+            st = tq_dirac_dslash(d, out, in, TQ_EVEN, dagger);
             break;
         case T_MAT: st = tq_dirac_mat(d, out, in, dagger); break;
         case T_MATPC: st = tq_dirac_matpc(d, out, in, TQ_EVEN, dagger); break;
