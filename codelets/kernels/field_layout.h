@@ -13,8 +13,10 @@
  * vectors), as QUDA does. Gauge fields with 18-real links use vec 2 in every precision so
  * that each link starts on a vector boundary (field.c).
  *
- * Half precision stores int16 values. Fields whose values are unbounded (spinors, staggered
- * vectors, clover) keep a float norm per site after the int16 array: value = q * norm / 32767
+ * Half precision stores integers q in [-32767, 32767] as the 16-bit unsigned q + 32768
+ * ("offset binary": a GPU turns it into a float with one byte permute and one add,
+ * tq_half_word_unpack). Fields whose values are unbounded (spinors, staggered vectors,
+ * clover) keep a float norm per site after the 16-bit array: value = q * norm / 32767
  * with norm = max |real| of the site (paper 004 §4.6). Gauge links are bounded by 1 and
  * have no norm: value = q / 32767.
  */
@@ -26,6 +28,7 @@
 #include <stdint.h>
 
 #define TQ_HALF_SCALE 32767.0
+#define TQ_HALF_OFFSET 32768   /* stored = q + TQ_HALF_OFFSET */
 #define TQ_MAX_REALS_PER_SITE 72   /* clover: 2 x 36 */
 
 typedef struct tq_layout {
@@ -73,21 +76,20 @@ TQ_HD const float *tq_layout_norm_cptr(const void *buf, const tq_layout *L)
 }
 
 #ifdef __CUDACC__
-/* Half precision on GPUs without the int16 <-> float conversion instructions, which run at
- * a quarter of the FP32 rate and dominated the half-precision dslash:
- * - load: q + 32768 (the int16 with its sign bit flipped) placed in the low mantissa bits
- *   of 2^23 is the float 2^23 + q + 32768 exactly; subtracting 2^23 + 32768 leaves q;
- * - store: adding 1.5 * 2^23 to a float of magnitude below 2^22 rounds it to the nearest
- *   integer (ties to even) and leaves that integer in the low bits of the result. */
+/* Half precision on GPUs without the integer <-> float conversion instructions, which run
+ * at a quarter of the FP32 rate and dominated the half-precision dslash:
+ * - load: the stored u = q + 32768 placed in the low mantissa bits of 2^23 is the float
+ *   2^23 + q + 32768 exactly; subtracting 2^23 + 32768 leaves q;
+ * - store: adding 1.5 * 2^23 + 32768 to a float q of magnitude below 2^15 rounds it to the
+ *   nearest integer (ties to even) and leaves q + 32768 in the low 16 bits of the result. */
 #define TQ_HALF_BIAS 8421376.0f   /* 2^23 + 32768 */
 
-/* The two int16 of w as the exact floats q + TQ_HALF_BIAS (callers that combine values
- * before unbiasing them, e.g. the half-precision spin projection). */
+/* The two 16-bit values of w as the exact floats q + TQ_HALF_BIAS (callers that combine
+ * values before unbiasing them, e.g. the half-precision spin projection). */
 __device__ __forceinline__ void tq_half_word_unpack_biased(unsigned w, float *lo, float *hi)
 {
-    const unsigned b = w ^ 0x80008000u;
-    *lo = __uint_as_float(__byte_perm(b, 0x4B000000u, 0x7610));
-    *hi = __uint_as_float(__byte_perm(b, 0x4B000000u, 0x7632));
+    *lo = __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7610));
+    *hi = __uint_as_float(__byte_perm(w, 0x4B000000u, 0x7632));
 }
 
 __device__ __forceinline__ void tq_half_word_unpack(unsigned w, float *lo, float *hi)
@@ -100,7 +102,7 @@ __device__ __forceinline__ void tq_half_word_unpack(unsigned w, float *lo, float
 /* q0, q1: already scaled to [-32767, 32767]. */
 __device__ __forceinline__ unsigned tq_half_word_pack(float q0, float q1)
 {
-    return __byte_perm(__float_as_uint(q0 + 12582912.0f), __float_as_uint(q1 + 12582912.0f), 0x5410);
+    return __byte_perm(__float_as_uint(q0 + 12615680.0f), __float_as_uint(q1 + 12615680.0f), 0x5410);
 }
 #endif
 

@@ -3,7 +3,7 @@
  * the arithmetic type of a kernel is chosen by the name it calls, the stored bytes are the
  * same. No include guard on purpose. */
 
-/* Scale that turns the int16 of site s into its value (half precision only). */
+/* Scale that turns the integer q of site s into its value (half precision only). */
 TQ_HD TQ_R TQ_RF(tq_half_scale)(const void *buf, const tq_layout *L, int64_t s)
 {
     return L->has_norm ? (TQ_R)tq_layout_norm_cptr(buf, L)[s] / (TQ_R)TQ_HALF_SCALE
@@ -11,7 +11,7 @@ TQ_HD TQ_R TQ_RF(tq_half_scale)(const void *buf, const tq_layout *L, int64_t s)
 }
 
 /* Chunk j of site s (reals j*vec .. j*vec+vec-1). One vector load per chunk on GPUs
- * (double2, float4/float2, short4/short2): each thread reads whole 8- or 16-byte words
+ * (double2, float4/float2, 8- or 4-byte words of 16-bit values): each thread reads whole 8- or 16-byte words
  * and a warp a contiguous segment. half_scale from tq_half_scale() (ignored otherwise). */
 TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, int j,
                                 TQ_R half_scale, TQ_R *v)
@@ -37,14 +37,9 @@ TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, 
         TQ_UNROLL
         for (int c = 0; c < L->vec; c++) v[c] = (TQ_R)f[c] * half_scale;
 #else
-        if (L->vec == 4) {
-            short4 q = ((const short4 *)buf)[i];
-            v[0] = (TQ_R)q.x * half_scale; v[1] = (TQ_R)q.y * half_scale;
-            v[2] = (TQ_R)q.z * half_scale; v[3] = (TQ_R)q.w * half_scale;
-        } else {
-            short2 q = ((const short2 *)buf)[i];
-            v[0] = (TQ_R)q.x * half_scale; v[1] = (TQ_R)q.y * half_scale;
-        }
+        const uint16_t *u = (const uint16_t *)buf + i * L->vec;
+        TQ_UNROLL
+        for (int c = 0; c < L->vec; c++) v[c] = (TQ_R)((int)u[c] - TQ_HALF_OFFSET) * half_scale;
 #endif
     }
 #else
@@ -53,7 +48,7 @@ TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, 
     for (int c = 0; c < L->vec; c++) {
         if (L->prec == 8) v[c] = (TQ_R)((const double *)buf)[o + c];
         else if (L->prec == 4) v[c] = (TQ_R)((const float *)buf)[o + c];
-        else v[c] = (TQ_R)((const int16_t *)buf)[o + c] * half_scale;
+        else v[c] = (TQ_R)((int)((const uint16_t *)buf)[o + c] - TQ_HALF_OFFSET) * half_scale;
     }
 #endif
 }
@@ -99,11 +94,9 @@ TQ_HD void TQ_RF(tq_store_chunk)(void *buf, const tq_layout *L, int64_t s, int j
         else
             ((unsigned *)buf)[i] = tq_half_word_pack(q[0], q[1]);
 #else
-        if (L->vec == 4)
-            ((short4 *)buf)[i] = make_short4(TQ_RF(tq_half_quantize)(v[0] * inv_norm), TQ_RF(tq_half_quantize)(v[1] * inv_norm),
-                                             TQ_RF(tq_half_quantize)(v[2] * inv_norm), TQ_RF(tq_half_quantize)(v[3] * inv_norm));
-        else
-            ((short2 *)buf)[i] = make_short2(TQ_RF(tq_half_quantize)(v[0] * inv_norm), TQ_RF(tq_half_quantize)(v[1] * inv_norm));
+        uint16_t *u = (uint16_t *)buf + i * L->vec;
+        TQ_UNROLL
+        for (int c = 0; c < L->vec; c++) u[c] = (uint16_t)(TQ_RF(tq_half_quantize)(v[c] * inv_norm) + TQ_HALF_OFFSET);
 #endif
     }
 #else
@@ -112,7 +105,7 @@ TQ_HD void TQ_RF(tq_store_chunk)(void *buf, const tq_layout *L, int64_t s, int j
     for (int c = 0; c < L->vec; c++) {
         if (L->prec == 8) ((double *)buf)[o + c] = (double)v[c];
         else if (L->prec == 4) ((float *)buf)[o + c] = (float)v[c];
-        else ((int16_t *)buf)[o + c] = TQ_RF(tq_half_quantize)(v[c] * inv_norm);
+        else ((uint16_t *)buf)[o + c] = (uint16_t)(TQ_RF(tq_half_quantize)(v[c] * inv_norm) + TQ_HALF_OFFSET);
     }
 #endif
 }
