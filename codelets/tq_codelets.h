@@ -6,6 +6,7 @@
 #include "kernels/blas_site.h"
 #include "kernels/wilson_site.h"
 #include "kernels/clover_site.h"
+#include "kernels/clover_build_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,10 @@ extern struct starpu_codelet tq_cl_clover;
 void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K, const void **in,
                        const void **x, void **out);
 
+/* Clover term and inverse of a range of sites, from the whole local gauge field
+ * (codelets/clover_build.c documents the buffers). */
+extern struct starpu_codelet tq_cl_clover_build;
+
 void tq_codelets_init(void);
 void tq_codelets_shutdown(void);
 starpu_data_handle_t tq_codelets_scratch(void);
@@ -47,6 +52,7 @@ void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
+void tq_clover_build_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
  * *seconds the time per launch (CUDA events). */

@@ -99,3 +99,12 @@ int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_
     if (a->xpay) { d[n].handle = x; d[n++].mode = STARPU_R; }
     return submit(&tq_cl_clover, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }
+
+int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
+                         starpu_data_handle_t Ainv, starpu_data_handle_t status)
+{
+    struct starpu_data_descr d[4] = {
+        {links, STARPU_R}, {A, STARPU_W}, {Ainv, STARPU_W}, {status, STARPU_W},
+    };
+    return submit(&tq_cl_clover_build, a, sizeof *a, d, 4, STARPU_DEFAULT_PRIO);
+}

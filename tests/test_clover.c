@@ -275,6 +275,38 @@ static void test_unit_links(const int dims[4], const int *block, const double *p
     free(a); free(b);
 }
 
+/* A constant abelian field in the (0, 1) plane: U_0(x) = diag(e^{i phi x_1}, e^{-i phi x_1}, 1)
+ * with phi = pi/2, other links 1. Every (0, 1) plaquette is diag(e^{-+i phi}, 1), so i F_01 =
+ * diag(+-1, 0) and, as sigma_01 has eigenvalues +-1 in each chiral block, A has the
+ * eigenvalues 1 +- kappa c_sw: singular when c_sw = 1 / kappa. */
+static void test_singular_clover(const int dims[4])
+{
+    tq_host_gauge ha;
+    CHECK_OK(tq_host_gauge_alloc(&ha, dims));
+    CHECK_OK(tq_host_gauge_unit(&ha));
+    const double phi = acos(-1.0) / 2;
+    for (int64_t s = 0; s < ref_volume(dims); s++) {
+        const int x1 = (int)((s / dims[0]) % dims[1]);
+        double *u = ha.links + s * 72;   /* direction 0 */
+        u[0] = cos(phi * x1); u[1] = sin(phi * x1);
+        u[8] = cos(phi * x1); u[9] = -sin(phi * x1);
+    }
+    setup S;
+    if (setup_make(&S, dims, NULL, &ha, TQ_DOUBLE, TQ_RECON_18, KAPPA) == 0) {
+        tq_dirac_params dp = clover_params(0);
+        tq_dirac *d = NULL;
+        dp.csw = 1.0 / KAPPA;
+        CHECK_ERR(tq_dirac_create(S.gauge, &dp, &d), TQ_ERR_INVALID_ARG);
+        CHECK(d == NULL, "no operator left behind by a singular clover term");
+        CHECK(strstr(tq_last_error(), "singular at site") != NULL, "error names the singular site: %s", tq_last_error());
+        dp.csw = 0.5 / KAPPA;   /* eigenvalues 1/2 and 3/2: fine */
+        CHECK_OK(tq_dirac_create(S.gauge, &dp, &d));
+        tq_dirac_destroy(d);
+    }
+    setup_free(&S);
+    tq_host_gauge_free(&ha);
+}
+
 static void test_errors(const int dims[4], const tq_host_gauge *hg)
 {
     setup S;
@@ -322,6 +354,7 @@ int main(void)
     test_identities(dims, split_some, &hg, psi, "weak field");
     test_unit_links(dims, split_some, psi);
     test_errors(dims, &hg);
+    test_singular_clover(dims);
     tq_host_gauge_free(&hg);
     free(psi);
 

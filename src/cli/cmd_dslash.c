@@ -163,11 +163,14 @@ int tq_cmd_dslash(int argc, char **argv)
     dp.kappa = kappa;
     dp.csw = csw;
     dp.matpc = asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
-    if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) || tq_gauge_field_import(gauge, &hg) ||
-        tq_dirac_create(gauge, &dp, &d) || tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
+    double t_gauge = 0, t_op = 0;
+    if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
+        (t_gauge = now(), tq_gauge_field_import(gauge, &hg)) || (t_op = now(), tq_dirac_create(gauge, &dp, &d)) ||
+        tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
         goto done;
     }
+    const double t_setup_end = now();
     hin = malloc((size_t)vol * 24 * sizeof *hin);
     hout = calloc((size_t)vol * 24, sizeof *hout);
     if (!hin || !hout) { fprintf(stderr, "taskqcd dslash: out of memory\n"); goto done; }
@@ -187,6 +190,8 @@ int tq_cmd_dslash(int argc, char **argv)
            opname, names[test], dagger ? " dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
            li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, kappa, where,
            ri.ncpu_workers, ri.ncuda_workers);
+    printf("  set-up: gauge import %.3f s, operator %.3f s%s\n", t_op - t_gauge, t_setup_end - t_op,
+           clover ? " (clover term and inverse built by tasks)" : "");
 
     tq_status st = TQ_SUCCESS;
     double t0 = 0;

@@ -1,0 +1,35 @@
+/* Clover-term build codelet: CPU implementation, codelet and perf model. Per-site
+ * arithmetic: kernels/clover_build_site.h.
+ *
+ * Buffers: the local lattice's links in the host API layout (R), the task's A and A^-1
+ * sites (W, 72 doubles each), and one status word (W: TQ_CLOVER_BUILD_OK, or the smallest
+ * site whose clover term is singular). */
+#include "config.h"
+#include "tq_codelets.h"
+
+static void clover_build_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_clover_build_args *a = (const tq_clover_build_args *)cl_arg;
+    const double *links = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    double *A = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    double *Ainv = (double *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    uint64_t *status = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    *status = TQ_CLOVER_BUILD_OK;
+    for (int64_t k = 0; k < a->count; k++)
+        if (tq_clover_build_site(a, links, k, A, Ainv) && *status == TQ_CLOVER_BUILD_OK)
+            *status = (uint64_t)(a->first + k);
+}
+
+static struct starpu_perfmodel clover_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_clover_build_v1"};
+
+struct starpu_codelet tq_cl_clover_build = {
+    .cpu_funcs = {clover_build_cpu},
+    .cpu_funcs_name = {"clover_build_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_clover_build_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &clover_build_model,
+    .name = "tq_clover_build",
+};

@@ -1,0 +1,34 @@
+/* Clover-term build codelet: CUDA implementation (asynchronous on the worker's stream), one
+ * thread per site in double; the per-site arithmetic is kernels/clover_build_site.h, as on
+ * the CPU. A one-off set-up kernel: its 6x6 work arrays live in local memory. */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <cuda_runtime.h>
+
+#define TQ_CLOVER_BUILD_THREADS 128
+
+__global__ void clover_build_kernel(tq_clover_build_args a, const double *links, double *A, double *Ainv,
+                                    unsigned long long *status)
+{
+    const int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (k >= a.count) return;
+    if (tq_clover_build_site(&a, links, k, A, Ainv)) atomicMin(status, (unsigned long long)(a.first + k));
+}
+
+extern "C" void tq_clover_build_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_clover_build_args *a = (const tq_clover_build_args *)cl_arg;
+    const double *links = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    double *A = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    double *Ainv = (double *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    unsigned long long *status = (unsigned long long *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaError_t err = cudaMemsetAsync(status, 0xff, sizeof *status, stream);   /* TQ_CLOVER_BUILD_OK */
+    if (err == cudaSuccess && a->count > 0) {
+        const unsigned grid = (unsigned)((a->count + TQ_CLOVER_BUILD_THREADS - 1) / TQ_CLOVER_BUILD_THREADS);
+        clover_build_kernel<<<grid, TQ_CLOVER_BUILD_THREADS, 0, stream>>>(*a, links, A, Ainv, status);
+        err = cudaGetLastError();
+    }
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
