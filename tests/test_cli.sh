@@ -187,7 +187,14 @@ for test in dslash mat matpc matpcdagmatpc; do
 done
 run 0 dslash --dim 4 4 4 4 --prec half --recon 8 --dagger --niter 1 --quiet --where cpu &&
     expect "$out" "[(]ok" "dslash half recon 8 dagger checked"
+run 0 dslash --dim 4 4 4 4 --prec all --recon 18,8 --niter 1 --quiet --where cpu && {
+    ok
+    [ "$(grep -c "check against the reference:.*[(]ok" "$out")" = 6 ] ||
+        fail "dslash --prec all --recon 18,8: expected six checked cases"
+    expect "$out" "half recon 8" "dslash --prec all --recon 18,8 reaches half recon 8"
+}
 run 2 dslash --recon 10 && expect "$err" "recon" "dslash bad --recon"
+run 2 dslash --prec double,quad && expect "$err" "quad" "dslash bad --prec list"
 run 2 dslash --test frob && expect "$err" "frob" "dslash bad --test"
 for test in dslash matpc; do
     for form in sym asym; do

@@ -116,19 +116,22 @@ TQ_HD void tq_clover_blocks(const tq_clover_build_args *a, const double *links, 
 TQ_HD int tq_clover_invert6(double m[6][6][2])
 {
     double a[6][12][2];
-    double scale = 0.0;
+    double scale2 = 0.0;   /* squared moduli throughout: no hypot in the pivot search */
     for (int i = 0; i < 6; i++)
         for (int j = 0; j < 12; j++) {
             a[i][j][0] = j < 6 ? m[i][j][0] : (j - 6 == i);
             a[i][j][1] = j < 6 ? m[i][j][1] : 0.0;
-            if (j < 6) scale = fmax(scale, hypot(m[i][j][0], m[i][j][1]));
+            if (j < 6) scale2 = fmax(scale2, m[i][j][0] * m[i][j][0] + m[i][j][1] * m[i][j][1]);
         }
     for (int c = 0; c < 6; c++) {
         int p = c;
-        for (int r = c + 1; r < 6; r++)
-            if (hypot(a[r][c][0], a[r][c][1]) > hypot(a[p][c][0], a[p][c][1])) p = r;
+        double best = a[c][c][0] * a[c][c][0] + a[c][c][1] * a[c][c][1];
+        for (int r = c + 1; r < 6; r++) {
+            const double n2 = a[r][c][0] * a[r][c][0] + a[r][c][1] * a[r][c][1];
+            if (n2 > best) { best = n2; p = r; }
+        }
         const double pr = a[p][c][0], pi = a[p][c][1], pn = pr * pr + pi * pi;
-        if (!(sqrt(pn) > 1e-12 * scale)) return -1;
+        if (!(pn > 1e-24 * scale2)) return -1;
         if (p != c)
             for (int j = 0; j < 12; j++)
                 for (int k = 0; k < 2; k++) { double t = a[p][j][k]; a[p][j][k] = a[c][j][k]; a[c][j][k] = t; }

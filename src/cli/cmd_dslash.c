@@ -20,8 +20,8 @@
 static void dslash_usage(FILE *o)
 {
     fprintf(o,
-        "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--prec double|single|half]\n"
-        "                      [--recon 18|12|8] [--dslash-type wilson|clover] [--kappa K] [--csw C]\n"
+        "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--prec double|single|half|LIST|all]\n"
+        "                      [--recon 18|12|8|LIST|all] [--dslash-type wilson|clover] [--kappa K] [--csw C]\n"
         "                      [--matpc sym|asym]\n"
         "                      [--test dslash|mat|matpc|matpcdagmatpc] [--dagger] [--niter N]\n"
         "                      [--gauge FILE] [--where any|cpu|cuda] [--check|--no-check]\n"
@@ -30,6 +30,8 @@ static void dslash_usage(FILE *o)
         "GFLOPS and GB/s, and checks the result against the double-precision plain-loop\n"
         "reference (by default when the volume is at most 16^4). Without --gauge the gauge\n"
         "field is weak-field random (seed 1, epsilon 0.2). Boundary conditions: antiperiodic in t.\n"
+        "--prec and --recon take comma lists (or all): one run per combination on the same gauge\n"
+        "field, which is made or read once.\n"
         "Clover: --test dslash applies A^-1 D; matpc is the symmetric (default, 1 - k^2 A^-1 D\n"
         "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n"
         "--bare (Wilson --test dslash, one block, a CUDA worker): also times the interior\n"
@@ -45,6 +47,46 @@ static double now(void)
 
 enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
 
+/* What one invocation applies; precision and compression vary per case. */
+typedef struct dslash_opts {
+    int dims[4], block[4];
+    int niter, test, dagger, check, clover, asym, bare;
+    double kappa, csw;
+    const char *where;
+} dslash_opts;
+
+/* Parses a comma list of precisions (or "all") into precs; returns the count, -1 on error. */
+static int parse_precisions(const char *list, tq_precision precs[3])
+{
+    if (!strcmp(list, "all")) list = "double,single,half";
+    int n = 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (n == 3 || tq_precision_parse(t, &precs[n])) return -1;
+        n++;
+    }
+    return n;
+}
+
+/* Parses a comma list of gauge compressions (18, 12, 8 or "all"); count or -1. */
+static int parse_recons(const char *list, int recons[3])
+{
+    if (!strcmp(list, "all")) list = "18,12,8";
+    int n = 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long r = strtol(t, &end, 10);
+        if (n == 3 || *end || (r != 18 && r != 12 && r != 8)) return -1;
+        recons[n++] = (int)r;
+    }
+    return n;
+}
+
+static int run_case(const dslash_opts *o, const tq_host_gauge *hgp, tq_precision prec, int recon);
+
 int tq_cmd_dslash(int argc, char **argv)
 {
     tq_init_params ip;
@@ -54,10 +96,11 @@ int tq_cmd_dslash(int argc, char **argv)
         return 2;
     }
     int dims[4] = {16, 16, 16, 16}, block[4] = {0, 0, 0, 0};
-    int niter = 10, recon = 12, test = T_DSLASH, dagger = 0, check = -1;
+    int niter = 10, test = T_DSLASH, dagger = 0, check = -1;
     double kappa = 0.12, csw = 1.0;
     int clover = 0, asym = 0, bare = 0;
-    tq_precision prec = TQ_SINGLE;
+    tq_precision precs[3] = {TQ_SINGLE};
+    int recons[3] = {12}, nprec = 1, nrecon = 1;
     const char *gauge_file = NULL, *where = "any";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -67,10 +110,15 @@ int tq_cmd_dslash(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--prec") && i + 1 < argc) {
-            if (tq_precision_parse(argv[++i], &prec)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 2; }
+            if ((nprec = parse_precisions(argv[++i], precs)) < 1) {
+                fprintf(stderr, "taskqcd dslash: --prec takes double, single, half, a comma list of them or all (got '%s')\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--recon") && i + 1 < argc) {
-            recon = atoi(argv[++i]);
-            if (recon != 18 && recon != 12 && recon != 8) { fprintf(stderr, "taskqcd dslash: --recon must be 18, 12 or 8\n"); return 2; }
+            if ((nrecon = parse_recons(argv[++i], recons)) < 1) {
+                fprintf(stderr, "taskqcd dslash: --recon takes 18, 12, 8, a comma list of them or all (got '%s')\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--dslash-type") && i + 1 < argc) {
             const char *t = argv[++i];
             if (!strcmp(t, "clover")) clover = 1;
@@ -143,6 +191,29 @@ int tq_cmd_dslash(int argc, char **argv)
     if (tq_init(&ip)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); tq_host_gauge_free(&hg); return 1; }
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
+    dslash_opts o = {{dims[0], dims[1], dims[2], dims[3]}, {block[0], block[1], block[2], block[3]},
+                     niter, test, dagger, check, clover, asym, bare, kappa, csw, where};
+    int rc = 0;
+    for (int k = 0; k < nprec; k++)
+        for (int ir = 0; ir < nrecon; ir++)
+            if (run_case(&o, &hg, precs[k], recons[ir])) rc = 1;
+    tq_host_gauge_free(&hg);
+    tq_set_placement(TQ_WHERE_ANY);
+    tq_finalize();
+    return rc;
+}
+
+/* One operator in one precision and compression: set-up, timing, optional --bare and the
+ * check against the reference; frees everything it made. Returns 0 or 1 (failure). */
+static int run_case(const dslash_opts *o, const tq_host_gauge *hgp, tq_precision prec, int recon)
+{
+    const int *dims = o->dims, *block = o->block;
+    const int niter = o->niter, test = o->test, dagger = o->dagger, check = o->check, clover = o->clover;
+    const int asym = o->asym, bare = o->bare;
+    const double kappa = o->kappa, csw = o->csw;
+    const char *where = o->where;
+    const tq_host_gauge hg = *hgp;
+    const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
     int rc = 1;
     tq_lattice *lat = NULL;
     tq_field *gauge = NULL, *in = NULL, *out = NULL;
@@ -150,8 +221,8 @@ int tq_cmd_dslash(int argc, char **argv)
     double *hin = NULL, *hout = NULL, *href = NULL;
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);
-    memcpy(lp.dims, dims, sizeof dims);
-    memcpy(lp.block, block, sizeof block);
+    memcpy(lp.dims, dims, sizeof lp.dims);
+    memcpy(lp.block, block, sizeof lp.block);
     tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
     tq_subset sub = test == T_MAT ? TQ_FULL : TQ_EVEN;
     tq_field_params sp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0};
@@ -311,8 +382,5 @@ done:
     tq_dirac_destroy(d);
     tq_field_destroy(gauge);
     tq_lattice_destroy(lat);
-    tq_host_gauge_free(&hg);
-    tq_set_placement(TQ_WHERE_ANY);
-    tq_finalize();
     return rc;
 }
