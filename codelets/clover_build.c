@@ -1,9 +1,9 @@
 /* Clover-term build codelet: CPU implementation, codelet and perf model. Per-site
  * arithmetic: kernels/clover_build_site.h.
  *
- * Buffers: the local lattice's links in the host API layout (R), the task's A and A^-1
- * sites (W, 72 doubles each), and one status word (W: TQ_CLOVER_BUILD_OK, or the smallest
- * site whose clover term is singular). */
+ * Buffers: the local lattice's links in the host API layout (R), the clover fields A and
+ * A^-1 of one block and parity (W), and one status word (W: TQ_CLOVER_BUILD_OK, or the
+ * smallest local lexicographic site whose clover term is singular). */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -11,13 +11,14 @@ static void clover_build_cpu(void *buffers[], void *cl_arg)
 {
     const tq_clover_build_args *a = (const tq_clover_build_args *)cl_arg;
     const double *links = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    double *A = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    double *Ainv = (double *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *A = (void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    void *Ainv = (void *)STARPU_VECTOR_GET_PTR(buffers[2]);
     uint64_t *status = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[3]);
     *status = TQ_CLOVER_BUILD_OK;
-    for (int64_t k = 0; k < a->count; k++)
-        if (tq_clover_build_site(a, links, k, A, Ainv) && *status == TQ_CLOVER_BUILD_OK)
-            *status = (uint64_t)(a->first + k);
+    for (int64_t s = 0; s < a->cb; s++) {
+        int64_t lex;
+        if (tq_clover_build_site(a, links, s, A, Ainv, &lex) && (uint64_t)lex < *status) *status = (uint64_t)lex;
+    }
 }
 
 static struct starpu_perfmodel clover_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_clover_build_v1"};

@@ -1,7 +1,8 @@
 /* The clover term A(x) = 1 + kappa c_sw sum_{mu<nu} sigma_{mu nu} (i F_{mu nu}(x)) and its
- * inverse (kernels/clover_build_site.h), built once per operator in double by build tasks
- * over ranges of sites, on whatever workers the placement allows, and imported into two
- * clover fields (layout: kernels/clover_site.h). */
+ * inverse (kernels/clover_build_site.h), built once per operator in double by one task per
+ * block and parity, on whatever worker the placement allows, straight into the two clover
+ * fields (layout: kernels/clover_site.h) in their precision. The tasks read the whole local
+ * gauge field in the host API layout (exported once), so no link halo is needed. */
 #include "field_internal.h"
 #include "tasks/tq_tasks.h"
 #include "kernels/wilson_site.h"
@@ -46,73 +47,50 @@ static tq_status clover_field(const tq_field *gauge, tq_field **f)
     return tq_field_create(gauge->lat, &fp, f);
 }
 
-/* Sites per build task: enough tasks for every worker to take several, none so small that
- * the task overhead shows. */
-static int64_t build_chunk(int64_t volume)
-{
-    const int64_t workers = (int64_t)starpu_worker_get_count();
-    int64_t chunk = volume / (4 * (workers > 0 ? workers : 1));
-    if (chunk < 4096) chunk = 4096;
-    return chunk < volume ? chunk : volume;
-}
-
-/* Runs the build tasks over the host arrays A and Ainv (volume x 72 doubles); *bad receives
+/* One build task per block and parity, writing the clover fields in place; *bad receives
  * the smallest singular site or TQ_CLOVER_BUILD_OK. */
-static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa, double csw, double *A,
-                             double *Ainv, uint64_t *bad)
+static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa, double csw, tq_field *A,
+                             tq_field *Ainv, uint64_t *bad)
 {
     const char *who = "tq_clover_build";
-    const int64_t volume = lat->local_volume, chunk = build_chunk(volume);
-    const int64_t ntasks = (volume + chunk - 1) / chunk;
+    const int ntasks = lat->nblocks * 2;
     uint64_t *status = malloc((size_t)ntasks * sizeof *status);
     tq_clover_build_args *args = malloc(sizeof *args);
     if (!status || !args) {
         free(status); free(args);
-        return tq_error(TQ_ERR_NOMEM, "%s: out of memory for %lld build tasks", who, (long long)ntasks);
+        return tq_error(TQ_ERR_NOMEM, "%s: out of memory for %d build tasks", who, ntasks);
     }
     memcpy(args->dims, lat->local, sizeof args->dims);
+    memcpy(args->block, lat->block, sizeof args->block);
+    args->cb = lat->block_cb;
     args->kappa = kappa;
     args->csw = csw;
+    args->L = A->layout;
     sigma_matrices(args->sigma);
-    starpu_data_handle_t hl, ha, hai, hs;
-    const size_t site = TQ_CLOVER_REALS * sizeof(double);
-    starpu_vector_data_register(&hl, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(volume * 4), 18 * sizeof(double));
-    starpu_vector_data_register(&ha, STARPU_MAIN_RAM, (uintptr_t)A, (uint32_t)volume, site);
-    starpu_vector_data_register(&hai, STARPU_MAIN_RAM, (uintptr_t)Ainv, (uint32_t)volume, site);
+    starpu_data_handle_t hl, hs;
+    starpu_vector_data_register(&hl, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(lat->local_volume * 4),
+                                18 * sizeof(double));
     starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)status, (uint32_t)ntasks, sizeof *status);
-    struct starpu_data_filter by_chunk = {.filter_func = starpu_vector_filter_list_long,
-                                          .nchildren = (unsigned)ntasks};
-    long *lengths = malloc((size_t)ntasks * sizeof *lengths);
+    struct starpu_data_filter one_each = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)ntasks};
+    starpu_data_partition(hs, &one_each);
     tq_status st = TQ_SUCCESS;
-    if (!lengths) st = tq_error(TQ_ERR_NOMEM, "%s: out of memory for %lld build tasks", who, (long long)ntasks);
-    if (st == TQ_SUCCESS) {
-        for (int64_t t = 0; t < ntasks; t++) lengths[t] = (long)(t + 1 < ntasks ? chunk : volume - t * chunk);
-        by_chunk.filter_arg_ptr = lengths;
-        starpu_data_partition(ha, &by_chunk);
-        starpu_data_partition(hai, &by_chunk);
-        struct starpu_data_filter one_each = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)ntasks};
-        starpu_data_partition(hs, &one_each);
-        for (int64_t t = 0; t < ntasks && st == TQ_SUCCESS; t++) {
-            args->first = t * chunk;
-            args->count = lengths[t];
-            int ret = tq_task_clover_build(args, hl, starpu_data_get_sub_data(ha, 1, (unsigned)t),
-                                           starpu_data_get_sub_data(hai, 1, (unsigned)t),
-                                           starpu_data_get_sub_data(hs, 1, (unsigned)t));
+    for (int b = 0; b < lat->nblocks && st == TQ_SUCCESS; b++) {
+        int r = b;
+        for (int mu = 0; mu < 4; mu++) { args->origin[mu] = (r % lat->nb[mu]) * lat->block[mu]; r /= lat->nb[mu]; }
+        for (int i = 0; i < 2 && st == TQ_SUCCESS; i++) {
+            args->parity = A->parity[i];
+            int ret = tq_task_clover_build(args, hl, tq_field_handle(A, b, i), tq_field_handle(Ainv, b, i),
+                                           starpu_data_get_sub_data(hs, 1, (unsigned)(2 * b + i)));
             if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
         }
-        starpu_data_unpartition(ha, STARPU_MAIN_RAM);
-        starpu_data_unpartition(hai, STARPU_MAIN_RAM);
-        starpu_data_unpartition(hs, STARPU_MAIN_RAM);
     }
-    starpu_data_unregister(hl);
-    starpu_data_unregister(ha);
-    starpu_data_unregister(hai);
+    starpu_data_unpartition(hs, STARPU_MAIN_RAM);   /* waits for the tasks */
     starpu_data_unregister(hs);
+    starpu_data_unregister(hl);
     *bad = TQ_CLOVER_BUILD_OK;
     if (st == TQ_SUCCESS)
-        for (int64_t t = 0; t < ntasks; t++)
+        for (int t = 0; t < ntasks; t++)
             if (status[t] < *bad) *bad = status[t];
-    free(lengths);
     free(status);
     free(args);
     return st;
@@ -127,15 +105,10 @@ tq_status tq_clover_build(const tq_field *gauge, double kappa, double csw, tq_fi
     tq_host_gauge g;
     TQ_CHECK(tq_host_gauge_alloc(&g, lat->local));
     tq_status st = tq_gauge_field_export(gauge, &g);
-    double *host = NULL, *host_inv = NULL;
-    if (st == TQ_SUCCESS) {
-        host = malloc((size_t)lat->local_volume * TQ_CLOVER_REALS * sizeof *host);
-        host_inv = malloc((size_t)lat->local_volume * TQ_CLOVER_REALS * sizeof *host_inv);
-        if (!host || !host_inv)
-            st = tq_error(TQ_ERR_NOMEM, "%s: out of memory for %lld clover sites", who, (long long)lat->local_volume);
-    }
+    if (st == TQ_SUCCESS) st = clover_field(gauge, A);
+    if (st == TQ_SUCCESS) st = clover_field(gauge, Ainv);
     uint64_t bad = TQ_CLOVER_BUILD_OK;
-    if (st == TQ_SUCCESS) st = build_tasks(lat, g.links, kappa, csw, host, host_inv, &bad);
+    if (st == TQ_SUCCESS) st = build_tasks(lat, g.links, kappa, csw, *A, *Ainv, &bad);
     if (st == TQ_SUCCESS && bad != TQ_CLOVER_BUILD_OK) {
         int x[4];
         uint64_t r = bad;
@@ -143,12 +116,6 @@ tq_status tq_clover_build(const tq_field *gauge, double kappa, double csw, tq_fi
         st = tq_error(TQ_ERR_INVALID_ARG, "%s: the clover term is singular at site (%d,%d,%d,%d) (kappa %g, c_sw %g)",
                       who, x[0], x[1], x[2], x[3], kappa, csw);
     }
-    if (st == TQ_SUCCESS) st = clover_field(gauge, A);
-    if (st == TQ_SUCCESS) st = clover_field(gauge, Ainv);
-    if (st == TQ_SUCCESS) st = tq_field_import(*A, host);
-    if (st == TQ_SUCCESS) st = tq_field_import(*Ainv, host_inv);
-    free(host);
-    free(host_inv);
     tq_host_gauge_free(&g);
     if (st != TQ_SUCCESS) {
         tq_field_destroy(*A);

@@ -32,8 +32,8 @@ int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
  * out = x + a K in (a->xpay; x another handle than out). */
 int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
                    starpu_data_handle_t out, starpu_data_handle_t x);
-/* Clover term and inverse of sites a->first .. a->first + a->count - 1 from the local links
- * in the host API layout; status receives TQ_CLOVER_BUILD_OK or the first singular site. */
+/* Clover term A and A^-1 of one block and parity (handles A, Ainv) from the local links in
+ * the host API layout; status receives TQ_CLOVER_BUILD_OK or the first singular site. */
 int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
                          starpu_data_handle_t Ainv, starpu_data_handle_t status);
 

@@ -6,25 +6,31 @@
  *
  * The links come as the host API layout of the whole local lattice (site lexicographic,
  * x fastest; 4 directions x 18 reals per site), so the leaves' diagonal neighbours need no
- * halo of their own. */
+ * halo of their own; A and A^-1 are stored straight into the clover fields' layout
+ * (field_layout.h) of one block and parity, in the fields' precision. */
 #ifndef TQ_CLOVER_BUILD_SITE_H
 #define TQ_CLOVER_BUILD_SITE_H
 
 #include "kernels/su3.h"
+#include "kernels/wilson_site.h"   /* tq_block_coords */
 #include "kernels/clover_site.h"
 
 #include <stdint.h>
 
-/* Arguments of one build task: sites first .. first + count - 1 (lexicographic). sigma:
- * sigma_{mu nu} = (i/2)[gamma_mu, gamma_nu] for the 6 planes mu < nu (tq_clover_sigma). */
+/* Arguments of one build task: the sites of one parity of one block (origin: its first
+ * site's local coordinates). sigma: sigma_{mu nu} = (i/2)[gamma_mu, gamma_nu] for the 6
+ * planes mu < nu. L: the layout of both clover fields' buffers. */
 typedef struct tq_clover_build_args {
-    int dims[4];
-    int64_t first, count;
+    int dims[4], block[4], origin[4];
+    int parity;
+    int64_t cb;
     double kappa, csw;
     double sigma[6][4][4][2];
+    tq_layout L;
 } tq_clover_build_args;
 
-/* No singular site in a task: the status word it leaves (else the smallest singular site). */
+/* No singular site in a task: the status word it leaves (else the smallest singular site,
+ * local lexicographic). */
 #define TQ_CLOVER_BUILD_OK UINT64_MAX
 
 TQ_HD int64_t tq_clover_build_shift(const int dims[4], const int x[4], int mu, int dmu, int nu, int dnu)
@@ -168,21 +174,31 @@ TQ_HD void tq_clover_pack_block(double m[6][6][2], double *out)
         }
 }
 
-/* Site first + k of the task: A and A^-1 into A[k * 72], Ainv[k * 72]. Returns 0, or -1
- * when a block of A is singular. */
-TQ_HD int tq_clover_build_site(const tq_clover_build_args *a, const double *links, int64_t k,
-                               double *A, double *Ainv)
+/* Site cb of the task's block and parity: A and A^-1 into the clover buffers. Returns -1
+ * when a block of A is singular (*lex: the site's local lexicographic index), else 0. */
+TQ_HD int tq_clover_build_site(const tq_clover_build_args *a, const double *links, int64_t cb, void *A,
+                               void *Ainv, int64_t *lex)
 {
     int x[4];
-    int64_t r = a->first + k;
-    for (int mu = 0; mu < 4; mu++) { x[mu] = (int)(r % a->dims[mu]); r /= a->dims[mu]; }
-    double blk[2][6][6][2];
+    tq_block_coords(a->block, a->parity, cb, x);
+    for (int mu = 0; mu < 4; mu++) x[mu] += a->origin[mu];
+    *lex = (((int64_t)x[3] * a->dims[2] + x[2]) * a->dims[1] + x[1]) * a->dims[0] + x[0];
+    double blk[2][6][6][2], v[TQ_CLOVER_REALS], vi[TQ_CLOVER_REALS];
     tq_clover_blocks(a, links, x, blk);
     int singular = 0;
     for (int b = 0; b < 2; b++) {
-        tq_clover_pack_block(blk[b], A + k * TQ_CLOVER_REALS + b * TQ_CLOVER_BLOCK_REALS);
+        tq_clover_pack_block(blk[b], v + b * TQ_CLOVER_BLOCK_REALS);
         if (tq_clover_invert6(blk[b])) singular = -1;
-        tq_clover_pack_block(blk[b], Ainv + k * TQ_CLOVER_REALS + b * TQ_CLOVER_BLOCK_REALS);
+        tq_clover_pack_block(blk[b], vi + b * TQ_CLOVER_BLOCK_REALS);
+    }
+    if (a->L.prec == 8) {
+        tq_store_site(A, &a->L, cb, v);
+        tq_store_site(Ainv, &a->L, cb, vi);
+    } else {
+        float f[TQ_CLOVER_REALS], fi[TQ_CLOVER_REALS];
+        for (int k = 0; k < TQ_CLOVER_REALS; k++) { f[k] = (float)v[k]; fi[k] = (float)vi[k]; }
+        tq_store_site_f(A, &a->L, cb, f);
+        tq_store_site_f(Ainv, &a->L, cb, fi);
     }
     return singular;
 }
