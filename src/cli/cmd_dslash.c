@@ -23,18 +23,18 @@ static void dslash_usage(FILE *o)
         "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--prec double|single|half|LIST|all]\n"
         "                      [--recon 18|12|8|LIST|all] [--dslash-type wilson|clover] [--kappa K] [--csw C]\n"
         "                      [--matpc sym|asym]\n"
-        "                      [--test dslash|mat|matpc|matpcdagmatpc] [--dagger] [--niter N]\n"
+        "                      [--test dslash|mat|matpc|matpcdagmatpc|LIST|all] [--dagger] [--niter N]\n"
         "                      [--gauge FILE] [--where any|cpu|cuda] [--check|--no-check]\n"
         "                      [--bare] [runtime options]\n"
         "Applies the operator niter times (after three warm-ups), prints time per application,\n"
         "GFLOPS and GB/s, and checks the result against the double-precision plain-loop\n"
         "reference (by default when the volume is at most 16^4). Without --gauge the gauge\n"
         "field is weak-field random (seed 1, epsilon 0.2). Boundary conditions: antiperiodic in t.\n"
-        "--prec and --recon take comma lists (or all): one run per combination on the same gauge\n"
-        "field, which is made or read once.\n"
+        "--prec, --recon and --test take comma lists (or all): one run per combination on the same\n"
+        "gauge field and source, which are made or read once.\n"
         "Clover: --test dslash applies A^-1 D; matpc is the symmetric (default, 1 - k^2 A^-1 D\n"
         "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n"
-        "--bare (Wilson --test dslash, one block, a CUDA worker): also times the interior\n"
+        "--bare (Wilson dslash test, one block, a CUDA worker): also times the interior\n"
         "kernel launched directly on the same data, and prints the task graph's overhead.\n");
 }
 
@@ -50,7 +50,7 @@ enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
 /* What one invocation applies; precision and compression vary per case. */
 typedef struct dslash_opts {
     int dims[4], block[4];
-    int niter, test, dagger, check, clover, asym, bare;
+    int niter, tests[4], ntests, dagger, check, clover, asym, bare;
     double kappa, csw;
     const char *where;
 } dslash_opts;
@@ -85,7 +85,27 @@ static int parse_recons(const char *list, int recons[3])
     return n;
 }
 
-static int run_case(const dslash_opts *o, const tq_host_gauge *hgp, tq_precision prec, int recon);
+/* Parses a comma list of tests (or "all"); count or -1. */
+static int parse_tests(const char *list, int tests[4])
+{
+    static const char *names[] = {"dslash", "mat", "matpc", "matpcdagmatpc"};
+    if (!strcmp(list, "all")) list = "dslash,mat,matpc,matpcdagmatpc";
+    int n = 0;
+    char buf[96];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int found = -1;
+        for (int k = 0; k < 4; k++)
+            if (!strcmp(t, names[k])) found = k;
+        if (n == 4 || found < 0) return -1;
+        tests[n++] = found;
+    }
+    return n;
+}
+
+static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_precision prec, int recon);
+static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_lattice *lat, tq_dirac *d,
+                    tq_precision prec, int recon, int test, const double *setup);
 
 int tq_cmd_dslash(int argc, char **argv)
 {
@@ -96,7 +116,7 @@ int tq_cmd_dslash(int argc, char **argv)
         return 2;
     }
     int dims[4] = {16, 16, 16, 16}, block[4] = {0, 0, 0, 0};
-    int niter = 10, test = T_DSLASH, dagger = 0, check = -1;
+    int niter = 10, tests[4] = {T_DSLASH}, ntests = 1, dagger = 0, check = -1;
     double kappa = 0.12, csw = 1.0;
     int clover = 0, asym = 0, bare = 0;
     tq_precision precs[3] = {TQ_SINGLE};
@@ -134,12 +154,10 @@ int tq_cmd_dslash(int argc, char **argv)
             else if (!strcmp(t, "asym") || !strcmp(t, "asymmetric")) asym = 1;
             else { fprintf(stderr, "taskqcd dslash: unknown --matpc '%s' (sym, asym)\n", t); return 2; }
         } else if (!strcmp(a, "--test") && i + 1 < argc) {
-            const char *t = argv[++i];
-            if (!strcmp(t, "dslash")) test = T_DSLASH;
-            else if (!strcmp(t, "mat")) test = T_MAT;
-            else if (!strcmp(t, "matpc")) test = T_MATPC;
-            else if (!strcmp(t, "matpcdagmatpc")) test = T_MATPCDAG;
-            else { fprintf(stderr, "taskqcd dslash: unknown --test '%s' (dslash, mat, matpc, matpcdagmatpc)\n", t); return 2; }
+            if ((ntests = parse_tests(argv[++i], tests)) < 1) {
+                fprintf(stderr, "taskqcd dslash: unknown --test '%s' (dslash, mat, matpc, matpcdagmatpc, a comma list or all)\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(a, "--kappa") && i + 1 < argc) {
             kappa = atof(argv[++i]);
             if (!(kappa > 0)) { fprintf(stderr, "taskqcd dslash: --kappa must be positive\n"); return 2; }
@@ -171,7 +189,9 @@ int tq_cmd_dslash(int argc, char **argv)
         }
     }
 
-    if (bare && (clover || test != T_DSLASH || dagger)) {
+    int has_dslash = 0;
+    for (int k = 0; k < ntests; k++) has_dslash |= tests[k] == T_DSLASH;
+    if (bare && (clover || !has_dslash || dagger)) {
         fprintf(stderr, "taskqcd dslash: --bare times the Wilson hopping kernel: use it with --test dslash, "
                         "--dslash-type wilson and no --dagger\n");
         return 2;
@@ -192,60 +212,89 @@ int tq_cmd_dslash(int argc, char **argv)
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
     dslash_opts o = {{dims[0], dims[1], dims[2], dims[3]}, {block[0], block[1], block[2], block[3]},
-                     niter, test, dagger, check, clover, asym, bare, kappa, csw, where};
+                     niter, {tests[0], tests[1], tests[2], tests[3]}, ntests, dagger, check, clover, asym, bare,
+                     kappa, csw, where};
     int rc = 0;
-    for (int k = 0; k < nprec; k++)
-        for (int ir = 0; ir < nrecon; ir++)
-            if (run_case(&o, &hg, precs[k], recons[ir])) rc = 1;
+    /* the source, made once (at 64^4 making it costs more than the timing) */
+    double *src = malloc((size_t)vol * 24 * sizeof *src);
+    if (!src) {
+        fprintf(stderr, "taskqcd dslash: out of memory for the source\n");
+        rc = 1;
+    } else {
+        ref_spinor_random(src, vol, 2);
+        for (int k = 0; k < nprec; k++)
+            for (int ir = 0; ir < nrecon; ir++)
+                if (run_case(&o, &hg, src, precs[k], recons[ir])) rc = 1;
+    }
+    free(src);
     tq_host_gauge_free(&hg);
     tq_set_placement(TQ_WHERE_ANY);
     tq_finalize();
     return rc;
 }
 
-/* One operator in one precision and compression: set-up, timing, optional --bare and the
- * check against the reference; frees everything it made. Returns 0 or 1 (failure). */
-static int run_case(const dslash_opts *o, const tq_host_gauge *hgp, tq_precision prec, int recon)
+/* One operator in one precision and compression: lattice, gauge field and operator made
+ * once, then every listed test; frees everything it made. Returns 0 or 1 (failure). */
+static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_precision prec, int recon)
 {
-    const int *dims = o->dims, *block = o->block;
-    const int niter = o->niter, test = o->test, dagger = o->dagger, check = o->check, clover = o->clover;
-    const int asym = o->asym, bare = o->bare;
+    int rc = 1;
+    tq_lattice *lat = NULL;
+    tq_field *gauge = NULL;
+    tq_dirac *d = NULL;
+    tq_lattice_params lp;
+    memset(&lp, 0, sizeof lp);
+    memcpy(lp.dims, o->dims, sizeof lp.dims);
+    memcpy(lp.block, o->block, sizeof lp.block);
+    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = o->clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
+    dp.kappa = o->kappa;
+    dp.csw = o->csw;
+    dp.matpc = o->asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
+    double setup[3] = {0, 0, 0};   /* gauge import start, operator start, end */
+    if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
+        (setup[0] = now(), tq_gauge_field_import(gauge, hg)) || (setup[1] = now(), tq_dirac_create(gauge, &dp, &d))) {
+        fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
+    } else {
+        setup[2] = now();
+        rc = 0;
+        for (int k = 0; k < o->ntests; k++)
+            if (run_test(o, hg, src, lat, d, prec, recon, o->tests[k], k == 0 ? setup : NULL)) rc = 1;
+    }
+    tq_dirac_destroy(d);
+    tq_field_destroy(gauge);
+    tq_lattice_destroy(lat);
+    return rc;
+}
+
+/* One test of operator d: timing, optional --bare and the check against the reference.
+ * setup: the set-up times to print (first test only). Returns 0 or 1 (failure). */
+static int run_test(const dslash_opts *o, const tq_host_gauge *hgp, const double *src, tq_lattice *lat, tq_dirac *d,
+                    tq_precision prec, int recon, int test, const double *setup)
+{
+    const int *dims = o->dims;
+    const int niter = o->niter, dagger = o->dagger, check = o->check, clover = o->clover;
+    const int asym = o->asym, bare = o->bare && test == T_DSLASH;
     const double kappa = o->kappa, csw = o->csw;
     const char *where = o->where;
     const tq_host_gauge hg = *hgp;
     const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
     int rc = 1;
-    tq_lattice *lat = NULL;
-    tq_field *gauge = NULL, *in = NULL, *out = NULL;
-    tq_dirac *d = NULL;
+    tq_field *in = NULL, *out = NULL;
     double *hin = NULL, *hout = NULL, *href = NULL;
-    tq_lattice_params lp;
-    memset(&lp, 0, sizeof lp);
-    memcpy(lp.dims, dims, sizeof lp.dims);
-    memcpy(lp.block, block, sizeof lp.block);
-    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
     tq_subset sub = test == T_MAT ? TQ_FULL : TQ_EVEN;
     tq_field_params sp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0};
     tq_field_params op_in = sp;
     if (test == T_DSLASH) op_in.subset = TQ_ODD;
-    tq_dirac_params dp;
-    memset(&dp, 0, sizeof dp);
-    dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
-    dp.kappa = kappa;
-    dp.csw = csw;
-    dp.matpc = asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
-    double t_gauge = 0, t_op = 0;
-    if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
-        (t_gauge = now(), tq_gauge_field_import(gauge, &hg)) || (t_op = now(), tq_dirac_create(gauge, &dp, &d)) ||
-        tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
+    if (tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
         goto done;
     }
-    const double t_setup_end = now();
     hin = malloc((size_t)vol * 24 * sizeof *hin);
     hout = calloc((size_t)vol * 24, sizeof *hout);
     if (!hin || !hout) { fprintf(stderr, "taskqcd dslash: out of memory\n"); goto done; }
-    ref_spinor_random(hin, vol, 2);
+    memcpy(hin, src, (size_t)vol * 24 * sizeof *hin);
     if (tq_field_import(in, hin)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); goto done; }
 
     tq_lattice_info li;
@@ -261,8 +310,9 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hgp, tq_precision
            opname, names[test], dagger ? " dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
            li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, kappa, where,
            ri.ncpu_workers, ri.ncuda_workers);
-    printf("  set-up: gauge import %.3f s, operator %.3f s%s\n", t_op - t_gauge, t_setup_end - t_op,
-           clover ? " (clover term and inverse built by tasks)" : "");
+    if (setup)
+        printf("  set-up: gauge import %.3f s, operator %.3f s%s\n", setup[1] - setup[0], setup[2] - setup[1],
+               clover ? " (clover term and inverse built by tasks)" : "");
 
     tq_status st = TQ_SUCCESS;
     double t0 = 0;
@@ -379,8 +429,5 @@ done:
     free(hin); free(hout); free(href);
     tq_field_destroy(in);
     tq_field_destroy(out);
-    tq_dirac_destroy(d);
-    tq_field_destroy(gauge);
-    tq_lattice_destroy(lat);
     return rc;
 }
