@@ -17,11 +17,17 @@ const char *tq_blas_op_name(int op)
 }
 
 /* Sites are visited in order and accumulated in double: deterministic partial sums. */
-static inline __attribute__((always_inline)) void blas_loop(int op, const tq_blas_args *a,
+static inline __attribute__((always_inline)) void blas_loop(int op, const tq_blas_args *a, const double *c,
                                                             void *const *bufs, double *acc)
 {
     const int64_t n = a->L[0].stride;
-    for (int64_t s = 0; s < n; s++) tq_blas_site(op, a->c, bufs, a->L, s, acc);
+    for (int64_t s = 0; s < n; s++) tq_blas_site(op, c, bufs, a->L, s, acc);
+}
+
+/* Index of the scalar buffer of a task that reads its coefficients from one. */
+static int scalar_buffer(const tq_blas_args *a)
+{
+    return tq_blas_noperands(a->op) + (tq_blas_nresults(a->op) ? 2 : 0);
 }
 
 void tq_blas_cpu(void *buffers[], void *cl_arg)
@@ -31,9 +37,11 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
     void *bufs[TQ_BLAS_MAX_OPERANDS];
     for (int i = 0; i < nop; i++) bufs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double c[4];
+    tq_blas_coefficients(a, a->use_scalars ? (const double *)STARPU_VECTOR_GET_PTR(buffers[scalar_buffer(a)]) : NULL, c);
     /* one instantiation per op so the per-site switch folds away */
     switch (a->op) {
-#define TQ_BLAS_CASE(OP) case OP: blas_loop(OP, a, bufs, acc); break;
+#define TQ_BLAS_CASE(OP) case OP: blas_loop(OP, a, c, bufs, acc); break;
     TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
     TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
     TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)
@@ -65,6 +73,22 @@ static void reduce_combine_cpu(void *buffers[], void *cl_arg)
     for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) out[r] = sum[r];
 }
 
+/* Buffers: n partial-sum vectors (R), then the solver scalars (RW). */
+static void scalar_combine_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
+    double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
+    if (a->n > 0) {
+        double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+        for (int i = 0; i < a->n; i++) {
+            const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
+            for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += p[r];
+        }
+        for (int r = 0; r < a->nres; r++) s[a->dst + r] = sum[r];
+    }
+    tq_scalar_run(s, a->prog, a->nprog);
+}
+
 /* History-based models; bump _vN when a kernel changes so stale models are dropped. */
 static struct starpu_perfmodel blas_models[TQ_NUM_BLAS_OPS];
 static char blas_model_symbols[TQ_NUM_BLAS_OPS][48];
@@ -73,12 +97,25 @@ static struct starpu_perfmodel combine_model = {
 };
 
 struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
+struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
+static enum starpu_data_access_mode scalar_modes[TQ_NUM_BLAS_OPS][TQ_BLAS_MAX_OPERANDS + 3];
 struct starpu_codelet tq_cl_reduce_combine = {
     .cpu_funcs = {reduce_combine_cpu},
     .cpu_funcs_name = {"reduce_combine_cpu"},
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &combine_model,
     .name = "tq_reduce_combine",
+};
+
+static struct starpu_perfmodel scalar_combine_model = {
+    .type = STARPU_HISTORY_BASED, .symbol = "tq_scalar_combine_v1",
+};
+struct starpu_codelet tq_cl_scalar_combine = {
+    .cpu_funcs = {scalar_combine_cpu},
+    .cpu_funcs_name = {"scalar_combine_cpu"},
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &scalar_combine_model,
+    .name = "tq_scalar_combine",
 };
 
 static starpu_data_handle_t scratch;
@@ -112,6 +149,18 @@ void tq_codelets_init(void)
         }
         cl->model = m;
         cl->name = op_names[op];
+        /* the same with the solver scalars as one more (read) buffer; beyond STARPU_NMAXBUFS
+         * (the BiCGstab update: 6 operands, partial, scratch, scalars) modes go in dyn_modes */
+        struct starpu_codelet *cs = &tq_cl_blas_scalars[op];
+        *cs = *cl;
+        cs->nbuffers = cl->nbuffers + 1;
+        if (cs->nbuffers > STARPU_NMAXBUFS) {
+            for (int i = 0; i < cl->nbuffers; i++) scalar_modes[op][i] = cl->modes[i];
+            scalar_modes[op][cl->nbuffers] = STARPU_R;
+            cs->dyn_modes = scalar_modes[op];
+        } else {
+            cs->modes[cl->nbuffers] = STARPU_R;
+        }
     }
     starpu_vector_data_register(&scratch, -1, 0, TQ_REDUCE_SCRATCH, sizeof(double));
 }

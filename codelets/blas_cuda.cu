@@ -12,11 +12,11 @@ struct blas_bufs { void *p[TQ_BLAS_MAX_OPERANDS]; };
  * the per-site loops unroll and the site stays in registers; 0 keeps them run-time (used for
  * converting copies and uncommon shapes). */
 template <int OP, int PREC, int NREAL>
-__device__ __forceinline__ void site_op(const tq_blas_args &a, const blas_bufs &b, int64_t s,
+__device__ __forceinline__ void site_op(const tq_blas_args &a, const double *c, const blas_bufs &b, int64_t s,
                                         double *acc)
 {
     if constexpr (PREC == 0) {
-        tq_blas_site(OP, a.c, b.p, a.L, s, acc);
+        tq_blas_site(OP, c, b.p, a.L, s, acc);
     } else {
         tq_layout L[TQ_BLAS_MAX_OPERANDS];
 #pragma unroll
@@ -28,21 +28,23 @@ __device__ __forceinline__ void site_op(const tq_blas_args &a, const blas_bufs &
             L[i].stride = a.L[0].stride;
         }
         if constexpr (PREC == 2) {
-            const float cf[4] = {(float)a.c[0], (float)a.c[1], (float)a.c[2], (float)a.c[3]};
+            const float cf[4] = {(float)c[0], (float)c[1], (float)c[2], (float)c[3]};
             tq_blas_site_n_f(OP, cf, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
         } else {
-            tq_blas_site_n(OP, a.c, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
+            tq_blas_site_n(OP, c, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
         }
     }
 }
 
 template <int OP, int PREC, int NREAL>
-__global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n)
+__global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
 {
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double c[4];
+    tq_blas_coefficients(&a, scal, c);   /* scal: solver scalars in device memory, or NULL */
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
          s += (int64_t)gridDim.x * blockDim.x)
-        site_op<OP, PREC, NREAL>(a, b, s, acc);
+        site_op<OP, PREC, NREAL>(a, c, b, s, acc);
 }
 
 /* Reductions: each thread accumulates a fixed subset of sites (the grid depends only on n
@@ -50,13 +52,15 @@ __global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n)
  * the blocks in a fixed order too, so the partial sum is reproducible bit for bit on a
  * given kind of GPU. */
 template <int OP, int PREC, int NREAL>
-__global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch)
+__global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double c[4];
+    tq_blas_coefficients(&a, scal, c);
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
          s += (int64_t)gridDim.x * blockDim.x)
-        site_op<OP, PREC, NREAL>(a, b, s, acc);
+        site_op<OP, PREC, NREAL>(a, c, b, s, acc);
     const int nres = tq_blas_nresults(OP);
     for (int r = 0; r < nres; r++) sh[r][threadIdx.x] = acc[r];
     __syncthreads();
@@ -116,17 +120,19 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
                    cudaStream_t stream)
 {
     int64_t want = (n + TQ_REDUCE_THREADS - 1) / TQ_REDUCE_THREADS;
+    int nop = tq_blas_noperands(OP);
+    const double *scal = a->use_scalars
+        ? (const double *)STARPU_VECTOR_GET_PTR(buffers[nop + (tq_blas_nresults(OP) ? 2 : 0)]) : NULL;
     if (tq_blas_nresults(OP) == 0) {
         int grid = (int)(want < 65535 ? (want > 0 ? want : 1) : 65535);
-        blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n);
+        blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scal);
         return;
     }
-    int nop = tq_blas_noperands(OP);
     double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[nop + 1]);
     int64_t resident = reduce_resident_blocks<OP, PREC, NREAL>();
     int grid = (int)(want < resident ? (want > 0 ? want : 1) : resident);
-    reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch);
+    reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch, scal);
     reduce_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
 }
 

@@ -7,6 +7,7 @@
 #include "kernels/wilson_site.h"
 #include "kernels/clover_site.h"
 #include "kernels/clover_build_site.h"
+#include "kernels/solver_scalars.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -16,10 +17,15 @@ extern "C" {
  * op's operands, then for reductions the partial-sum vector (TQ_BLAS_MAX_RESULTS doubles,
  * W) and a per-worker scratch vector (SCRATCH) used by the CUDA reduction. */
 extern struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
+/* The same codelets with the solver scalars as a last read-only buffer (a->use_scalars). */
+extern struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
 const char *tq_blas_op_name(int op);
 /* Sums the partial-sum buffers 0..n-2 in order into buffer n-1 (fixed order, so the result
  * is bitwise reproducible whatever the scheduler did). */
 extern struct starpu_codelet tq_cl_reduce_combine;
+/* Sums partial-sum buffers into solver-scalar slots, then runs a scalar program
+ * (kernels/solver_scalars.h); CPU (the values are a few doubles). */
+extern struct starpu_codelet tq_cl_scalar_combine;
 
 /* CUDA reductions: threads per block, the most blocks (one full wave of the largest GPU),
  * and the scratch they need (doubles). */

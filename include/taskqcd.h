@@ -41,7 +41,9 @@ typedef enum tq_status {
     TQ_ERR_CHECKSUM = 8,        /* a file's checksum does not match its data */
     TQ_ERR_NOT_UNITARY = 9,     /* a gauge link is not in SU(3) within tolerance */
     TQ_ERR_UNSUPPORTED = 10,    /* valid request that this build cannot do */
-    TQ_ERR_MISMATCH = 11        /* fields do not match (lattice, kind, subset) */
+    TQ_ERR_MISMATCH = 11,       /* fields do not match (lattice, kind, subset) */
+    TQ_ERR_NOT_CONVERGED = 12,  /* a solver reached maxiter above its tolerance */
+    TQ_ERR_BREAKDOWN = 13       /* a solver broke down (see tq_last_error) */
 } tq_status;
 
 /* The message of the last failure in this thread ("" if none). */
@@ -297,6 +299,51 @@ tq_status tq_dirac_clover(const tq_dirac *d, tq_field *out, const tq_field *in, 
 tq_status tq_dirac_prepare(const tq_dirac *d, tq_field *b_pc, const tq_field *b, tq_subset parity);
 tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x_pc,
                                const tq_field *b, tq_subset parity);
+
+/* ---- Krylov solvers (doc/solvers.md) ----------------------------------------------------
+ * tq_solve solves M x = b for the full-lattice fields x and b (same lattice and precision
+ * as the operator). Solve types (QUDA's names):
+ *   TQ_SOLVE_DIRECT_PC  (default) M_pc x_p = b_pc on parity p = even, via tq_dirac_prepare,
+ *                       then tq_dirac_reconstruct
+ *   TQ_SOLVE_DIRECT     M x = b on the full lattice
+ *   TQ_SOLVE_NORMOP_PC  M_pc^dag M_pc x_p = M_pc^dag b_pc
+ *   TQ_SOLVE_NORMOP     M^dag M x = M^dag b
+ * Inverters: CG works on a Hermitian positive operator, so with a direct solve type it runs
+ * as CGNR (CG on the normal equations); CGNR and CGNE (M M^dag y = b, x = M^dag y) name the
+ * normal-equation forms explicitly; BiCGstab works on the operator of the solve type.
+ * Stopping rule: the iterated residual of the system the inverter works on, relative to its
+ * right-hand side, below tol, or maxiter iterations (TQ_ERR_NOT_CONVERGED). Breakdowns
+ * (loss of positivity in CG, rho or omega vanishing in BiCGstab, NaN or Inf anywhere) return
+ * TQ_ERR_BREAKDOWN with the iteration and the quantity in tq_last_error(). The result
+ * reports the true residual |b - M x| / |b| of the full system, computed after the solve. */
+typedef enum tq_inverter {
+    TQ_INV_CG = 0, TQ_INV_BICGSTAB = 1, TQ_INV_CGNR = 2, TQ_INV_CGNE = 3
+} tq_inverter;
+typedef enum tq_solve_type {
+    TQ_SOLVE_DIRECT_PC = 0, TQ_SOLVE_DIRECT = 1, TQ_SOLVE_NORMOP_PC = 2, TQ_SOLVE_NORMOP = 3
+} tq_solve_type;
+typedef struct tq_solver_params {
+    tq_inverter inverter;
+    tq_solve_type solve_type;
+    double tol;              /* relative residual, > 0 and < 1 */
+    int maxiter;             /* > 0 */
+    int verbosity;           /* 0 quiet, 1 summary line, 2 residual every iteration */
+} tq_solver_params;
+/* inverter CG, solve type direct-pc, tol 1e-10, maxiter 10000, verbosity 0 */
+void tq_solver_params_default(tq_solver_params *p);
+typedef struct tq_solver_result {
+    int iterations;
+    double residual;         /* iterated relative residual at the end */
+    double true_residual;    /* |b - M x| / |b| on the full lattice */
+    double seconds;          /* solve time (set-up and true residual excluded) */
+    double flops;            /* operator and BLAS flops of the solve, counted as QUDA does */
+} tq_solver_result;
+tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                   tq_solver_result *result);
+const char *tq_inverter_name(tq_inverter inv);
+tq_status tq_inverter_parse(const char *s, tq_inverter *out);
+const char *tq_solve_type_name(tq_solve_type t);
+tq_status tq_solve_type_parse(const char *s, tq_solve_type *out);
 
 #ifdef __cplusplus
 }

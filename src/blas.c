@@ -1,7 +1,6 @@
 /* BLAS-1 and reductions on whole fields: one task per block and parity, and for
  * reductions a combine task that sums the per-block partials in block order. */
-#include "field_internal.h"
-#include "tq_tasks.h"
+#include "solver_internal.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -48,8 +47,8 @@ void tq_internal_blas_release(void)
     pthread_mutex_unlock(&reduce_pool.lock);
 }
 
-static tq_status blas_run(const char *who, int op, const double *c, tq_field *const *f,
-                          double *result)
+/* Operand checks shared by the synchronous and the solver (asynchronous) paths. */
+static tq_status blas_check(const char *who, int op, tq_field *const *f)
 {
     if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "%s: call tq_init first", who);
     const int nop = tq_blas_noperands(op);
@@ -64,7 +63,38 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
         for (int j = 0; j < nop; j++)
             if (i != j && f[i] == f[j] && ((wr >> i & 1u) || (wr >> j & 1u)))
                 return tq_error(TQ_ERR_INVALID_ARG, "%s: operands %d and %d are the same field but one is written", who, i + 1, j + 1);
+    return TQ_SUCCESS;
+}
 
+/* One task per block and parity; partials[t] receives task t's sums (reductions). */
+static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *const *f,
+                            const starpu_data_handle_t *partials, starpu_data_handle_t scalars)
+{
+    const tq_lattice *lat = f[0]->lat;
+    const int nop = tq_blas_noperands(a->op), nres = tq_blas_nresults(a->op);
+    for (int b = 0; b < lat->nblocks; b++)
+        for (int p = 0; p < f[0]->nparity; p++) {
+            starpu_data_handle_t h[TQ_BLAS_MAX_OPERANDS];
+            for (int i = 0; i < nop; i++) h[i] = tq_field_handle(f[i], b, p);
+            int t = b * f[0]->nparity + p;
+            int ret = tq_task_blas(a, h, nres ? partials[t] : NULL, scalars);
+            if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+        }
+    return TQ_SUCCESS;
+}
+
+static void blas_args_init(tq_blas_args *a, int op, const double *c, tq_field *const *f)
+{
+    memset(a, 0, sizeof *a);
+    a->op = op;
+    for (int k = 0; k < 4; k++) a->c[k] = c ? c[k] : 0.0;
+    for (int i = 0; i < tq_blas_noperands(op); i++) a->L[i] = f[i]->layout;
+}
+
+static tq_status blas_run(const char *who, int op, const double *c, tq_field *const *f,
+                          double *result)
+{
+    TQ_CHECK(blas_check(who, op, f));
     const tq_lattice *lat = f[0]->lat;
     const int ntasks = lat->nblocks * f[0]->nparity;
     const int nres = tq_blas_nresults(op);
@@ -78,20 +108,8 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
         partials = reduce_pool.partials;
     }
     tq_blas_args a;
-    memset(&a, 0, sizeof a);
-    a.op = op;
-    for (int k = 0; k < 4; k++) a.c[k] = c ? c[k] : 0.0;
-    for (int i = 0; i < nop; i++) a.L[i] = f[i]->layout;
-
-    tq_status st = TQ_SUCCESS;
-    for (int b = 0; b < lat->nblocks && st == TQ_SUCCESS; b++)
-        for (int p = 0; p < f[0]->nparity; p++) {
-            starpu_data_handle_t h[TQ_BLAS_MAX_OPERANDS];
-            for (int i = 0; i < nop; i++) h[i] = tq_field_handle(f[i], b, p);
-            int t = b * f[0]->nparity + p;
-            int ret = tq_task_blas(&a, h, nres ? partials[t] : NULL);
-            if (ret) { st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret); break; }
-        }
+    blas_args_init(&a, op, c, f);
+    tq_status st = blas_tasks(who, &a, f, partials, NULL);
     if (nres) {
         double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
         if (st == TQ_SUCCESS) {
@@ -113,6 +131,92 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
         }
     }
     return st;
+}
+
+/* ---- solver scalars and the asynchronous BLAS the solvers use ----------------------- */
+
+tq_status tq_scalars_create(tq_scalars **out)
+{
+    *out = NULL;
+    tq_scalars *sc = calloc(1, sizeof *sc);
+    if (!sc) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for its scalars");
+    starpu_vector_data_register(&sc->h, STARPU_MAIN_RAM, (uintptr_t)sc->buf, TQ_NSCALARS, sizeof(double));
+    *out = sc;
+    return TQ_SUCCESS;
+}
+
+void tq_scalars_destroy(tq_scalars *sc)
+{
+    if (!sc) return;
+    for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
+    free(sc->partials);
+    starpu_data_unregister(sc->h);
+    free(sc);
+}
+
+static tq_status scalars_reserve(tq_scalars *sc, int n)
+{
+    if (n <= sc->npartials) return TQ_SUCCESS;
+    starpu_data_handle_t *p = realloc(sc->partials, (size_t)n * sizeof *p);
+    if (!p) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
+    sc->partials = p;
+    for (int t = sc->npartials; t < n; t++) starpu_vector_data_register(&p[t], -1, 0, TQ_BLAS_MAX_RESULTS, sizeof(double));
+    sc->npartials = n;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_read(tq_scalars *sc, double *values)
+{
+    if (starpu_data_acquire(sc->h, STARPU_R)) return tq_error(TQ_ERR_RUNTIME, "solver: reading its scalars failed");
+    memcpy(values, sc->buf, sizeof sc->buf);
+    starpu_data_release(sc->h);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values)
+{
+    if (slot < 0 || slot + n > TQ_NSCALARS) return tq_error(TQ_ERR_INVALID_ARG, "solver: scalar slot %d out of range", slot);
+    if (starpu_data_acquire(sc->h, STARPU_RW)) return tq_error(TQ_ERR_RUNTIME, "solver: writing its scalars failed");
+    memcpy(sc->buf + slot, values, (size_t)n * sizeof *values);
+    starpu_data_release(sc->h);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_program(tq_scalars *sc, const tq_scalar_instr *prog, int nprog)
+{
+    tq_scalar_combine_args ca;
+    memset(&ca, 0, sizeof ca);
+    if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "solver: scalar program too long");
+    ca.nprog = nprog;
+    if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
+    int ret = tq_task_scalar_combine(&ca, NULL, sc->h);
+    return ret ? tq_error(TQ_ERR_RUNTIME, "solver: scalar task submission failed (%d)", ret) : TQ_SUCCESS;
+}
+
+tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
+                         tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog)
+{
+    TQ_CHECK(blas_check(who, op, f));
+    if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar program too long", who);
+    tq_blas_args a;
+    blas_args_init(&a, op, c, f);
+    for (int k = 0; k < 4 && slot; k++) {
+        a.slot[k] = slot[k];
+        a.use_scalars |= slot[k] > 0;
+    }
+    const int ntasks = f[0]->lat->nblocks * f[0]->nparity, nres = tq_blas_nresults(op);
+    if (nres) TQ_CHECK(scalars_reserve(sc, ntasks));
+    TQ_CHECK(blas_tasks(who, &a, f, sc->partials, sc->h));
+    if (!nres && !nprog) return TQ_SUCCESS;
+    tq_scalar_combine_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.n = nres ? ntasks : 0;
+    ca.nres = nres;
+    ca.dst = dst;
+    ca.nprog = nprog;
+    if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
+    int ret = tq_task_scalar_combine(&ca, sc->partials, sc->h);
+    return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
 }
 
 tq_status tq_blas_zero(tq_field *x)

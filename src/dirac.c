@@ -479,7 +479,7 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
         ba.L[1] = x->layout;
         for (int blk = 0; blk < d->lat->nblocks; blk++) {
             starpu_data_handle_t h[2] = {parity_handle(x_pc, blk, p), parity_handle(x, blk, p)};
-            int ret = tq_task_blas(&ba, h, NULL);
+            int ret = tq_task_blas(&ba, h, NULL, NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
         }
     }
@@ -487,3 +487,6 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
     if (d->clover) TQ_CHECK(clover_term(who, d, 1, x, x, q, 0.0, NULL));
     return TQ_SUCCESS;
 }
+
+const tq_field *tq_internal_dirac_gauge(const tq_dirac *d) { return d->gauge; }
+const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d) { return &d->p; }

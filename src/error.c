@@ -33,6 +33,8 @@ const char *tq_status_name(tq_status s)
     case TQ_ERR_NOT_UNITARY: return "TQ_ERR_NOT_UNITARY";
     case TQ_ERR_UNSUPPORTED: return "TQ_ERR_UNSUPPORTED";
     case TQ_ERR_MISMATCH: return "TQ_ERR_MISMATCH";
+    case TQ_ERR_NOT_CONVERGED: return "TQ_ERR_NOT_CONVERGED";
+    case TQ_ERR_BREAKDOWN: return "TQ_ERR_BREAKDOWN";
     }
     return "TQ_ERR_UNKNOWN";
 }

@@ -29,6 +29,10 @@ void tq_internal_blas_release(void);
 tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                                   int niter, double *seconds);
 
+/* The gauge field and parameters an operator was made with. */
+const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);
+const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d);
+
 #define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
 
 /* Volume of a 4-vector of extents. */

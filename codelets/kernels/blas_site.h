@@ -118,11 +118,26 @@ TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_lay
     }
 }
 
-/* Arguments of one BLAS task (the codelet's cl_arg). */
+/* Solver scalars: a small vector of doubles in a StarPU handle (kernels/solver_scalars.h)
+ * that reductions write and BLAS tasks read, so a Krylov iteration's coefficients never
+ * pass through the host. */
+#define TQ_NSCALARS 32
+
+/* Arguments of one BLAS task (the codelet's cl_arg). Coefficient k is c[k], or, when
+ * slot[k] > 0, c[k] times scalar slot[k] - 1 of the task's scalar buffer (the last buffer;
+ * then use_scalars is 1). */
 typedef struct tq_blas_args {
     int op;
+    int use_scalars;
     double c[4];
+    signed char slot[4];
     tq_layout L[TQ_BLAS_MAX_OPERANDS];
 } tq_blas_args;
+
+/* The coefficients of a task: immediate, or scaled scalars read from scal. */
+TQ_HD void tq_blas_coefficients(const tq_blas_args *a, const double *scal, double *c)
+{
+    for (int k = 0; k < 4; k++) c[k] = a->slot[k] > 0 && scal ? a->c[k] * scal[a->slot[k] - 1] : a->c[k];
+}
 
 #endif

@@ -1,0 +1,66 @@
+/* Solver scalars: the TQ_NSCALARS doubles of one Krylov solve, kept in a StarPU handle.
+ * Reduction combine tasks store their sums in slots and then run a short scalar program
+ * (alpha = rho / <p, Ap>, beta = ..., complex for BiCGstab) so that the coefficients the
+ * next BLAS tasks read (tq_blas_args.slot) never pass through the host; the host reads the
+ * handle only for the stopping test. */
+#ifndef TQ_SOLVER_SCALARS_H
+#define TQ_SOLVER_SCALARS_H
+
+#include "kernels/tq_hd.h"
+
+enum tq_scalar_opcode {
+    TQ_SC_NOP = 0,
+    TQ_SC_COPY,    /* s[d] = s[a] */
+    TQ_SC_DIV,     /* s[d] = s[a] / s[b] */
+    TQ_SC_MUL,     /* s[d] = s[a] * s[b] */
+    TQ_SC_NEG,     /* s[d] = -s[a] */
+    TQ_SC_CCOPY,   /* (s[d], s[d+1]) = (s[a], s[a+1]) */
+    TQ_SC_CMUL,    /* complex s[d] = s[a] * s[b] (pairs) */
+    TQ_SC_CDIV,    /* complex s[d] = s[a] / s[b] */
+    TQ_SC_CDIVR,   /* complex s[d] = s[a] / real s[b] */
+    TQ_SC_CNEG,    /* complex s[d] = -s[a] */
+    TQ_SC_MAX,     /* s[d] = max(s[a], s[b]) */
+};
+
+typedef struct tq_scalar_instr { signed char op, d, a, b; } tq_scalar_instr;
+
+#define TQ_SCALAR_PROGRAM_MAX 8
+
+/* Arguments of a combine task: the sums of n partial buffers (nres results each) go to
+ * slots dst .. dst + nres - 1 (n = 0: no sums), then the program runs. */
+typedef struct tq_scalar_combine_args {
+    int n, nres, dst, nprog;
+    tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
+} tq_scalar_combine_args;
+
+TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
+{
+    for (int i = 0; i < nprog; i++) {
+        const int d = prog[i].d, a = prog[i].a, b = prog[i].b;
+        double re, im, den;
+        switch (prog[i].op) {
+        case TQ_SC_COPY: s[d] = s[a]; break;
+        case TQ_SC_DIV: s[d] = s[a] / s[b]; break;
+        case TQ_SC_MUL: s[d] = s[a] * s[b]; break;
+        case TQ_SC_NEG: s[d] = -s[a]; break;
+        case TQ_SC_CCOPY: re = s[a]; im = s[a + 1]; s[d] = re; s[d + 1] = im; break;
+        case TQ_SC_CMUL:
+            re = s[a] * s[b] - s[a + 1] * s[b + 1];
+            im = s[a] * s[b + 1] + s[a + 1] * s[b];
+            s[d] = re; s[d + 1] = im;
+            break;
+        case TQ_SC_CDIV:
+            den = s[b] * s[b] + s[b + 1] * s[b + 1];
+            re = (s[a] * s[b] + s[a + 1] * s[b + 1]) / den;
+            im = (s[a + 1] * s[b] - s[a] * s[b + 1]) / den;
+            s[d] = re; s[d + 1] = im;
+            break;
+        case TQ_SC_CDIVR: re = s[a] / s[b]; im = s[a + 1] / s[b]; s[d] = re; s[d + 1] = im; break;
+        case TQ_SC_CNEG: re = -s[a]; im = -s[a + 1]; s[d] = re; s[d + 1] = im; break;
+        case TQ_SC_MAX: s[d] = s[a] > s[b] ? s[a] : s[b]; break;
+        default: break;
+        }
+    }
+}
+
+#endif

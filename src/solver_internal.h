@@ -1,0 +1,71 @@
+/* Internals of the Krylov solvers: solver scalars (StarPU handle the reductions write and
+ * the BLAS tasks read, kernels/solver_scalars.h), the asynchronous BLAS submission, and the
+ * linear operators the solvers are written against. */
+#ifndef TQ_SOLVER_INTERNAL_H
+#define TQ_SOLVER_INTERNAL_H
+
+#include "field_internal.h"
+#include "tq_tasks.h"
+
+typedef struct tq_scalars {
+    starpu_data_handle_t h;           /* TQ_NSCALARS doubles */
+    double buf[TQ_NSCALARS];
+    starpu_data_handle_t *partials;   /* one per BLAS task of a reduction */
+    int npartials;
+} tq_scalars;
+
+tq_status tq_scalars_create(tq_scalars **out);
+void tq_scalars_destroy(tq_scalars *sc);
+/* Waits for the tasks that write the scalars, then copies all TQ_NSCALARS values. */
+tq_status tq_scalars_read(tq_scalars *sc, double *values);
+/* Host write of n values from slot on (set-up; waits for pending users). */
+tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
+/* A task that runs a scalar program on the scalars. */
+tq_status tq_scalars_program(tq_scalars *sc, const tq_scalar_instr *prog, int nprog);
+
+/* Submits BLAS op over fields f without waiting. Coefficient k is c[k], or c[k] times
+ * scalar slot[k] - 1 when slot (may be NULL) has slot[k] > 0. A reduction's sums go to
+ * scalar slots dst, dst + 1, ...; then the scalar program runs (also without reduction). */
+tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
+                         tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog);
+
+/* The linear operators the inverters see: the Dirac operator in one of its forms. */
+typedef enum tq_linop_kind {
+    TQ_LINOP_MAT,              /* M (full fields) */
+    TQ_LINOP_MAT_DAG,          /* M^dag */
+    TQ_LINOP_MAT_DAG_MAT,      /* M^dag M */
+    TQ_LINOP_MAT_MAT_DAG,      /* M M^dag */
+    TQ_LINOP_MATPC,            /* M_pc (single-parity fields of `parity`) */
+    TQ_LINOP_MATPC_DAG,
+    TQ_LINOP_MATPC_DAG_MATPC,
+    TQ_LINOP_MATPC_MATPC_DAG,
+} tq_linop_kind;
+
+typedef struct tq_linop {
+    const tq_dirac *d;
+    tq_linop_kind kind;
+    tq_subset parity;          /* even-odd forms */
+    tq_field *tmp;             /* work field of the composite forms (made by the solver) */
+    double flops;              /* per application, counted as QUDA does */
+    long long applications;
+} tq_linop;
+
+tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
+int tq_linop_hermitian(const tq_linop *op);
+
+/* Inverters on a linear operator: x from the initial guess zero; b is not changed. They
+ * count the flops they submit (operator applications through op->applications, BLAS in
+ * *blas_flops) and report iterations and the final iterated relative residual. */
+typedef struct tq_krylov_out {
+    int iterations;
+    double residual;
+    double blas_flops;
+} tq_krylov_out;
+tq_status tq_krylov_cg(tq_linop *op, tq_field *x, const tq_field *b, const tq_solver_params *p, tq_krylov_out *out);
+tq_status tq_krylov_bicgstab(tq_linop *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             tq_krylov_out *out);
+
+/* A spinor field like f (lattice, precision, subset). */
+tq_status tq_field_like(const tq_field *f, tq_field **out);
+
+#endif

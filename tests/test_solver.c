@@ -1,0 +1,248 @@
+/* Krylov solvers (tq_solve) on the Wilson and clover operators: every inverter with every
+ * solve type it accepts reaches the tolerance, with the true residual |b - M x| / |b|
+ * recomputed here from the plain-loop reference operator (tests/wilson_reference.h), not
+ * taken from the library; single precision to its own tolerance; error handling: bad
+ * parameters, maxiter exhausted, a NaN source, and a singular system (the free Wilson
+ * operator at kappa = 1/8 with periodic boundaries and its zero mode as the source), which
+ * must return the documented errors, not hang or report success. Built twice: test_solver
+ * on CPU workers, test_solver_cuda on CUDA workers. */
+#include "taskqcd.h"
+#include "tq_test.h"
+#include "wilson_reference.h"
+#include "dirac_test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TQ_TEST_CUDA
+#define TEST_NAME "test_solver_cuda"
+#define WHERE TQ_WHERE_CUDA
+#else
+#define TEST_NAME "test_solver"
+#define WHERE TQ_WHERE_CPU
+#endif
+
+#define KAPPA 0.12
+#define CSW 1.5
+
+/* |b - M x| / |b| with the reference operator (x exported from the library). */
+static double reference_residual(const setup *S, const tq_host_gauge *hg, const tq_dirac_params *dp,
+                                 const tq_field *x, const double *b)
+{
+    const int64_t n = 24 * ref_volume(S->dims);
+    double *hx = malloc(n * sizeof *hx), *mx = malloc(n * sizeof *mx);
+    CHECK_OK(tq_field_export(x, hx));
+    if (dp->type == TQ_DSLASH_CLOVER) ref_clover_mat(mx, hg->links, hx, S->dims, S->bc, dp->kappa, dp->csw, 0);
+    else ref_wilson_mat(mx, hg->links, hx, S->dims, S->bc, dp->kappa, 0);
+    double r2 = ref_vdiff2(b, mx, n), b2 = ref_vnorm2(b, n);
+    free(hx);
+    free(mx);
+    return sqrt(r2 / b2);
+}
+
+static void solve_case(const setup *S, const tq_host_gauge *hg, const tq_dirac_params *dp, tq_precision prec,
+                       tq_inverter inv, tq_solve_type type, const double *b, const char *what)
+{
+    tq_field *x = spinor(S, prec, TQ_FULL, NULL), *fb = spinor(S, prec, TQ_FULL, b);
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.inverter = inv;
+    sp.solve_type = type;
+    sp.tol = prec == TQ_DOUBLE ? 1e-10 : 1e-5;
+    sp.maxiter = 2000;
+    tq_solver_result res;
+    tq_status st = tq_solve(S->dirac, x, fb, &sp, &res);
+    CHECK(st == TQ_SUCCESS, "%s %s %s %s: tq_solve failed: %s", what, tq_precision_name(prec), tq_inverter_name(inv),
+          tq_solve_type_name(type), tq_last_error());
+    if (st == TQ_SUCCESS) {
+        /* normal equations: |r_NR| < tol |M^dag b| bounds the true residual by about
+         * cond(M) tol; these operators are well conditioned (kappa 0.12) */
+        double allowed = 20 * sp.tol + (prec == TQ_DOUBLE ? 0 : 1e-6);
+        double rr = reference_residual(S, hg, dp, x, b);
+        printf("  %-6s %-6s %-8s %-9s %4d iterations, iterated %.2e, true %.2e (library %.2e), %.1f MFLOP\n", what,
+               tq_precision_name(prec), tq_inverter_name(inv), tq_solve_type_name(type), res.iterations, res.residual,
+               rr, res.true_residual, res.flops * 1e-6);
+        CHECK(res.residual <= sp.tol, "%s %s: iterated residual %.3g above tol", what, tq_inverter_name(inv), res.residual);
+        CHECK(rr <= allowed, "%s %s %s %s: true residual %.3g > %.3g", what, tq_precision_name(prec),
+              tq_inverter_name(inv), tq_solve_type_name(type), rr, allowed);
+        CHECK(fabs(rr - res.true_residual) <= 0.05 * rr + (prec == TQ_DOUBLE ? 1e-13 : 1e-6),
+              "%s: library true residual %.3g vs reference %.3g", what, res.true_residual, rr);
+        CHECK(res.iterations > 0 && res.flops > 0 && res.seconds > 0, "%s: counts reported", what);
+    }
+    tq_field_destroy(x);
+    tq_field_destroy(fb);
+}
+
+static void test_operator(const int dims[4], const int *block, const tq_host_gauge *hg, const tq_dirac_params *dp,
+                          const double *b, const char *what)
+{
+    static const struct { tq_inverter inv; tq_solve_type type; } cases[] = {
+        {TQ_INV_CG, TQ_SOLVE_DIRECT_PC}, {TQ_INV_CG, TQ_SOLVE_NORMOP_PC}, {TQ_INV_CG, TQ_SOLVE_DIRECT},
+        {TQ_INV_CG, TQ_SOLVE_NORMOP}, {TQ_INV_BICGSTAB, TQ_SOLVE_DIRECT_PC}, {TQ_INV_BICGSTAB, TQ_SOLVE_DIRECT},
+        {TQ_INV_BICGSTAB, TQ_SOLVE_NORMOP_PC}, {TQ_INV_CGNR, TQ_SOLVE_DIRECT_PC}, {TQ_INV_CGNE, TQ_SOLVE_DIRECT_PC},
+        {TQ_INV_CGNE, TQ_SOLVE_DIRECT},
+    };
+    for (int pi = 0; pi < 2; pi++) {
+        tq_precision prec = pi == 0 ? TQ_DOUBLE : TQ_SINGLE;
+        setup S;
+        if (setup_make_op(&S, dims, block, hg, prec, TQ_RECON_12, dp->kappa, dp) == 0) {
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                if (prec == TQ_SINGLE && c != 0 && c != 4) continue;   /* single: CG and BiCGstab, direct-pc */
+                solve_case(&S, hg, dp, prec, cases[c].inv, cases[c].type, b, what);
+            }
+        }
+        setup_free(&S);
+    }
+}
+
+static void test_errors(const int dims[4], const tq_host_gauge *hg, const double *b)
+{
+    setup S;
+    if (setup_make(&S, dims, NULL, hg, TQ_DOUBLE, TQ_RECON_18, KAPPA) != 0) { setup_free(&S); return; }
+    tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+    tq_field *even = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL), *xs = spinor(&S, TQ_SINGLE, TQ_FULL, NULL);
+    tq_solver_params sp;
+    tq_solver_result res;
+    tq_solver_params_default(&sp);
+    sp.tol = 0;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    sp.tol = 1e-8;
+    sp.maxiter = 0;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    sp.maxiter = 100;
+    sp.inverter = (tq_inverter)9;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    sp.inverter = TQ_INV_CGNE;
+    sp.solve_type = TQ_SOLVE_NORMOP_PC;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    tq_solver_params_default(&sp);
+    CHECK_ERR(tq_solve(S.dirac, x, x, &sp, &res), TQ_ERR_INVALID_ARG);       /* x is b */
+    CHECK_ERR(tq_solve(S.dirac, even, fb, &sp, &res), TQ_ERR_INVALID_ARG);   /* not full */
+    CHECK_ERR(tq_solve(S.dirac, xs, fb, &sp, &res), TQ_ERR_MISMATCH);        /* precision */
+    CHECK_ERR(tq_solve(NULL, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    /* maxiter exhausted: not converged, with the iterations and residual reported */
+    sp.maxiter = 3;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_NOT_CONVERGED);
+    CHECK(res.iterations == 3 && res.residual > sp.tol && res.true_residual > 0, "not converged: %d iterations, residual %.3g",
+          res.iterations, res.residual);
+    CHECK(strstr(tq_last_error(), "no convergence in 3 iterations") != NULL, "message names maxiter: %s", tq_last_error());
+    /* a poisoned source */
+    const int64_t n = 24 * ref_volume(dims);
+    double *bad = malloc(n * sizeof *bad);
+    memcpy(bad, b, n * sizeof *bad);
+    bad[17] = NAN;
+    CHECK_OK(tq_field_import(fb, bad));
+    for (int inv = 0; inv < 2; inv++) {
+        tq_solver_params_default(&sp);
+        sp.inverter = inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
+        CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_BREAKDOWN);
+        CHECK(strstr(tq_last_error(), "NaN") != NULL, "NaN source named: %s", tq_last_error());
+    }
+    free(bad);
+    tq_field_destroy(x);
+    tq_field_destroy(fb);
+    tq_field_destroy(even);
+    tq_field_destroy(xs);
+    setup_free(&S);
+}
+
+/* The free Wilson operator with periodic boundaries has the zero mode psi = const at
+ * kappa = 1/8 (D psi = 8 psi). With that source, M x = b has no solution (M is normal, so
+ * its range is orthogonal to its null space): BiCGstab's <r0, M p> vanishes at once. */
+static void test_singular(const int dims[4])
+{
+    tq_host_gauge hu;
+    CHECK_OK(tq_host_gauge_alloc(&hu, dims));
+    CHECK_OK(tq_host_gauge_unit(&hu));
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = TQ_DSLASH_WILSON;
+    dp.kappa = 0.125;
+    dp.bc[0] = dp.bc[1] = dp.bc[2] = dp.bc[3] = 1.0;
+    setup S;
+    const int64_t n = 24 * ref_volume(dims);
+    double *b = malloc(n * sizeof *b);
+    for (int64_t k = 0; k < n; k++) b[k] = (k % 24 == 0) ? 1.0 : 0.0;
+    if (setup_make_op(&S, dims, NULL, &hu, TQ_DOUBLE, TQ_RECON_18, 0.125, &dp) == 0) {
+        tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+        tq_solver_params sp;
+        tq_solver_result res;
+        tq_solver_params_default(&sp);
+        sp.inverter = TQ_INV_BICGSTAB;
+        sp.solve_type = TQ_SOLVE_DIRECT;
+        sp.maxiter = 50;
+        tq_status st = tq_solve(S.dirac, x, fb, &sp, &res);
+        CHECK(st == TQ_ERR_BREAKDOWN || st == TQ_ERR_NOT_CONVERGED, "singular system: got %s (%s)", tq_status_name(st),
+              tq_last_error());
+        CHECK(st != TQ_SUCCESS, "singular system reported as converged");
+        printf("  singular system, BiCGstab: %s (%s)\n", tq_status_name(st), tq_last_error());
+        /* CG on the normal equations of the same system */
+        sp.inverter = TQ_INV_CG;
+        st = tq_solve(S.dirac, x, fb, &sp, &res);
+        CHECK(st == TQ_ERR_BREAKDOWN || st == TQ_ERR_NOT_CONVERGED, "singular system, CG: got %s (%s)", tq_status_name(st),
+              tq_last_error());
+        printf("  singular system, CG:       %s (%s)\n", tq_status_name(st), tq_last_error());
+        tq_field_destroy(x);
+        tq_field_destroy(fb);
+    }
+    setup_free(&S);
+    free(b);
+    tq_host_gauge_free(&hu);
+}
+
+int main(void)
+{
+    int start = dirac_test_start(TEST_NAME, WHERE);
+    if (start) return start;
+    const int dims[4] = {4, 4, 4, 8};
+    const int64_t vol = ref_volume(dims);
+    tq_host_gauge hg;
+    CHECK_OK(tq_host_gauge_alloc(&hg, dims));
+    CHECK_OK(tq_host_gauge_weak(&hg, 99, 0.3));
+    double *b = malloc(24 * vol * sizeof *b);
+    ref_spinor_random(b, vol, 7);
+
+    tq_dirac_params wil, clo;
+    memset(&wil, 0, sizeof wil);
+    wil.type = TQ_DSLASH_WILSON;
+    wil.kappa = KAPPA;
+    clo = wil;
+    clo.type = TQ_DSLASH_CLOVER;
+    clo.csw = CSW;
+    static const int split[4] = {2, 4, 4, 4};
+    test_operator(dims, NULL, &hg, &wil, b, "wilson");
+    test_operator(dims, split, &hg, &clo, b, "clover");
+    clo.matpc = TQ_MATPC_ASYMMETRIC;
+    test_operator(dims, NULL, &hg, &clo, b, "clover-asym");
+    test_errors(dims, &hg, b);
+    test_singular(dims);
+
+    char buf[1024];
+    const char *path = tq_test_milc_file("lat.sample.l8888", buf, sizeof buf);
+    if (path) {
+        tq_host_gauge hm;
+        if (tq_gauge_read(path, TQ_FORMAT_AUTO, &hm, NULL) == TQ_SUCCESS) {
+            tq_host_gauge_reunitarize(&hm);
+            const int64_t vm = ref_volume(hm.dims);
+            double *bm = malloc(24 * vm * sizeof *bm);
+            ref_spinor_random(bm, vm, 11);
+            tq_dirac_params dm = clo;
+            dm.matpc = TQ_MATPC_SYMMETRIC;
+            dm.kappa = 0.124;
+            test_operator(hm.dims, NULL, &hm, &dm, bm, "l8888");
+            free(bm);
+            tq_host_gauge_free(&hm);
+        } else {
+            CHECK(0, "reading %s: %s", path, tq_last_error());
+        }
+    } else {
+        printf("  lat.sample.l8888 not found: real-configuration solves skipped\n");
+    }
+    tq_host_gauge_free(&hg);
+    free(b);
+    tq_set_placement(TQ_WHERE_ANY);
+    tq_finalize();
+    return tq_test_finish(TEST_NAME);
+}
