@@ -41,9 +41,9 @@ static void sigma_matrices(double sig[6][4][4][2])
                 }
 }
 
-static tq_status clover_field(const tq_field *gauge, tq_field **f)
+static tq_status clover_field(const tq_field *gauge, tq_precision prec, tq_field **f)
 {
-    tq_field_params fp = {TQ_FIELD_CLOVER, gauge->p.prec, TQ_FULL, (tq_recon)0};
+    tq_field_params fp = {TQ_FIELD_CLOVER, prec, TQ_FULL, (tq_recon)0};
     return tq_field_create(gauge->lat, &fp, f);
 }
 
@@ -99,14 +99,20 @@ static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa,
 tq_status tq_clover_build(const tq_field *gauge, double kappa, double csw, tq_field **A,
                           tq_field **Ainv)
 {
+    return tq_clover_build_prec(gauge, gauge->p.prec, kappa, csw, A, Ainv);
+}
+
+tq_status tq_clover_build_prec(const tq_field *gauge, tq_precision prec, double kappa, double csw, tq_field **A,
+                               tq_field **Ainv)
+{
     const char *who = "tq_clover_build";
     *A = *Ainv = NULL;
     const tq_lattice *lat = gauge->lat;
     tq_host_gauge g;
     TQ_CHECK(tq_host_gauge_alloc(&g, lat->local));
     tq_status st = tq_gauge_field_export(gauge, &g);
-    if (st == TQ_SUCCESS) st = clover_field(gauge, A);
-    if (st == TQ_SUCCESS) st = clover_field(gauge, Ainv);
+    if (st == TQ_SUCCESS) st = clover_field(gauge, prec, A);
+    if (st == TQ_SUCCESS) st = clover_field(gauge, prec, Ainv);
     uint64_t bad = TQ_CLOVER_BUILD_OK;
     if (st == TQ_SUCCESS) st = build_tasks(lat, g.links, kappa, csw, *A, *Ainv, &bad);
     if (st == TQ_SUCCESS && bad != TQ_CLOVER_BUILD_OK) {

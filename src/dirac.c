@@ -23,12 +23,43 @@ struct tq_dirac {
     starpu_data_handle_t *faces;
     /* clover operators: A and A^-1 on both parities (NULL for Wilson) */
     tq_field *clover, *clover_inv;
+    /* a work copy (tq_internal_dirac_work) shares gauge and clover fields with its parent;
+     * a sloppy copy (tq_internal_dirac_sloppy) owns a gauge field in another precision */
+    int shares_clover;
+    tq_field *owned_gauge;
 };
 
 static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
 {
     tq_field_params fp = {TQ_FIELD_SPINOR, d->gauge->p.prec, (tq_subset)parity, (tq_recon)0};
     return tq_field_create(d->lat, &fp, f);
+}
+
+/* Face handles and work fields of an operator (per copy: solves running at once each use
+ * their own, so their task graphs do not serialise on shared work data). */
+static tq_status dirac_alloc_work(tq_dirac *d)
+{
+    const tq_lattice *lat = d->lat;
+    d->nfaces = 0;
+    for (int mu = 0; mu < 4; mu++)
+        if (lat->nb[mu] > 1 || lat->procs[mu] > 1) d->nfaces += 2;
+    if (d->nfaces) {
+        d->faces = calloc((size_t)lat->nblocks * d->nfaces, sizeof *d->faces);
+        if (!d->faces) return TQ_ERR_NOMEM;
+        for (int b = 0; b < lat->nblocks; b++) {
+            int k = 0;
+            for (int mu = 0; mu < 4; mu++) {
+                if (!(lat->nb[mu] > 1 || lat->procs[mu] > 1)) continue;
+                tq_layout L = tq_layout_make((int)d->gauge->p.prec, 12, 1, tq_face_sites(lat->block, mu));
+                size_t site_bytes = (size_t)(tq_layout_bytes(&L) / L.stride);
+                for (int side = 0; side < 2; side++)
+                    starpu_vector_data_register(&d->faces[b * d->nfaces + k++], -1, 0, (uint32_t)L.stride, site_bytes);
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) return TQ_ERR_NOMEM;
+    return TQ_SUCCESS;
 }
 
 tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_dirac **out)
@@ -61,27 +92,10 @@ tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_di
             free(d);
             return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: boundary factor bc[%d] = %g is not +1 or -1", mu, p->bc[mu]);
         }
-    for (int mu = 0; mu < 4; mu++)
-        if (lat->nb[mu] > 1 || lat->procs[mu] > 1) d->nfaces += 2;
-    if (d->nfaces) {
-        d->faces = calloc((size_t)lat->nblocks * d->nfaces, sizeof *d->faces);
-        if (!d->faces) { free(d); return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: out of memory"); }
-        for (int b = 0; b < lat->nblocks; b++) {
-            int k = 0;
-            for (int mu = 0; mu < 4; mu++) {
-                if (!(lat->nb[mu] > 1 || lat->procs[mu] > 1)) continue;
-                tq_layout L = tq_layout_make((int)gauge->p.prec, 12, 1, tq_face_sites(lat->block, mu));
-                size_t site_bytes = (size_t)(tq_layout_bytes(&L) / L.stride);
-                for (int side = 0; side < 2; side++)
-                    starpu_vector_data_register(&d->faces[b * d->nfaces + k++], -1, 0, (uint32_t)L.stride, site_bytes);
-            }
-        }
+    if (dirac_alloc_work(d) != TQ_SUCCESS) {
+        tq_dirac_destroy(d);
+        return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: cannot create work fields");
     }
-    for (int i = 0; i < 2; i++)
-        if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) {
-            tq_dirac_destroy(d);
-            return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: cannot create work fields");
-        }
     if (p->type == TQ_DSLASH_CLOVER) {
         tq_status st = tq_clover_build(gauge, d->p.kappa, d->p.csw, &d->clover, &d->clover_inv);
         if (st != TQ_SUCCESS) {
@@ -102,13 +116,74 @@ void tq_dirac_destroy(tq_dirac *d)
         tq_field_destroy(d->tmp[i]);
         tq_field_destroy(d->pc[i]);
     }
-    tq_field_destroy(d->clover);
-    tq_field_destroy(d->clover_inv);
+    if (!d->shares_clover) {
+        tq_field_destroy(d->clover);
+        tq_field_destroy(d->clover_inv);
+    }
     if (d->faces) {
         for (int i = 0; i < d->lat->nblocks * d->nfaces; i++) starpu_data_unregister_submit(d->faces[i]);
         free(d->faces);
     }
+    tq_field_destroy(d->owned_gauge);
     free(d);
+}
+
+tq_status tq_internal_dirac_work(const tq_dirac *d, tq_dirac **out)
+{
+    *out = NULL;
+    tq_dirac *w = calloc(1, sizeof *w);
+    if (!w) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for an operator copy");
+    w->gauge = d->gauge;
+    w->lat = d->lat;
+    w->p = d->p;
+    w->clover = d->clover;
+    w->clover_inv = d->clover_inv;
+    w->shares_clover = 1;
+    if (dirac_alloc_work(w) != TQ_SUCCESS) {
+        tq_dirac_destroy(w);
+        return tq_error(TQ_ERR_NOMEM, "solver: cannot create an operator copy's work fields");
+    }
+    *out = w;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_internal_dirac_sloppy(const tq_dirac *d, tq_precision prec, tq_recon recon, tq_dirac **out)
+{
+    const char *who = "solver: sloppy operator";
+    *out = NULL;
+    tq_field_params gp = d->gauge->p;
+    gp.prec = prec;
+    gp.recon = recon;
+    tq_field *g = NULL;
+    tq_host_gauge hg;
+    memset(&hg, 0, sizeof hg);
+    TQ_CHECK(tq_field_create(d->lat, &gp, &g));
+    tq_status st = tq_host_gauge_alloc(&hg, d->lat->local);
+    if (st == TQ_SUCCESS) st = tq_gauge_field_export(d->gauge, &hg);
+    if (st == TQ_SUCCESS) st = tq_gauge_field_import(g, &hg);
+    tq_host_gauge_free(&hg);
+    tq_dirac *s = NULL;
+    if (st == TQ_SUCCESS) {
+        /* the Wilson part here; the clover term is built from the precise links below */
+        tq_dirac_params wp = d->p;
+        wp.type = TQ_DSLASH_WILSON;
+        st = tq_dirac_create(g, &wp, &s);
+    }
+    if (st == TQ_SUCCESS) {
+        s->owned_gauge = g;
+        s->p = d->p;
+        g = NULL;
+        if (d->clover) st = tq_clover_build_prec(d->gauge, prec, d->p.kappa, d->p.csw, &s->clover, &s->clover_inv);
+    }
+    if (st != TQ_SUCCESS) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", tq_last_error());
+        tq_dirac_destroy(s);
+        tq_field_destroy(g);
+        return tq_error(st, "%s: %s", who, msg);
+    }
+    *out = s;
+    return TQ_SUCCESS;
 }
 
 /* The handle of block b, parity `parity` of f (which must hold that parity). */

@@ -52,5 +52,8 @@ int tq_field_kind_is_vector(tq_field_kind k);
  * clover fields of the gauge field's lattice and precision (src/clover_build.c). */
 tq_status tq_clover_build(const tq_field *gauge, double kappa, double csw, tq_field **A,
                           tq_field **Ainv);
+/* The same, stored in precision prec (built from the gauge field's links as they are). */
+tq_status tq_clover_build_prec(const tq_field *gauge, tq_precision prec, double kappa, double csw, tq_field **A,
+                               tq_field **Ainv);
 
 #endif

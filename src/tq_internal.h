@@ -33,6 +33,13 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);
 const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d);
 
+/* A copy of d with its own work fields and faces, sharing gauge and clover fields (for
+ * solves running at once); destroy it before d. */
+tq_status tq_internal_dirac_work(const tq_dirac *d, tq_dirac **out);
+/* d in another precision and gauge compression (its own gauge field, converted from d's;
+ * clover built from d's links), for mixed-precision solves. */
+tq_status tq_internal_dirac_sloppy(const tq_dirac *d, tq_precision prec, tq_recon recon, tq_dirac **out);
+
 #define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
 
 /* Volume of a 4-vector of extents. */
