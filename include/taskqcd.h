@@ -322,17 +322,29 @@ typedef enum tq_inverter {
 typedef enum tq_solve_type {
     TQ_SOLVE_DIRECT_PC = 0, TQ_SOLVE_DIRECT = 1, TQ_SOLVE_NORMOP_PC = 2, TQ_SOLVE_NORMOP = 3
 } tq_solve_type;
+/* Mixed precision: the iteration runs on an operator in prec_sloppy / recon_sloppy; the
+ * solution and the true residual are kept in the operator's precision by reliable updates
+ * (paper 004, Algorithm 2: when |r| falls below reliable_delta times its largest value since
+ * the last update) or by defect correction (Algorithm 1: the inner solve restarts each time
+ * the residual fell by reliable_delta). */
+typedef enum tq_mixed { TQ_MIXED_RELIABLE = 0, TQ_MIXED_DEFECT = 1 } tq_mixed;
 typedef struct tq_solver_params {
     tq_inverter inverter;
     tq_solve_type solve_type;
     double tol;              /* relative residual, > 0 and < 1 */
     int maxiter;             /* > 0 */
+    tq_precision prec_sloppy;   /* 0: the operator's precision (no mixed precision) */
+    tq_recon recon_sloppy;      /* 0: the operator's gauge compression */
+    double reliable_delta;      /* 0: 0.1 */
+    tq_mixed mixed;
     int verbosity;           /* 0 quiet, 1 summary line, 2 residual every iteration */
 } tq_solver_params;
-/* inverter CG, solve type direct-pc, tol 1e-10, maxiter 10000, verbosity 0 */
+/* inverter CG, solve type direct-pc, tol 1e-10, maxiter 10000, no mixed precision
+ * (reliable updates with delta 0.1 when prec_sloppy is set), verbosity 0 */
 void tq_solver_params_default(tq_solver_params *p);
 typedef struct tq_solver_result {
     int iterations;
+    int reliable_updates;    /* mixed precision: updates (or defect-correction restarts) done */
     double residual;         /* iterated relative residual at the end */
     double true_residual;    /* |b - M x| / |b| on the full lattice */
     double seconds;          /* solve time (set-up and true residual excluded) */
@@ -340,6 +352,11 @@ typedef struct tq_solver_result {
 } tq_solver_result;
 tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
                    tq_solver_result *result);
+/* n systems M x[i] = b[i] solved together: their iterations are submitted side by side, so
+ * the scheduler fills every worker; results[i] for each. Returns the first error (with the
+ * system's index in the message); systems without an error are solved regardless. */
+tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                        const tq_solver_params *p, tq_solver_result *results);
 const char *tq_inverter_name(tq_inverter inv);
 tq_status tq_inverter_parse(const char *s, tq_inverter *out);
 const char *tq_solve_type_name(tq_solve_type t);

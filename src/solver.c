@@ -121,6 +121,27 @@ static tq_status check_params(const char *who, const tq_solver_params *p)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown solve type %d", who, (int)p->solve_type);
     if (!(p->tol > 0.0 && p->tol < 1.0)) return tq_error(TQ_ERR_INVALID_ARG, "%s: tol must lie in (0, 1) (got %g)", who, p->tol);
     if (p->maxiter <= 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: maxiter must be positive (got %d)", who, p->maxiter);
+    if (p->prec_sloppy != 0 && p->prec_sloppy != TQ_DOUBLE && p->prec_sloppy != TQ_SINGLE && p->prec_sloppy != TQ_HALF)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown sloppy precision %d", who, (int)p->prec_sloppy);
+    if (p->recon_sloppy != 0 && p->recon_sloppy != TQ_RECON_18 && p->recon_sloppy != TQ_RECON_12 && p->recon_sloppy != TQ_RECON_8)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown sloppy gauge compression %d", who, (int)p->recon_sloppy);
+    if (!(p->reliable_delta >= 0.0 && p->reliable_delta < 1.0))
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: reliable_delta must lie in [0, 1) (got %g)", who, p->reliable_delta);
+    if (p->mixed != TQ_MIXED_RELIABLE && p->mixed != TQ_MIXED_DEFECT)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown mixed-precision scheme %d", who, (int)p->mixed);
+    return TQ_SUCCESS;
+}
+
+static tq_status check_fields(const char *who, const tq_dirac *d, const tq_field *x, const tq_field *b)
+{
+    if (!x || !b) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL field", who);
+    if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
+    if (x->nparity != 2 || b->nparity != 2 || x->p.kind != TQ_FIELD_SPINOR || b->p.kind != TQ_FIELD_SPINOR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b must be full-lattice spinor fields", who);
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    if (x->lat != g->lat || b->lat != g->lat) return tq_error(TQ_ERR_MISMATCH, "%s: fields and operator live on different lattices", who);
+    if (x->p.prec != g->p.prec || b->p.prec != g->p.prec)
+        return tq_error(TQ_ERR_MISMATCH, "%s: fields must have the operator's precision (%s)", who, tq_precision_name(g->p.prec));
     return TQ_SUCCESS;
 }
 
@@ -138,104 +159,200 @@ static tq_status true_residual(const tq_dirac *d, const tq_field *x, const tq_fi
     return TQ_SUCCESS;
 }
 
-tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                   tq_solver_result *result)
+/* One system of a (multi-)solve: its operator copies, fields and inverter. */
+typedef struct solve_system {
+    tq_field *x;
+    const tq_field *b;
+    tq_dirac *dw, *dsw;           /* own work copies (several systems), else NULL */
+    const tq_dirac *d, *ds;       /* the precise and sloppy operators it uses */
+    tq_linop op, ops, single;
+    tq_field *bs, *xs, *rhs, *y, *w;
+    tq_krylov *k;
+    tq_status st;
+    double t0;
+} solve_system;
+
+static void system_free(solve_system *S)
+{
+    tq_krylov_free(S->k);
+    tq_field_destroy(S->bs);
+    tq_field_destroy(S->xs);
+    tq_field_destroy(S->rhs);
+    tq_field_destroy(S->y);
+    tq_field_destroy(S->w);
+    if (S->ops.tmp != S->op.tmp) tq_field_destroy(S->ops.tmp);
+    tq_field_destroy(S->op.tmp);
+    tq_dirac_destroy(S->dsw);
+    tq_dirac_destroy(S->dw);
+}
+
+/* Forms: pc (even-odd), normal 0 none, 1 NR (M^dag M x = M^dag b), 2 NE (M M^dag y = b). */
+static tq_linop_kind form(int pc, int normal)
+{
+    if (pc) return normal == 1 ? TQ_LINOP_MATPC_DAG_MATPC : normal == 2 ? TQ_LINOP_MATPC_MATPC_DAG : TQ_LINOP_MATPC;
+    return normal == 1 ? TQ_LINOP_MAT_DAG_MAT : normal == 2 ? TQ_LINOP_MAT_MAT_DAG : TQ_LINOP_MAT;
+}
+
+/* Set-up of one system up to the inverter's start (right-hand side prepared). */
+static tq_status system_start(solve_system *S, const tq_solver_params *p, int pc, int normal)
+{
+    const tq_field *b = S->b;
+    tq_field_params fp = b->p;
+    fp.subset = pc ? TQ_EVEN : TQ_FULL;
+    S->op.d = S->d;
+    S->op.parity = TQ_EVEN;
+    S->op.kind = form(pc, normal);
+    S->op.flops = linop_flops(S->d, S->op.kind);
+    S->ops = S->op;
+    S->ops.d = S->ds;
+    S->single = S->op;
+    S->single.kind = pc ? TQ_LINOP_MATPC_DAG : TQ_LINOP_MAT_DAG;
+    S->single.flops = linop_flops(S->d, S->single.kind);
+    TQ_CHECK(tq_field_create(b->lat, &fp, &S->bs));
+    TQ_CHECK(tq_field_create(b->lat, &fp, &S->xs));
+    TQ_CHECK(tq_field_like(b, &S->w));
+    if (normal) {
+        TQ_CHECK(tq_field_create(b->lat, &fp, &S->op.tmp));
+        TQ_CHECK(tq_field_create(b->lat, &fp, &S->rhs));
+        if (S->ds != S->d) {
+            tq_field_params sp = fp;
+            sp.prec = tq_internal_dirac_gauge(S->ds)->p.prec;
+            TQ_CHECK(tq_field_create(b->lat, &sp, &S->ops.tmp));
+        } else {
+            S->ops.tmp = NULL;   /* shares op.tmp: the same operator copy */
+        }
+    }
+    if (normal == 2) TQ_CHECK(tq_field_create(b->lat, &fp, &S->y));
+    S->t0 = now();
+    TQ_CHECK(pc ? tq_dirac_prepare(S->d, S->bs, b, TQ_EVEN) : tq_blas_copy(S->bs, b));
+    if (normal == 1) TQ_CHECK(tq_linop_apply(&S->single, S->rhs, S->bs));
+    else if (normal == 2) TQ_CHECK(tq_blas_copy(S->rhs, S->bs));
+    if (S->ds == S->d) S->ops.tmp = S->op.tmp;
+    return tq_krylov_start(&S->k, p->inverter == TQ_INV_BICGSTAB, &S->op, &S->ops, normal == 2 ? S->y : S->xs,
+                           normal ? S->rhs : S->bs, p);
+}
+
+/* After the inverter: x = M^dag y (NE), reconstruction, time, flops and true residual. */
+static tq_status system_finish(solve_system *S, const tq_solver_params *p, int pc, int normal, tq_solver_result *res)
+{
+    const tq_krylov_out *ko = tq_krylov_result(S->k);
+    tq_status st = tq_krylov_status(S->k);
+    res->iterations = ko->iterations;
+    res->reliable_updates = ko->reliable_updates;
+    res->residual = ko->residual;
+    if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
+    tq_status solve_st = st;
+    if (normal == 2) TQ_CHECK(tq_linop_apply(&S->single, S->xs, S->y));
+    TQ_CHECK(pc ? tq_dirac_reconstruct(S->d, S->x, S->xs, S->b, TQ_EVEN) : tq_blas_copy(S->x, S->xs));
+    double dummy;
+    TQ_CHECK(tq_blas_norm2(S->x, &dummy));   /* waits for this system's solution */
+    res->seconds = now() - S->t0;
+    res->flops = S->op.flops * (double)S->op.applications + linop_flops(S->ds, S->ops.kind) * (double)S->ops.applications
+                 + S->single.flops * (double)S->single.applications + ko->blas_flops;
+    TQ_CHECK(true_residual(S->d, S->x, S->b, S->w, &res->true_residual));
+    /* the inverter's residual says converged but the full system's does not: a source with
+     * a part in the null space of M^dag (singular system), or a far too ill-conditioned one */
+    if (solve_st == TQ_SUCCESS && !(res->true_residual <= sqrt(p->tol)))
+        return tq_error(TQ_ERR_NOT_CONVERGED, "tq_solve: the inverter converged (residual %.3e) but the true residual "
+                        "|b - M x| / |b| is %.3e: the system is singular or too ill-conditioned for tol %.1e",
+                        res->residual, res->true_residual, p->tol);
+    return solve_st;
+}
+
+tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                        const tq_solver_params *p, tq_solver_result *results)
 {
     const char *who = "tq_solve";
-    if (!d || !x || !b || !p || !result) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
-    memset(result, 0, sizeof *result);
+    if (!d || !x || !b || !p || !results || n <= 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or n <= 0", who);
     TQ_CHECK(check_params(who, p));
-    if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
-    if (x->nparity != 2 || b->nparity != 2 || x->p.kind != TQ_FIELD_SPINOR || b->p.kind != TQ_FIELD_SPINOR)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b must be full-lattice spinor fields", who);
-    const tq_field *g = tq_internal_dirac_gauge(d);
-    if (x->lat != g->lat || b->lat != g->lat) return tq_error(TQ_ERR_MISMATCH, "%s: fields and operator live on different lattices", who);
-    if (x->p.prec != g->p.prec || b->p.prec != g->p.prec)
-        return tq_error(TQ_ERR_MISMATCH, "%s: fields must have the operator's precision (%s)", who, tq_precision_name(g->p.prec));
+    for (int i = 0; i < n; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        TQ_CHECK(check_fields(who, d, x[i], b[i]));
+        for (int j = 0; j < i; j++)
+            if (x[j] == x[i]) return tq_error(TQ_ERR_INVALID_ARG, "%s: systems %d and %d share their solution field", who, j, i);
+    }
     if (tq_internal_mpi_size() > 1)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: solves across MPI ranks need the face exchange, not built yet", who);
-
     const int pc = p->solve_type == TQ_SOLVE_DIRECT_PC || p->solve_type == TQ_SOLVE_NORMOP_PC;
     const int normop = p->solve_type == TQ_SOLVE_NORMOP || p->solve_type == TQ_SOLVE_NORMOP_PC;
-    /* the normal-equation form the inverter runs: 0 none, 1 NR (M^dag M x = M^dag b), 2 NE */
     int normal = normop ? 1 : 0;
     if (p->inverter == TQ_INV_CGNR || (p->inverter == TQ_INV_CG && !normop)) normal = 1;
     if (p->inverter == TQ_INV_CGNE) {
         if (normop) return tq_error(TQ_ERR_INVALID_ARG, "%s: CGNE solves M M^dag y = b: use a direct solve type with it", who);
         normal = 2;
     }
-    tq_linop op;
-    memset(&op, 0, sizeof op);
-    op.d = d;
-    op.parity = TQ_EVEN;
-    op.kind = pc ? (normal == 1 ? TQ_LINOP_MATPC_DAG_MATPC : normal == 2 ? TQ_LINOP_MATPC_MATPC_DAG : TQ_LINOP_MATPC)
-                 : (normal == 1 ? TQ_LINOP_MAT_DAG_MAT : normal == 2 ? TQ_LINOP_MAT_MAT_DAG : TQ_LINOP_MAT);
-    op.flops = linop_flops(d, op.kind);
+    /* the sloppy operator, made once for all systems */
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    const tq_precision sp = p->prec_sloppy ? p->prec_sloppy : g->p.prec;
+    const tq_recon sr = p->recon_sloppy ? p->recon_sloppy : (g->p.recon ? g->p.recon : TQ_RECON_18);
+    tq_dirac *sloppy = NULL;
+    if (sp != g->p.prec || sr != (g->p.recon ? g->p.recon : TQ_RECON_18))
+        TQ_CHECK(tq_internal_dirac_sloppy(d, sp, sr, &sloppy));
+    solve_system *sys = calloc((size_t)n, sizeof *sys);
+    if (!sys) { tq_dirac_destroy(sloppy); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
+    tq_status first = TQ_SUCCESS;
+    char first_msg[600] = "";
+    int nactive = 0;
+    for (int i = 0; i < n; i++) {
+        solve_system *S = &sys[i];
+        S->x = x[i];
+        S->b = b[i];
+        S->d = d;
+        S->ds = sloppy ? sloppy : d;
+        tq_status st = TQ_SUCCESS;
+        if (n > 1) {
+            /* own work fields per system: shared ones would chain the systems' tasks */
+            st = tq_internal_dirac_work(d, &S->dw);
+            if (st == TQ_SUCCESS) S->d = S->dw;
+            if (st == TQ_SUCCESS && sloppy) st = tq_internal_dirac_work(sloppy, &S->dsw);
+            S->ds = sloppy ? S->dsw : S->d;
+        }
+        if (st == TQ_SUCCESS) st = system_start(S, p, pc, normal);
+        S->st = st;
+        if (st == TQ_SUCCESS && !tq_krylov_done(S->k)) nactive++;
+    }
+    /* the solves side by side: every active system's iteration is queued, then each is
+     * checked (its one wait per iteration overlaps the others' queued work) */
+    while (nactive > 0) {
+        for (int i = 0; i < n; i++)
+            if (sys[i].st == TQ_SUCCESS && !tq_krylov_done(sys[i].k)) sys[i].st = tq_krylov_submit(sys[i].k);
+        nactive = 0;
+        for (int i = 0; i < n; i++) {
+            solve_system *S = &sys[i];
+            if (S->st != TQ_SUCCESS || tq_krylov_done(S->k)) continue;
+            tq_krylov_check(S->k);
+            if (!tq_krylov_done(S->k)) nactive++;
+            else if (p->verbosity >= 1 && n > 1)
+                fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations\n", i + 1, n,
+                        tq_krylov_status(S->k) == TQ_SUCCESS ? "converged" : "stopped", tq_krylov_result(S->k)->iterations);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        solve_system *S = &sys[i];
+        tq_status st = S->st;
+        if (st == TQ_SUCCESS) st = system_finish(S, p, pc, normal, &results[i]);
+        if (st != TQ_SUCCESS && first == TQ_SUCCESS) {
+            first = st;
+            snprintf(first_msg, sizeof first_msg, "%s", tq_last_error());
+            if (n > 1) snprintf(first_msg, sizeof first_msg, "system %d: %s", i, tq_last_error());
+        }
+        if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED))
+            fprintf(stderr, "taskqcd: %s %s%s%s: %d iterations (%d reliable updates), residual %.3e, true residual %.3e, "
+                    "%.3f s, %.1f GFLOPS\n", tq_inverter_name(p->inverter), tq_solve_type_name(p->solve_type),
+                    sloppy ? ", sloppy " : "", sloppy ? tq_precision_name(sp) : "", results[i].iterations,
+                    results[i].reliable_updates, results[i].residual, results[i].true_residual, results[i].seconds,
+                    results[i].flops / results[i].seconds * 1e-9);
+        system_free(S);
+    }
+    free(sys);
+    tq_dirac_destroy(sloppy);
+    if (first != TQ_SUCCESS) return tq_error(first, "%s", first_msg);
+    return TQ_SUCCESS;
+}
 
-    /* the system's fields: xs, bs on the parity (pc) or the full lattice; rhs = the
-     * inverter's right-hand side (M^dag bs for NR) */
-    tq_field *bs = NULL, *xs = NULL, *rhs = NULL, *y = NULL, *w = NULL;
-    tq_field_params fp = b->p;
-    fp.subset = pc ? TQ_EVEN : TQ_FULL;
-    tq_status st = tq_field_create(b->lat, &fp, &bs);
-    if (st == TQ_SUCCESS) st = tq_field_create(b->lat, &fp, &xs);
-    if (st == TQ_SUCCESS && normal) st = tq_field_create(b->lat, &fp, &op.tmp);
-    if (st == TQ_SUCCESS && normal) st = tq_field_create(b->lat, &fp, &rhs);
-    if (st == TQ_SUCCESS && normal == 2) st = tq_field_create(b->lat, &fp, &y);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &w);
-    double t0 = now(), extra_flops = 0.0;
-    if (st == TQ_SUCCESS) st = pc ? tq_dirac_prepare(d, bs, b, TQ_EVEN) : tq_blas_copy(bs, b);
-    tq_linop single = op;   /* M or M_pc alone, for M^dag b and x = M^dag y */
-    single.kind = pc ? TQ_LINOP_MATPC : TQ_LINOP_MAT;
-    single.flops = linop_flops(d, single.kind);
-    if (st == TQ_SUCCESS && normal == 1) {
-        single.kind = pc ? TQ_LINOP_MATPC_DAG : TQ_LINOP_MAT_DAG;
-        st = tq_linop_apply(&single, rhs, bs);
-    } else if (st == TQ_SUCCESS && normal == 2) {
-        st = tq_blas_copy(rhs, bs);
-    }
-    tq_krylov_out ko;
-    memset(&ko, 0, sizeof ko);
-    tq_field *target = normal == 2 ? y : xs;
-    const tq_field *source = normal ? rhs : bs;
-    if (st == TQ_SUCCESS) {
-        if (p->inverter == TQ_INV_BICGSTAB) st = tq_krylov_bicgstab(&op, target, source, p, &ko);
-        else st = tq_krylov_cg(&op, target, source, p, &ko);
-    }
-    tq_status solve_st = st;
-    if ((st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) && normal == 2) {
-        single.kind = pc ? TQ_LINOP_MATPC_DAG : TQ_LINOP_MAT_DAG;
-        st = tq_linop_apply(&single, xs, y);
-    }
-    if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED)
-        st = pc ? tq_dirac_reconstruct(d, x, xs, b, TQ_EVEN) : tq_blas_copy(x, xs);
-    if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) tq_wait_all();
-    const double t1 = now();
-    extra_flops = single.flops * (double)single.applications;
-    result->iterations = ko.iterations;
-    result->residual = ko.residual;
-    result->seconds = t1 - t0;
-    result->flops = op.flops * (double)op.applications + extra_flops + ko.blas_flops;
-    if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) {
-        tq_status rs = true_residual(d, x, b, w, &result->true_residual);
-        if (st == TQ_SUCCESS) st = rs;
-    }
-    if (st == TQ_SUCCESS) st = solve_st;
-    /* the inverter's residual says converged but the full system's does not: a source with
-     * a part in the null space of M^dag (singular system), or a far too ill-conditioned one */
-    if (st == TQ_SUCCESS && !(result->true_residual <= sqrt(p->tol)))
-        st = tq_error(TQ_ERR_NOT_CONVERGED, "%s: the inverter converged (residual %.3e) but the true residual |b - M x| / |b| "
-                      "is %.3e: the system is singular or too ill-conditioned for tol %.1e", who, result->residual,
-                      result->true_residual, p->tol);
-    if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED))
-        fprintf(stderr, "taskqcd: %s %s: %d iterations, residual %.3e, true residual %.3e, %.3f s, %.1f GFLOPS\n",
-                tq_inverter_name(p->inverter), tq_solve_type_name(p->solve_type), result->iterations, result->residual,
-                result->true_residual, result->seconds, result->flops / result->seconds * 1e-9);
-    tq_field_destroy(bs);
-    tq_field_destroy(xs);
-    tq_field_destroy(op.tmp);
-    tq_field_destroy(rhs);
-    tq_field_destroy(y);
-    tq_field_destroy(w);
-    return st;
+tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                   tq_solver_result *result)
+{
+    if (!x || !b || !result) return tq_error(TQ_ERR_INVALID_ARG, "tq_solve: NULL argument");
+    return tq_solve_many(d, 1, &x, &b, p, result);
 }

@@ -53,17 +53,25 @@ typedef struct tq_linop {
 tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
 int tq_linop_hermitian(const tq_linop *op);
 
-/* Inverters on a linear operator: x from the initial guess zero; b is not changed. They
- * count the flops they submit (operator applications through op->applications, BLAS in
- * *blas_flops) and report iterations and the final iterated relative residual. */
+/* Inverters on linear operators, as step machines (src/solver_krylov.c): start sets x = 0
+ * and reads |b|^2; submit queues one iteration; check waits for its scalars and decides
+ * (converged, breakdown, reliable update, maxiter). op: the system's operator; ops: the
+ * sloppy one (ops->d != op->d: mixed precision with p's reliable-update or defect-correction
+ * scheme). b is not changed. */
 typedef struct tq_krylov_out {
-    int iterations;
-    double residual;
+    int iterations, reliable_updates;
+    double residual;      /* iterated (mixed: true after the last update) relative residual */
     double blas_flops;
 } tq_krylov_out;
-tq_status tq_krylov_cg(tq_linop *op, tq_field *x, const tq_field *b, const tq_solver_params *p, tq_krylov_out *out);
-tq_status tq_krylov_bicgstab(tq_linop *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                             tq_krylov_out *out);
+typedef struct tq_krylov tq_krylov;
+tq_status tq_krylov_start(tq_krylov **k, int bicgstab, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
+                          const tq_solver_params *p);
+tq_status tq_krylov_submit(tq_krylov *k);
+tq_status tq_krylov_check(tq_krylov *k);
+int tq_krylov_done(const tq_krylov *k);
+tq_status tq_krylov_status(const tq_krylov *k);
+const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
+void tq_krylov_free(tq_krylov *k);
 
 /* A spinor field like f (lattice, precision, subset). */
 tq_status tq_field_like(const tq_field *f, tq_field **out);

@@ -1,227 +1,315 @@
-/* Krylov inverters written against tq_linop: every iteration is submitted as tasks, the
- * coefficients (alpha, beta, omega) are computed by scalar programs from the reductions
- * inside the task graph (kernels/solver_scalars.h), and the host waits once per iteration,
- * to read the residual norm for the stopping test and check for breakdown. */
+/* Krylov inverters written against tq_linop, as step machines so that several solves can
+ * be interleaved: tq_krylov_submit queues one iteration's tasks without waiting (the
+ * coefficients alpha, beta, omega are computed by scalar programs from the reductions inside
+ * the task graph, kernels/solver_scalars.h); tq_krylov_check then reads the solve's scalars
+ * (the one host wait per iteration: the stopping test) and takes the decisions: converged,
+ * breakdown, reliable update.
+ *
+ * Mixed precision (the sloppy operator differs from the system's): the iteration runs on
+ * sloppy fields; reliable updates (paper 004, Algorithm 2) add the sloppy solution to the
+ * precise one and replace the iterated residual by the true one, b - A x in the system's
+ * precision, whenever |r| falls below delta times its largest value since the last update.
+ * The search direction is corrected by the change of the residual (p += r_true - r_iter), so
+ * it is what the recurrence would have built from the true residual. Defect correction
+ * (Algorithm 1) instead restarts the Krylov recurrence at each update. Convergence is
+ * decided on the true residual after a final update. */
 #include "solver_internal.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Reals of a spinor field (flop counts: a BLAS operation costs so many flops per real). */
-static double field_reals(const tq_field *f)
-{
-    return (double)f->lat->local_volume / 2.0 * f->nparity * f->layout.nreal;
-}
-
-static void progress(const tq_solver_params *p, const char *name, int k, double rel)
-{
-    if (p->verbosity >= 2) fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e\n", name, k, rel);
-}
-
-/* ---- CG ----------------------------------------------------------------------------------
- * Slots: the scalars of one CG solve. */
+/* Scalar slots. CG: */
 enum { CG_RR, CG_RR_NEW, CG_PAP, CG_ALPHA, CG_BETA };
-
-tq_status tq_krylov_cg(tq_linop *op, tq_field *x, const tq_field *b, const tq_solver_params *p, tq_krylov_out *out)
-{
-    const char *who = "tq_solve (CG)";
-    out->iterations = 0;
-    out->residual = 1.0;
-    out->blas_flops = 0.0;
-    if (!tq_linop_hermitian(op)) return tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", who);
-    tq_field *r = NULL, *pv = NULL, *Ap = NULL;
-    tq_scalars *sc = NULL;
-    tq_status st = tq_field_like(b, &r);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &pv);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &Ap);
-    if (st == TQ_SUCCESS) st = tq_scalars_create(&sc);
-    const double n = field_reals(b);
-    double s[TQ_NSCALARS] = {0};
-    double b2 = 0.0;
-    if (st == TQ_SUCCESS) {
-        /* x = 0, r = p = b, |r|^2 */
-        tq_field *fx[1] = {x}, *fbr[2] = {(tq_field *)b, r}, *frp[2] = {r, pv}, *fr[1] = {r};
-        st = tq_blas_submit(who, TQ_OP_ZERO, NULL, NULL, fx, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, fbr, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, frp, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_NORM2, NULL, NULL, fr, sc, CG_RR, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_scalars_read(sc, s);
-        b2 = s[CG_RR];
-        out->blas_flops += 2 * n;
-        if (st == TQ_SUCCESS && !(isfinite(b2))) st = tq_error(TQ_ERR_BREAKDOWN, "%s: the right-hand side holds NaN or Inf", who);
-        if (st == TQ_SUCCESS && b2 == 0.0) {
-            out->residual = 0.0;   /* b = 0: x = 0 is exact */
-            goto done;
-        }
-    }
-    const double stop2 = p->tol * p->tol * b2;
-    for (int k = 1; st == TQ_SUCCESS; k++) {
-        if (k > p->maxiter) {
-            st = tq_error(TQ_ERR_NOT_CONVERGED, "%s: no convergence in %d iterations (relative residual %.3e, tolerance %.3e)",
-                          who, p->maxiter, out->residual, p->tol);
-            break;
-        }
-        st = tq_linop_apply(op, Ap, pv);
-        /* alpha = |r|^2 / <p, Ap> */
-        static const tq_scalar_instr alpha_prog[] = {{TQ_SC_DIV, CG_ALPHA, CG_RR, CG_PAP}};
-        tq_field *fpa[2] = {pv, Ap};
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_RDOT, NULL, NULL, fpa, sc, CG_PAP, alpha_prog, 1);
-        /* x += alpha p, r -= alpha Ap, |r|^2; beta = |r_new|^2 / |r|^2 */
-        static const tq_scalar_instr beta_prog[] = {{TQ_SC_DIV, CG_BETA, CG_RR_NEW, CG_RR}, {TQ_SC_COPY, CG_RR, CG_RR_NEW, 0}};
-        const double one[4] = {1, 0, 0, 0};
-        const signed char alpha_slot[4] = {CG_ALPHA + 1, 0, 0, 0}, beta_slot[4] = {CG_BETA + 1, 0, 0, 0};
-        tq_field *fupd[4] = {pv, Ap, x, r};
-        if (st == TQ_SUCCESS)
-            st = tq_blas_submit(who, TQ_OP_CG_UPDATE, one, alpha_slot, fupd, sc, CG_RR_NEW, beta_prog, 2);
-        /* p = r + beta p (submitted before the host reads the norm: it overlaps the read) */
-        tq_field *frp[2] = {r, pv};
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_CG_DIRECTION, one, beta_slot, frp, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_scalars_read(sc, s);
-        if (st != TQ_SUCCESS) break;
-        out->blas_flops += 10 * n;   /* <p,Ap>, x and r updates, |r|^2, p update: 2 flops per real each */
-        out->iterations = k;
-        if (!(s[CG_PAP] > 0.0) || !isfinite(s[CG_PAP])) {
-            st = tq_error(TQ_ERR_BREAKDOWN, "%s: loss of positivity at iteration %d: <p, A p> = %.3e "
-                          "(the operator is not positive definite, or the system is singular)", who, k, s[CG_PAP]);
-            break;
-        }
-        if (!isfinite(s[CG_RR])) {
-            st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", who, k);
-            break;
-        }
-        out->residual = sqrt(s[CG_RR] / b2);
-        progress(p, "CG", k, out->residual);
-        if (s[CG_RR] <= stop2) break;
-    }
-done:
-    /* (destroying the fields and scalars waits for the tasks that use them, and only those:
-     * other solves in flight go on) */
-    tq_scalars_destroy(sc);
-    tq_field_destroy(r);
-    tq_field_destroy(pv);
-    tq_field_destroy(Ap);
-    return st;
-}
-
-/* ---- BiCGstab ------------------------------------------------------------------------------
- * Slots (complex values take two): */
+/* BiCGstab (complex values take two slots): */
 enum {
     BI_RR = 0, BI_RHO_NEW = 1,   /* the update's reduction: |r|^2, <r0, r> */
     BI_RHO = 3, BI_R0V = 5, BI_ALPHA = 7,
     BI_TS = 9, BI_TT = 11,       /* <t, s>, |t|^2 */
     BI_OMEGA = 12, BI_BETA = 14, BI_T1 = 16, BI_T2 = 18
 };
+/* Both: |b|^2 */
+enum { SLOT_B2 = 24 };
 
-tq_status tq_krylov_bicgstab(tq_linop *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                             tq_krylov_out *out)
+struct tq_krylov {
+    int bicgstab, mixed, defect;
+    const char *who;
+    tq_solver_params p;
+    double delta;
+    tq_linop *op, *ops;        /* the system's operator, the sloppy one (may be op) */
+    tq_field *x;               /* the system's solution (precise) */
+    const tq_field *b;
+    tq_field *rh, *th;         /* mixed: precise residual and a conversion temporary */
+    tq_field *xs, *rs, *pv, *w1;   /* sloppy solution (x when not mixed), residual, direction, A p */
+    tq_field *r0, *sv, *t;     /* BiCGstab: shadow residual, s, A s */
+    tq_scalars *sc;
+    double s[TQ_NSCALARS];
+    double b2, stop2, rr, rmax;
+    double n_sloppy, n_precise;   /* reals per field (flop counts) */
+    tq_krylov_out out;
+    int done;
+    tq_status st;
+};
+
+static double field_reals(const tq_field *f)
 {
-    const char *who = "tq_solve (BiCGstab)";
-    out->iterations = 0;
-    out->residual = 1.0;
-    out->blas_flops = 0.0;
-    tq_field *r = NULL, *r0 = NULL, *pv = NULL, *v = NULL, *sv = NULL, *t = NULL;
-    tq_scalars *sc = NULL;
-    tq_status st = tq_field_like(b, &r);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &r0);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &pv);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &v);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &sv);
-    if (st == TQ_SUCCESS) st = tq_field_like(b, &t);
-    if (st == TQ_SUCCESS) st = tq_scalars_create(&sc);
-    const double n = field_reals(b);
-    double s[TQ_NSCALARS] = {0};
-    double b2 = 0.0;
+    return (double)f->lat->local_volume / 2.0 * f->nparity * f->layout.nreal;
+}
+
+/* A field like f in precision prec. */
+static tq_status field_in(const tq_field *f, tq_precision prec, tq_field **out)
+{
+    tq_field_params fp = f->p;
+    fp.prec = prec;
+    return tq_field_create(f->lat, &fp, out);
+}
+
+static tq_status submit1(tq_krylov *k, int op, tq_field *a, tq_field *b2, const double *c, const signed char *slot,
+                         int dst, const tq_scalar_instr *prog, int nprog)
+{
+    tq_field *f[2] = {a, b2};
+    return tq_blas_submit(k->who, op, c, slot, f, k->sc, dst, prog, nprog);
+}
+
+/* (Re)starts the recurrence from the current sloppy residual rs: p = r (and r0 = r, rho =
+ * |r|^2 for BiCGstab); |r|^2 into the RR slot. */
+static tq_status restart(tq_krylov *k)
+{
+    TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->pv, NULL, NULL, 0, NULL, 0));
+    if (!k->bicgstab) return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, CG_RR, NULL, 0);
+    static const tq_scalar_instr rho_prog[] = {{TQ_SC_COPY, BI_RHO, BI_RR, 0}, {TQ_SC_ZERO, BI_RHO + 1, 0, 0}};
+    TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->r0, NULL, NULL, 0, NULL, 0));
+    return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 2);   /* rho = <r0, r> = |r|^2 */
+}
+
+static tq_status read_scalars(tq_krylov *k)
+{
+    TQ_CHECK(tq_scalars_read(k->sc, k->s));
+    return TQ_SUCCESS;
+}
+
+tq_status tq_krylov_start(tq_krylov **out, int bicgstab, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
+                          const tq_solver_params *p)
+{
+    *out = NULL;
+    tq_krylov *k = calloc(1, sizeof *k);
+    if (!k) return tq_error(TQ_ERR_NOMEM, "tq_solve: out of memory");
+    k->bicgstab = bicgstab;
+    k->who = bicgstab ? "tq_solve (BiCGstab)" : "tq_solve (CG)";
+    k->p = *p;
+    k->op = op;
+    k->ops = ops;
+    k->x = x;
+    k->b = b;
+    const tq_precision sp = tq_internal_dirac_gauge(ops->d)->p.prec;
+    k->mixed = ops->d != op->d;
+    k->defect = k->mixed && p->mixed == TQ_MIXED_DEFECT;
+    k->delta = p->reliable_delta > 0 ? p->reliable_delta : 0.1;
+    k->n_sloppy = field_reals(b);
+    k->n_precise = field_reals(b);
+    tq_status st = TQ_SUCCESS;
+    if (!bicgstab && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
+    if (st == TQ_SUCCESS && k->mixed) {
+        st = tq_field_like(b, &k->rh);
+        if (st == TQ_SUCCESS) st = tq_field_like(b, &k->th);
+        if (st == TQ_SUCCESS) st = field_in(b, sp, &k->xs);
+    } else {
+        k->xs = x;
+    }
+    if (st == TQ_SUCCESS) st = field_in(b, sp, &k->rs);
+    if (st == TQ_SUCCESS) st = field_in(b, sp, &k->pv);
+    if (st == TQ_SUCCESS) st = field_in(b, sp, &k->w1);
+    if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->r0);
+    if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->sv);
+    if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->t);
+    if (st == TQ_SUCCESS) st = tq_scalars_create(&k->sc);
     if (st == TQ_SUCCESS) {
-        /* x = 0; r = r0 = p = b; |r|^2; rho = <r0, r> = |r|^2 */
-        tq_field *fx[1] = {x}, *fbr[2] = {(tq_field *)b, r}, *frr0[2] = {r, r0}, *frp[2] = {r, pv}, *fr[1] = {r};
-        static const tq_scalar_instr rho_prog[] = {{TQ_SC_COPY, BI_RHO, BI_RR, 0}};
-        const double zero = 0.0;
-        st = tq_scalars_write(sc, BI_RHO + 1, 1, &zero);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_ZERO, NULL, NULL, fx, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, fbr, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, frr0, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, frp, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_NORM2, NULL, NULL, fr, sc, BI_RR, rho_prog, 1);
-        if (st == TQ_SUCCESS) st = tq_scalars_read(sc, s);
-        b2 = s[BI_RR];
-        out->blas_flops += 2 * n;
-        if (st == TQ_SUCCESS && !isfinite(b2)) st = tq_error(TQ_ERR_BREAKDOWN, "%s: the right-hand side holds NaN or Inf", who);
-        if (st == TQ_SUCCESS && b2 == 0.0) {
-            out->residual = 0.0;
-            goto done;
-        }
+        double zero[TQ_NSCALARS] = {0};
+        st = tq_scalars_write(k->sc, 0, TQ_NSCALARS, zero);
     }
-    const double stop2 = p->tol * p->tol * b2;
-    for (int k = 1; st == TQ_SUCCESS; k++) {
-        if (k > p->maxiter) {
-            st = tq_error(TQ_ERR_NOT_CONVERGED, "%s: no convergence in %d iterations (relative residual %.3e, tolerance %.3e)",
-                          who, p->maxiter, out->residual, p->tol);
-            break;
+    /* x = 0 (and xs = 0), r = b; |b|^2 in the precise field */
+    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_ZERO, x, NULL, NULL, NULL, 0, NULL, 0);
+    if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0);
+    if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rh, NULL, NULL, 0, NULL, 0);
+    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rs, NULL, NULL, 0, NULL, 0);
+    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_NORM2, (tq_field *)b, NULL, NULL, NULL, SLOT_B2, NULL, 0);
+    if (st == TQ_SUCCESS) st = restart(k);
+    if (st == TQ_SUCCESS) st = read_scalars(k);
+    if (st == TQ_SUCCESS) {
+        k->b2 = k->s[SLOT_B2];
+        k->rr = k->rmax = k->s[bicgstab ? BI_RR : CG_RR];
+        k->out.blas_flops += 2 * k->n_precise + 2 * k->n_sloppy;
+        if (!isfinite(k->b2) || !isfinite(k->rr)) st = tq_error(TQ_ERR_BREAKDOWN, "%s: the right-hand side holds NaN or Inf", k->who);
+        else if (k->b2 == 0.0) { k->done = 1; k->out.residual = 0.0; }
+    }
+    k->stop2 = p->tol * p->tol * k->b2;
+    k->st = st;
+    if (st != TQ_SUCCESS) {
+        tq_krylov_free(k);
+        return st;
+    }
+    *out = k;
+    return TQ_SUCCESS;
+}
+
+int tq_krylov_done(const tq_krylov *k) { return k->done; }
+tq_status tq_krylov_status(const tq_krylov *k) { return k->st; }
+const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }
+
+tq_status tq_krylov_submit(tq_krylov *k)
+{
+    if (k->done) return TQ_SUCCESS;
+    const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
+    if (!k->bicgstab) {
+        /* Ap; alpha = |r|^2 / <p, Ap>; x += alpha p, r -= alpha Ap, |r|^2;
+         * beta = |r_new|^2 / |r|^2; p = r + beta p */
+        static const tq_scalar_instr alpha_prog[] = {{TQ_SC_DIV, CG_ALPHA, CG_RR, CG_PAP}};
+        static const tq_scalar_instr beta_prog[] = {{TQ_SC_DIV, CG_BETA, CG_RR_NEW, CG_RR}, {TQ_SC_COPY, CG_RR, CG_RR_NEW, 0}};
+        const signed char alpha_slot[4] = {CG_ALPHA + 1, 0, 0, 0}, beta_slot[4] = {CG_BETA + 1, 0, 0, 0};
+        TQ_CHECK(tq_linop_apply(k->ops, k->w1, k->pv));
+        TQ_CHECK(submit1(k, TQ_OP_RDOT, k->pv, k->w1, NULL, NULL, CG_PAP, alpha_prog, 1));
+        tq_field *fupd[4] = {k->pv, k->w1, k->xs, k->rs};
+        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CG_UPDATE, one, alpha_slot, fupd, k->sc, CG_RR_NEW, beta_prog, 2));
+        TQ_CHECK(submit1(k, TQ_OP_CG_DIRECTION, k->rs, k->pv, one, beta_slot, 0, NULL, 0));
+        k->out.blas_flops += 10 * k->n_sloppy;   /* 2 flops per real: <p,Ap>, x, r, |r|^2, p */
+        return TQ_SUCCESS;
+    }
+    /* v = A p; alpha = rho / <r0, v>; s = r - alpha v; t = A s; omega = <t, s> / |t|^2;
+     * x += alpha p + omega s; r = s - omega t; |r|^2, <r0, r>;
+     * beta = (rho_new / rho) (alpha / omega); p = r + beta (p - omega v) */
+    static const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIV, BI_ALPHA, BI_RHO, BI_R0V}};
+    static const tq_scalar_instr omega_prog[] = {{TQ_SC_CDIVR, BI_OMEGA, BI_TS, BI_TT}};
+    static const tq_scalar_instr beta_prog[] = {
+        {TQ_SC_CDIV, BI_T1, BI_RHO_NEW, BI_RHO}, {TQ_SC_CDIV, BI_T2, BI_ALPHA, BI_OMEGA},
+        {TQ_SC_CMUL, BI_BETA, BI_T1, BI_T2}, {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0}};
+    const signed char alpha_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, 0, 0};
+    const signed char upd_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
+    const signed char dir_slots[4] = {BI_BETA + 1, BI_BETA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
+    tq_field *v = k->w1;
+    TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));
+    TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, v, NULL, NULL, BI_R0V, alpha_prog, 1));
+    TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->sv, NULL, NULL, 0, NULL, 0));
+    TQ_CHECK(submit1(k, TQ_OP_CAXPY, v, k->sv, minus, alpha_slots, 0, NULL, 0));
+    TQ_CHECK(tq_linop_apply(k->ops, k->t, k->sv));
+    TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->t, k->sv, NULL, NULL, BI_TS, omega_prog, 1));
+    tq_field *fupd[6] = {k->pv, k->sv, k->t, k->r0, k->xs, k->rs};
+    TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_UPDATE, one, upd_slots, fupd, k->sc, BI_RR, beta_prog, 4));
+    tq_field *fdir[3] = {k->rs, v, k->pv};
+    TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_DIRECTION, one, dir_slots, fdir, k->sc, 0, NULL, 0));
+    /* flops per real: <r0, v> 4, s 4, <t, s> and |t|^2 6, x, r, |r|^2, <r0, r> 14, p 8 */
+    k->out.blas_flops += 36 * k->n_sloppy;
+    return TQ_SUCCESS;
+}
+
+/* Mixed precision: x += xs, r = b - A x (precise), xs = 0; the sloppy residual becomes the
+ * true one and the search direction follows it (reliable update), or the recurrence
+ * restarts from it (defect correction). Leaves the true |r|^2 in k->rr. */
+static tq_status reliable_update(tq_krylov *k)
+{
+    const double one[4] = {1, 0, 0, 0}, minus[4] = {-1, 0, 0, 0};
+    const int rr_slot = k->bicgstab ? BI_RR : CG_RR;
+    TQ_CHECK(submit1(k, TQ_OP_COPY, k->xs, k->th, NULL, NULL, 0, NULL, 0));
+    TQ_CHECK(submit1(k, TQ_OP_AXPY, k->th, k->x, one, NULL, 0, NULL, 0));
+    TQ_CHECK(submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0));
+    TQ_CHECK(tq_linop_apply(k->op, k->rh, k->x));
+    TQ_CHECK(submit1(k, TQ_OP_XPAY, (tq_field *)k->b, k->rh, minus, NULL, 0, NULL, 0));   /* r = b - A x */
+    k->out.blas_flops += 6 * k->n_precise;
+    if (k->defect) {
+        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->rs, NULL, NULL, 0, NULL, 0));
+        TQ_CHECK(restart(k));
+    } else {
+        /* p += r_true - r_iter (w1 is free between iterations) */
+        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->w1, NULL, NULL, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_AXPY, k->rs, k->w1, minus, NULL, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_AXPY, k->w1, k->pv, one, NULL, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->rs, NULL, NULL, 0, NULL, 0));
+        if (k->bicgstab) {
+            /* rho = <r0, r> for the new r */
+            static const tq_scalar_instr rho_prog[] = {{TQ_SC_CCOPY, BI_RHO, BI_T1, 0}};
+            TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, k->rs, NULL, NULL, BI_T1, rho_prog, 1));
         }
-        /* v = A p; alpha = rho / <r0, v> */
-        st = tq_linop_apply(op, v, pv);
-        static const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIV, BI_ALPHA, BI_RHO, BI_R0V}};
-        tq_field *fr0v[2] = {r0, v};
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_CDOT, NULL, NULL, fr0v, sc, BI_R0V, alpha_prog, 1);
-        /* s = r - alpha v */
-        tq_field *frs[2] = {r, sv}, *fvs[2] = {v, sv};
-        const double minus[4] = {-1, -1, 0, 0};
-        const signed char alpha_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, 0, 0};
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, frs, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_CAXPY, minus, alpha_slots, fvs, sc, 0, NULL, 0);
-        /* t = A s; omega = <t, s> / |t|^2 */
-        if (st == TQ_SUCCESS) st = tq_linop_apply(op, t, sv);
-        static const tq_scalar_instr omega_prog[] = {{TQ_SC_CDIVR, BI_OMEGA, BI_TS, BI_TT}};
-        tq_field *fts[2] = {t, sv};
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_CDOT_NORM2, NULL, NULL, fts, sc, BI_TS, omega_prog, 1);
-        /* x += alpha p + omega s; r = s - omega t; |r|^2, <r0, r>;
-         * beta = (rho_new / rho) (alpha / omega); rho = rho_new */
-        static const tq_scalar_instr beta_prog[] = {
-            {TQ_SC_CDIV, BI_T1, BI_RHO_NEW, BI_RHO}, {TQ_SC_CDIV, BI_T2, BI_ALPHA, BI_OMEGA},
-            {TQ_SC_CMUL, BI_BETA, BI_T1, BI_T2}, {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0}};
-        const double ones[4] = {1, 1, 1, 1};
-        const signed char upd_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
-        tq_field *fupd[6] = {pv, sv, t, r0, x, r};
-        if (st == TQ_SUCCESS)
-            st = tq_blas_submit(who, TQ_OP_BICGSTAB_UPDATE, ones, upd_slots, fupd, sc, BI_RR, beta_prog, 4);
-        /* p = r + beta (p - omega v) */
-        const signed char dir_slots[4] = {BI_BETA + 1, BI_BETA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
-        tq_field *fdir[3] = {r, v, pv};
-        if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_BICGSTAB_DIRECTION, ones, dir_slots, fdir, sc, 0, NULL, 0);
-        if (st == TQ_SUCCESS) st = tq_scalars_read(sc, s);
-        if (st != TQ_SUCCESS) break;
-        /* flops per real: <r0, v> 4, s update 4, <t, s> and |t|^2 6, x and r updates with
-         * |r|^2 and <r0, r> 14, p update 8 (complex multiply-adds count 4 per complex
-         * component pair) */
-        out->blas_flops += 36 * n;
-        out->iterations = k;
-        for (int i = 0; i < BI_T1; i++)
-            if (!isfinite(s[i])) {
-                st = tq_error(TQ_ERR_BREAKDOWN, "%s: NaN or Inf in the iteration's scalars at iteration %d", who, k);
-                break;
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, rr_slot, NULL, 0));
+        k->out.blas_flops += 10 * k->n_sloppy;
+    }
+    TQ_CHECK(read_scalars(k));
+    k->rr = k->rmax = k->s[rr_slot];
+    k->out.reliable_updates++;
+    return TQ_SUCCESS;
+}
+
+static void progress(const tq_krylov *k, const char *what)
+{
+    if (k->p.verbosity >= 2)
+        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s\n", k->bicgstab ? "BiCGstab" : "CG",
+                k->out.iterations, k->out.residual, what);
+}
+
+tq_status tq_krylov_check(tq_krylov *k)
+{
+    if (k->done) return k->st;
+    tq_status st = read_scalars(k);
+    const double *s = k->s;
+    const int it = ++k->out.iterations;
+    if (st == TQ_SUCCESS && !k->bicgstab) {
+        if (!(s[CG_PAP] > 0.0) || !isfinite(s[CG_PAP]))
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: loss of positivity at iteration %d: <p, A p> = %.3e "
+                          "(the operator is not positive definite, or the system is singular)", k->who, it, s[CG_PAP]);
+        else if (!isfinite(s[CG_RR]))
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", k->who, it);
+        k->rr = s[CG_RR];
+    } else if (st == TQ_SUCCESS) {
+        for (int i = 0; i < BI_T1 && st == TQ_SUCCESS; i++)
+            if (!isfinite(s[i]))
+                st = tq_error(TQ_ERR_BREAKDOWN, "%s: NaN or Inf in the iteration's scalars at iteration %d "
+                              "(<r0, A p> or |A s| vanished: a singular system?)", k->who, it);
+        k->rr = s[BI_RR];
+    }
+    int converged = 0;
+    if (st == TQ_SUCCESS) {
+        k->out.residual = sqrt(k->rr / k->b2);
+        progress(k, "");
+        if (k->rr > k->rmax) k->rmax = k->rr;
+        const int below = k->rr <= k->stop2;
+        if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || it >= k->p.maxiter)) {
+            st = reliable_update(k);
+            if (st == TQ_SUCCESS) {
+                k->out.residual = sqrt(k->rr / k->b2);
+                progress(k, " (reliable update: true residual)");
             }
-        if (st != TQ_SUCCESS) break;
-        const double tt = s[BI_TT], rho_new = hypot(s[BI_RHO], s[BI_RHO + 1]), om = hypot(s[BI_OMEGA], s[BI_OMEGA + 1]);
-        out->residual = sqrt(s[BI_RR] / b2);
-        progress(p, "BiCGstab", k, out->residual);
-        if (s[BI_RR] <= stop2) break;
-        if (!(tt > 0.0) || om == 0.0) {
-            st = tq_error(TQ_ERR_BREAKDOWN, "%s: omega vanished at iteration %d (|t|^2 = %.3e, |omega| = %.3e)", who, k, tt, om);
-            break;
         }
-        if (rho_new <= 1e-30 * b2) {
-            st = tq_error(TQ_ERR_BREAKDOWN, "%s: rho = <r0, r> vanished at iteration %d (|rho| = %.3e, |b|^2 = %.3e)",
-                          who, k, rho_new, b2);
-            break;
-        }
+        if (st == TQ_SUCCESS) converged = k->rr <= k->stop2;
     }
-done:
-    tq_scalars_destroy(sc);
-    tq_field_destroy(r);
-    tq_field_destroy(r0);
-    tq_field_destroy(pv);
-    tq_field_destroy(v);
-    tq_field_destroy(sv);
-    tq_field_destroy(t);
+    if (st == TQ_SUCCESS && !converged && k->bicgstab) {
+        const double tt = s[BI_TT], om = hypot(s[BI_OMEGA], s[BI_OMEGA + 1]), rho = hypot(s[BI_RHO], s[BI_RHO + 1]);
+        if (!(tt > 0.0) || om == 0.0)
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: omega vanished at iteration %d (|t|^2 = %.3e, |omega| = %.3e)", k->who, it, tt, om);
+        else if (rho <= 1e-30 * k->b2)
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: rho = <r0, r> vanished at iteration %d (|rho| = %.3e, |b|^2 = %.3e)",
+                          k->who, it, rho, k->b2);
+    }
+    if (st == TQ_SUCCESS && !converged && it >= k->p.maxiter)
+        st = tq_error(TQ_ERR_NOT_CONVERGED, "%s: no convergence in %d iterations (relative residual %.3e, tolerance %.3e)",
+                      k->who, k->p.maxiter, k->out.residual, k->p.tol);
+    if (st != TQ_SUCCESS || converged) k->done = 1;
+    k->st = st;
     return st;
+}
+
+void tq_krylov_free(tq_krylov *k)
+{
+    if (!k) return;
+    /* destroying fields and scalars waits for the tasks that use them, and only those:
+     * other solves in flight go on */
+    tq_scalars_destroy(k->sc);
+    if (k->xs != k->x) tq_field_destroy(k->xs);
+    tq_field_destroy(k->rh);
+    tq_field_destroy(k->th);
+    tq_field_destroy(k->rs);
+    tq_field_destroy(k->pv);
+    tq_field_destroy(k->w1);
+    tq_field_destroy(k->r0);
+    tq_field_destroy(k->sv);
+    tq_field_destroy(k->t);
+    free(k);
 }

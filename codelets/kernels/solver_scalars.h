@@ -20,6 +20,7 @@ enum tq_scalar_opcode {
     TQ_SC_CDIVR,   /* complex s[d] = s[a] / real s[b] */
     TQ_SC_CNEG,    /* complex s[d] = -s[a] */
     TQ_SC_MAX,     /* s[d] = max(s[a], s[b]) */
+    TQ_SC_ZERO,    /* s[d] = 0 */
 };
 
 typedef struct tq_scalar_instr { signed char op, d, a, b; } tq_scalar_instr;
@@ -58,6 +59,7 @@ TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
         case TQ_SC_CDIVR: re = s[a] / s[b]; im = s[a + 1] / s[b]; s[d] = re; s[d + 1] = im; break;
         case TQ_SC_CNEG: re = -s[a]; im = -s[a + 1]; s[d] = re; s[d + 1] = im; break;
         case TQ_SC_MAX: s[d] = s[a] > s[b] ? s[a] : s[b]; break;
+        case TQ_SC_ZERO: s[d] = 0.0; break;
         default: break;
         }
     }
