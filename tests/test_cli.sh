@@ -212,5 +212,51 @@ run 2 dslash --bare --test matpc && expect "$err" "bare" "dslash --bare refused 
 run 1 dslash --bare --dim 4 4 4 4 --block 4 4 4 2 --niter 1 --quiet --where cpu &&
     expect "$err" "one block" "dslash --bare refused with several blocks"
 
+# ---- propagator: the main job -----------------------------------------------------------
+# correlator NAME FILE: the "correlator" array of a --json output, one value per line
+correlator() { sed -n 's/.*"correlator": \[\(.*\)\].*/\1/p' "$1" | tr ',' '\n' | tr -d ' '; }
+run 0 propagator --dim 4 4 4 8 --json --quiet --where cpu && {
+    cp "$out" "$tmp/prop_ref"
+    ok
+    n=$(grep -c '"source":' "$out")
+    [ "$n" = 12 ] || fail "propagator: $n solves in the JSON (expected 12)"
+    ok
+    awk 'match($0, /"true_residual": [0-9.e+-]+/) { v = substr($0, RSTART + 17, RLENGTH - 17) + 0; if (!(v <= 1e-9)) bad = 1 }
+         END { exit bad }' "$out" || fail "propagator: a true residual above 1e-9"
+    ok
+    correlator "$out" | awk 'NR == 1 { T = 0 } { c[NR - 1] = $1 + 0; T++ }
+        END { for (t = 0; t < T; t++) if (!(c[t] > 0)) exit 1
+              for (t = 0; t < T / 2; t++) if (!(c[t] > c[t + 1])) exit 1 }' ||
+        fail "propagator: the correlator is not positive and decaying up to T/2: $(correlator "$out" | tr '\n' ' ')"
+}
+# the same correlator with another block decomposition, one solve at a time, and CG:
+# identical to rounding (solutions are good to 1e-10)
+same_correlator() {
+    ok
+    paste "$tmp/prop_ref_c" "$1" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-8 * $1) bad = 1 } END { exit bad }' ||
+        fail "$2: the correlator differs from the reference run"
+}
+correlator "$tmp/prop_ref" > "$tmp/prop_ref_c"
+run 0 propagator --dim 4 4 4 8 --block 2 4 4 4 --batch 1 --json --quiet --where cpu &&
+    correlator "$out" > "$tmp/c1" && same_correlator "$tmp/c1" "propagator --block 2 4 4 4 --batch 1"
+run 0 propagator --dim 4 4 4 8 --inv-type cg --prec-sloppy half --json --quiet --where cpu &&
+    correlator "$out" > "$tmp/c2" && same_correlator "$tmp/c2" "propagator CG with half sloppy"
+ncuda=$("$tq" info 2>/dev/null | sed -n 's/.*workers: .* \([0-9][0-9]*\) CUDA.*/\1/p' | head -n1)
+if [ "${ncuda:-0}" -gt 0 ]; then
+    for w in cuda any; do
+        run 0 propagator --dim 4 4 4 8 --json --quiet --where $w &&
+            correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --where $w"
+    done
+else
+    echo "test_cli: no CUDA worker: propagator on GPUs not compared (run on the GPU machine)"
+fi
+run 0 propagator --dim 4 4 4 8 --nsrc 2 --quiet --where cpu &&
+    expect "$out" "solve  1 [(]spin 0, color 1[)]" "propagator --nsrc 2 table" &&
+    expect "$out" "pion correlator" "propagator prints the correlator"
+run 2 propagator --inv-type gmres && expect "$err" "inv-type" "propagator bad --inv-type"
+run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
+run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"
+run 1 propagator --dim 4 4 4 8 --maxiter 2 --quiet --where cpu && expect "$err" "no convergence" "propagator reports maxiter"
+
 echo "test_cli: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

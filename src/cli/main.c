@@ -12,8 +12,10 @@ static void usage(FILE *out)
         "usage: taskqcd COMMAND [options]\n"
         "\n"
         "commands:\n"
-        "  demo      the default job: generate or load a gauge field, print its plaquette,\n"
-        "            then time BLAS/reduction kernels on every worker kind\n"
+        "  propagator the main job: solve for the 12 point sources and print the pion\n"
+        "            correlator (--gauge FILE or a generated field; --inv-type, --prec-sloppy ...)\n"
+        "  demo      generate or load a gauge field, print its plaquette, then time\n"
+        "            BLAS/reduction kernels on every worker kind\n"
         "  info      show the StarPU workers, scheduler and build options\n"
         "  gauge     gauge files: info FILE | convert IN OUT --format F | generate ...\n"
         "  blas      time BLAS-1 kernels: --dim X Y Z T --prec P --op LIST --niter K\n"
@@ -44,6 +46,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "gauge")) return tq_cmd_gauge(argc - 1, argv + 1);
     if (!strcmp(cmd, "blas")) return tq_cmd_blas(argc - 1, argv + 1);
     if (!strcmp(cmd, "dslash")) return tq_cmd_dslash(argc - 1, argv + 1);
+    if (!strcmp(cmd, "propagator")) return tq_cmd_propagator(argc - 1, argv + 1);
     fprintf(stderr, "taskqcd: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;
