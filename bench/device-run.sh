@@ -29,7 +29,16 @@ for t in "$top"/build/tests/.libs/test_*; do
     summary+=("$(printf '%-24s %-8s %6ss  %s' "$name" "$res" "$dur" "$(tail -n1 "$out/$name.log")")")
 done
 
+# the command-line tests (they compare the propagator on CPU and GPU workers there)
+start=$(date +%s.%N)
+TQ_BUILDDIR="$top/build" TQ_CLI="$top/build/.libs/taskqcd" timeout 600 sh "$top/tests/test_cli.sh" > "$out/test_cli.log" 2>&1
+rc=$?
+dur=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+case $rc in 0) res=PASS ;; 77) res=SKIP ;; *) res="FAIL($rc)" ;; esac
+summary+=("$(printf '%-24s %-8s %6ss  %s' test_cli.sh "$res" "$dur" "$(tail -n1 "$out/test_cli.log")")")
+
 # the main job on the GPU machine
+"$top/build/.libs/taskqcd" propagator > "$out/propagator.txt" 2>&1 || echo "propagator failed: see propagator.txt"
 "$top/build/.libs/taskqcd" demo > "$out/demo.txt" 2>&1 || echo "demo failed: see demo.txt"
 
 bench="$top/build/bench/.libs/bench_blas"
@@ -40,6 +49,8 @@ fi
 
 echo "== tests"
 printf '%s\n' "${summary[@]}"
+echo "== propagator (default job)"
+grep -E "all solves|^ +[0-9]+  " "$out/propagator.txt" | head -n 6
 echo "== demo (BLAS rows)"
 grep -E "plaquette|cuda|any" "$out/demo.txt" | head -n 20
 echo "== bench_blas"

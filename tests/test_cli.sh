@@ -5,7 +5,7 @@
 
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
-tq=$builddir/taskqcd
+tq=${TQ_CLI:-$builddir/taskqcd}   # TQ_CLI: the binary itself (no libtool wrapper)
 if [ ! -x "$tq" ]; then
     echo "test_cli: SKIP: $tq not built"
     exit 77

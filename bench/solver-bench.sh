@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (device tool, carrying build and .deps/starpu): solver iterations,
+# time to solution and GFLOPS for the clover operator at one volume, a heavy and a light
+# kappa, BiCGstab and CG (CGNR on the even-odd system), in double, double with single-
+# and half-precision reliable updates (tol 1e-10), and uniform single (tol 1e-6) / half
+# (tol 1e-3) for the solver-vs-dslash rate; then the 12-source propagator with all solves
+# together vs one after another, on the GPU alone and on GPU + CPU workers. Full outputs
+# under $OUT, a table on stdout.
+# Usage: [KAPPAS="0.115 0.124"] [INVS="bicgstab cg"] [PROP=1] bash bench/solver-bench.sh [X Y Z T]
+set -u
+top=$(pwd)
+out=${OUT:-/tmp/taskqcd-device}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
+export STARPU_HOME=/tmp/taskqcd-starpu-home STARPU_SILENT=1
+mkdir -p "$STARPU_HOME"
+dims=${*:-32 32 32 32}
+tq="$top/build/.libs/taskqcd"
+# one line per run: kappa inverter mode iterations reliable-updates true-residual seconds GFLOPS
+row() {
+    awk -v k="$1" -v i="$2" -v m="$3" '
+        /"source": 0/ { match($0, /"iterations": [0-9]+/); it = substr($0, RSTART + 14, RLENGTH - 14)
+                        match($0, /"reliable_updates": [0-9]+/); ru = substr($0, RSTART + 20, RLENGTH - 20)
+                        match($0, /"true_residual": [0-9.e+-]+/); tr = substr($0, RSTART + 17, RLENGTH - 17)
+                        match($0, /"seconds": [0-9.e+-]+/); s = substr($0, RSTART + 11, RLENGTH - 11)
+                        match($0, /"gflops": [0-9.e+-]+/); g = substr($0, RSTART + 10, RLENGTH - 10) }
+        END { if (it == "") printf "%-6s %-9s %-11s failed\n", k, i, m
+              else printf "%-6s %-9s %-11s %6s %4s %10s %9s %9s\n", k, i, m, it, ru, tr, s, g }' "$4"
+}
+echo "dims $dims, clover c_sw 1, weak-field gauge (epsilon 0.2), recon 12 (sloppy recon 12), direct-pc, one source"
+echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS"
+for kappa in ${KAPPAS:-0.115 0.124}; do
+    for inv in ${INVS:-bicgstab cg}; do
+        for mode in double single-rel half-rel single half; do
+            args=(--prec double --prec-sloppy double --tol 1e-10)
+            case $mode in
+                single-rel) args=(--prec double --prec-sloppy single --tol 1e-10) ;;
+                half-rel) args=(--prec double --prec-sloppy half --tol 1e-10) ;;
+                single) args=(--prec single --tol 1e-6) ;;
+                half) args=(--prec half --tol 1e-3) ;;
+            esac
+            f="$out/solve_${kappa}_${inv}_${mode}.json"
+            timeout 300 "$tq" propagator --dim $dims --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc 1 \
+                --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
+            row "$kappa" "$inv" "$mode" "$f"
+        done
+    done
+done
+if [ "${PROP:-1}" = 1 ]; then
+    echo "12-source propagator (kappa 0.12, BiCGstab, double with single reliable updates):"
+    echo "where  batch  wall-seconds  GFLOPS  iterations"
+    for where in cuda any; do
+        for batch in 12 1; do
+            f="$out/prop_${where}_${batch}.json"
+            timeout 300 "$tq" propagator --dim $dims --kappa 0.12 --batch $batch --where $where --json --quiet > "$f" 2> "${f%.json}.err"
+            awk -v w="$where" -v b="$batch" '
+                /"wall_seconds"/ { match($0, /"wall_seconds": [0-9.e+-]+/); s = substr($0, RSTART + 16, RLENGTH - 16)
+                                   match($0, /"gflops": [0-9.e+-]+/); g = substr($0, RSTART + 10, RLENGTH - 10) }
+                /"iterations"/ { match($0, /"iterations": [0-9]+/); it += substr($0, RSTART + 14, RLENGTH - 14) }
+                END { printf "%-6s %5s  %12s  %6s  %10s\n", w, b, s, g, it }' "$f"
+        done
+    done
+fi
