@@ -27,6 +27,9 @@ struct tq_dirac {
      * a sloppy copy (tq_internal_dirac_sloppy) owns a gauge field in another precision */
     int shares_clover;
     tq_field *owned_gauge;
+    /* the sloppy copy of the last mixed-precision solve, kept for the next one (making it
+     * converts the gauge field and builds the clover term: seconds at 32^4) */
+    tq_dirac *sloppy;
 };
 
 static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
@@ -125,7 +128,22 @@ void tq_dirac_destroy(tq_dirac *d)
         free(d->faces);
     }
     tq_field_destroy(d->owned_gauge);
+    tq_dirac_destroy(d->sloppy);
     free(d);
+}
+
+tq_status tq_internal_dirac_sloppy_cached(const tq_dirac *d, tq_precision prec, tq_recon recon, const tq_dirac **out)
+{
+    tq_dirac *m = (tq_dirac *)d;   /* the cache is not part of the operator's value */
+    if (m->sloppy && m->sloppy->gauge->p.prec == prec && m->sloppy->gauge->p.recon == recon) {
+        *out = m->sloppy;
+        return TQ_SUCCESS;
+    }
+    tq_dirac_destroy(m->sloppy);
+    m->sloppy = NULL;
+    TQ_CHECK(tq_internal_dirac_sloppy(d, prec, recon, &m->sloppy));
+    *out = m->sloppy;
+    return TQ_SUCCESS;
 }
 
 tq_status tq_internal_dirac_work(const tq_dirac *d, tq_dirac **out)

@@ -285,11 +285,11 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
     const tq_field *g = tq_internal_dirac_gauge(d);
     const tq_precision sp = p->prec_sloppy ? p->prec_sloppy : g->p.prec;
     const tq_recon sr = p->recon_sloppy ? p->recon_sloppy : (g->p.recon ? g->p.recon : TQ_RECON_18);
-    tq_dirac *sloppy = NULL;
+    const tq_dirac *sloppy = NULL;
     if (sp != g->p.prec || sr != (g->p.recon ? g->p.recon : TQ_RECON_18))
-        TQ_CHECK(tq_internal_dirac_sloppy(d, sp, sr, &sloppy));
+        TQ_CHECK(tq_internal_dirac_sloppy_cached(d, sp, sr, &sloppy));
     solve_system *sys = calloc((size_t)n, sizeof *sys);
-    if (!sys) { tq_dirac_destroy(sloppy); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
+    if (!sys) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     tq_status first = TQ_SUCCESS;
     char first_msg[600] = "";
     int nactive = 0;
@@ -345,7 +345,6 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
         system_free(S);
     }
     free(sys);
-    tq_dirac_destroy(sloppy);
     if (first != TQ_SUCCESS) return tq_error(first, "%s", first_msg);
     return TQ_SUCCESS;
 }

@@ -39,6 +39,8 @@ tq_status tq_internal_dirac_work(const tq_dirac *d, tq_dirac **out);
 /* d in another precision and gauge compression (its own gauge field, converted from d's;
  * clover built from d's links), for mixed-precision solves. */
 tq_status tq_internal_dirac_sloppy(const tq_dirac *d, tq_precision prec, tq_recon recon, tq_dirac **out);
+/* The same, kept by d for the next call (owned by d, destroyed with it; not thread-safe). */
+tq_status tq_internal_dirac_sloppy_cached(const tq_dirac *d, tq_precision prec, tq_recon recon, const tq_dirac **out);
 
 #define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
 
