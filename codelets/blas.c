@@ -113,10 +113,6 @@ static struct starpu_perfmodel scalar_combine_model = {
 struct starpu_codelet tq_cl_scalar_combine = {
     .cpu_funcs = {scalar_combine_cpu},
     .cpu_funcs_name = {"scalar_combine_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_scalar_combine_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &scalar_combine_model,
     .name = "tq_scalar_combine",

@@ -172,30 +172,3 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
 
-/* Solver scalars: the combine of a reduction's partial sums and the scalar program, on the
- * GPU, so a Krylov iteration's reductions, coefficients and updates stay in device memory
- * (the host reads the scalars once per iteration). One thread: a few doubles. Partials are
- * summed in the CPU codelet's order. */
-struct combine_ptrs { const double *p[TQ_COMBINE_CUDA_MAX]; };
-
-__global__ void scalar_combine_kernel(tq_scalar_combine_args a, combine_ptrs in, double *s)
-{
-    if (a.n > 0) {
-        double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
-        for (int i = 0; i < a.n; i++)
-            for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += in.p[i][r];
-        for (int r = 0; r < a.nres; r++) s[a.dst + r] = sum[r];
-    }
-    tq_scalar_run(s, a.prog, a.nprog);
-}
-
-extern "C" void tq_scalar_combine_cuda(void *buffers[], void *cl_arg)
-{
-    const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
-    combine_ptrs in;
-    for (int i = 0; i < a->n && i < TQ_COMBINE_CUDA_MAX; i++) in.p[i] = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
-    double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
-    scalar_combine_kernel<<<1, 1, 0, starpu_cuda_get_local_stream()>>>(*a, in, s);
-    cudaError_t err = cudaGetLastError();
-    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
-}

@@ -24,10 +24,8 @@ const char *tq_blas_op_name(int op);
  * is bitwise reproducible whatever the scheduler did). */
 extern struct starpu_codelet tq_cl_reduce_combine;
 /* Sums partial-sum buffers into solver-scalar slots, then runs a scalar program
- * (kernels/solver_scalars.h); CPU and CUDA (one thread: the scalars stay where the
- * reductions ran). The CUDA version takes at most TQ_COMBINE_CUDA_MAX partials. */
+ * (kernels/solver_scalars.h); CPU (the values are a few doubles). */
 extern struct starpu_codelet tq_cl_scalar_combine;
-#define TQ_COMBINE_CUDA_MAX 64
 
 /* CUDA reductions: threads per block, the most blocks (one full wave of the largest GPU),
  * and the scratch they need (doubles). */
@@ -61,7 +59,6 @@ void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
 void tq_clover_build_cuda(void *buffers[], void *cl_arg);
-void tq_scalar_combine_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
  * *seconds the time per launch (CUDA events). */

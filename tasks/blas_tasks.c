@@ -62,14 +62,8 @@ int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_ha
     for (int i = 0; i < a->n; i++) { descr[i].handle = partials[i]; descr[i].mode = STARPU_R; }
     descr[a->n].handle = scalars;
     descr[a->n].mode = STARPU_RW;
-    /* where the BLAS tasks run (the scalars then stay there); many partials: CPU */
-    uint32_t where = STARPU_CPU | STARPU_CUDA;
-    tq_where w = tq_get_placement();
-    if (w == TQ_WHERE_CPU || a->n > TQ_COMBINE_CUDA_MAX) where = STARPU_CPU;
-    else if (w == TQ_WHERE_CUDA) where = STARPU_CUDA;
     int ret = starpu_task_insert(&tq_cl_scalar_combine, STARPU_DATA_MODE_ARRAY, descr, a->n + 1,
-                                 STARPU_CL_ARGS, arg, sizeof *arg, STARPU_PRIORITY, STARPU_MAX_PRIO,
-                                 STARPU_EXECUTE_WHERE, where, 0);
+                                 STARPU_CL_ARGS, arg, sizeof *arg, STARPU_PRIORITY, STARPU_MAX_PRIO, 0);
     free(descr);
     return ret;
 }
