@@ -171,4 +171,3 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
-
