@@ -357,6 +357,13 @@ tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_s
  * system's index in the message); systems without an error are solved regardless. */
 tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
                         const tq_solver_params *p, tq_solver_result *results);
+/* Multi-shift CG: (A + shifts[i]) x[i] = b for every i in one Krylov space, with A =
+ * M_pc^dag M_pc (solve type normop-pc: b and x[i] even-parity fields) or M^dag M (normop:
+ * full fields); shifts finite and >= 0. Each system stops when its own residual (a multiple
+ * of the base one) is below tol and drops out; results[i].true_residual is recomputed
+ * from x[i]. Uniform precision (no sloppy operator) in this version. */
+tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shifts, tq_field *const *x,
+                              const tq_field *b, const tq_solver_params *p, tq_solver_result *results);
 const char *tq_inverter_name(tq_inverter inv);
 tq_status tq_inverter_parse(const char *s, tq_inverter *out);
 const char *tq_solve_type_name(tq_solve_type t);

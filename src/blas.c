@@ -205,6 +205,9 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         a.use_scalars |= slot[k] > 0;
     }
     const int ntasks = f[0]->lat->nblocks * f[0]->nparity, nres = tq_blas_nresults(op);
+    if (!sc && (nres || nprog || a.use_scalars))
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: this operation needs the solver's scalars", who);
+    if (!sc) return blas_tasks(who, &a, f, NULL, NULL);
     if (nres) TQ_CHECK(scalars_reserve(sc, ntasks));
     TQ_CHECK(blas_tasks(who, &a, f, sc->partials, sc->h));
     if (!nres && !nprog) return TQ_SUCCESS;

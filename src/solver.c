@@ -31,9 +31,17 @@ int tq_linop_hermitian(const tq_linop *op)
     }
 }
 
+static tq_status linop_apply_unshifted(tq_linop *op, tq_field *out, const tq_field *in);
+
 tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in)
 {
     op->applications++;
+    TQ_CHECK(linop_apply_unshifted(op, out, in));
+    return op->shift != 0.0 ? tq_blas_axpy(op->shift, in, out) : TQ_SUCCESS;
+}
+
+static tq_status linop_apply_unshifted(tq_linop *op, tq_field *out, const tq_field *in)
+{
     const tq_dirac *d = op->d;
     switch (op->kind) {
     case TQ_LINOP_MAT: return tq_dirac_mat(d, out, in, 0);
@@ -347,6 +355,97 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
     free(sys);
     if (first != TQ_SUCCESS) return tq_error(first, "%s", first_msg);
     return TQ_SUCCESS;
+}
+
+tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shifts, tq_field *const *x,
+                              const tq_field *b, const tq_solver_params *p, tq_solver_result *results)
+{
+    const char *who = "tq_solve_multishift";
+    if (!d || !shifts || !x || !b || !p || !results || nshift <= 0)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or nshift <= 0", who);
+    TQ_CHECK(check_params(who, p));
+    if (p->solve_type != TQ_SOLVE_NORMOP_PC && p->solve_type != TQ_SOLVE_NORMOP)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: multi-shift CG needs the Hermitian solve types normop-pc or normop", who);
+    if (p->prec_sloppy || p->recon_sloppy)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: mixed precision is not available for multi-shift CG yet", who);
+    if (tq_internal_mpi_size() > 1)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: solves across MPI ranks need the face exchange, not built yet", who);
+    const int pc = p->solve_type == TQ_SOLVE_NORMOP_PC;
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    int base = 0;
+    for (int i = 0; i < nshift; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        if (!(shifts[i] >= 0.0) || !isfinite(shifts[i]))
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: shift %d is %g (shifts must be finite and >= 0)", who, i, shifts[i]);
+        if (!x[i] || x[i] == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: solution field %d is NULL or b", who, i);
+        for (int j = 0; j < i; j++)
+            if (x[j] == x[i]) return tq_error(TQ_ERR_INVALID_ARG, "%s: shifts %d and %d share their solution field", who, j, i);
+        if (x[i]->lat != g->lat || x[i]->p.prec != g->p.prec || x[i]->p.kind != TQ_FIELD_SPINOR ||
+            x[i]->p.subset != (pc ? TQ_EVEN : TQ_FULL))
+            return tq_error(TQ_ERR_MISMATCH, "%s: solution field %d must be a %s spinor field of the operator's lattice and "
+                            "precision", who, i, pc ? "even-parity" : "full");
+        if (shifts[i] < shifts[base]) base = i;
+    }
+    if (b->lat != g->lat || b->p.prec != g->p.prec || b->p.kind != TQ_FIELD_SPINOR || b->p.subset != (pc ? TQ_EVEN : TQ_FULL))
+        return tq_error(TQ_ERR_MISMATCH, "%s: b must be a %s spinor field of the operator's lattice and precision", who,
+                        pc ? "even-parity" : "full");
+    /* the smallest shift is the base system (the slowest to converge) */
+    double *delta = malloc((size_t)nshift * sizeof *delta);
+    tq_field **xo = malloc((size_t)nshift * sizeof *xo);
+    int *order = malloc((size_t)nshift * sizeof *order);
+    tq_krylov_out *ko = calloc((size_t)nshift, sizeof *ko);
+    tq_field *w = NULL;
+    tq_status st = delta && xo && order && ko ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    tq_linop op;
+    memset(&op, 0, sizeof op);
+    op.d = d;
+    op.parity = TQ_EVEN;
+    op.kind = pc ? TQ_LINOP_MATPC_DAG_MATPC : TQ_LINOP_MAT_DAG_MAT;
+    op.flops = linop_flops(d, op.kind);
+    if (st == TQ_SUCCESS) {
+        order[0] = base;
+        for (int i = 0, k = 1; i < nshift; i++)
+            if (i != base) order[k++] = i;
+        for (int k = 0; k < nshift; k++) {
+            xo[k] = x[order[k]];
+            delta[k] = shifts[order[k]] - shifts[base];
+        }
+        op.shift = shifts[base];
+        st = tq_field_like(b, &op.tmp);
+        if (st == TQ_SUCCESS) st = tq_field_like(b, &w);
+    }
+    const double t0 = now();
+    if (st == TQ_SUCCESS) st = tq_krylov_multishift(&op, nshift, delta, xo, b, p, ko);
+    const double seconds = now() - t0;
+    if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) {
+        /* true residuals |b - (A + sigma_i) x_i| / |b| */
+        tq_status solve_st = st;
+        double b2 = 0;
+        st = tq_blas_norm2(b, &b2);
+        tq_linop plain = op;
+        plain.shift = 0.0;
+        for (int k = 0; k < nshift && st == TQ_SUCCESS; k++) {
+            tq_solver_result *r = &results[order[k]];
+            double r2 = 0;
+            st = tq_linop_apply(&plain, w, xo[k]);
+            if (st == TQ_SUCCESS) st = tq_blas_axpy(shifts[order[k]], xo[k], w);
+            if (st == TQ_SUCCESS) st = tq_blas_xpay(b, -1.0, w);
+            if (st == TQ_SUCCESS) st = tq_blas_norm2(w, &r2);
+            r->iterations = ko[k].iterations;
+            r->residual = ko[k].residual;
+            r->true_residual = b2 > 0 ? sqrt(r2 / b2) : sqrt(r2);
+            r->seconds = seconds;
+            r->flops = k == 0 ? op.flops * (double)op.applications + ko[0].blas_flops : ko[k].blas_flops;
+            if (p->verbosity >= 1)
+                fprintf(stderr, "taskqcd: multi-shift CG, shift %g: %d iterations, residual %.3e, true residual %.3e\n",
+                        shifts[order[k]], r->iterations, r->residual, r->true_residual);
+        }
+        if (st == TQ_SUCCESS) st = solve_st;
+    }
+    tq_field_destroy(op.tmp);
+    tq_field_destroy(w);
+    free(delta); free(xo); free(order); free(ko);
+    return st;
 }
 
 tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,

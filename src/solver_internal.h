@@ -46,6 +46,7 @@ typedef struct tq_linop {
     tq_linop_kind kind;
     tq_subset parity;          /* even-odd forms */
     tq_field *tmp;             /* work field of the composite forms (made by the solver) */
+    double shift;              /* applies A + shift (multi-shift CG's base system) */
     double flops;              /* per application, counted as QUDA does */
     long long applications;
 } tq_linop;
@@ -72,6 +73,16 @@ int tq_krylov_done(const tq_krylov *k);
 tq_status tq_krylov_status(const tq_krylov *k);
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
 void tq_krylov_free(tq_krylov *k);
+
+/* Multi-shift CG (src/solver_multishift.c): (A + op->shift + delta[i]) x[i] = b for
+ * delta[0] = 0 <= delta[i], A Hermitian positive; out[i] per system. */
+tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_field *const *x, const tq_field *b,
+                               const tq_solver_params *p, tq_krylov_out *out);
+/* The base CG's scalars after tq_krylov_check: alpha and beta of the iteration just done. */
+void tq_krylov_cg_coefficients(const tq_krylov *k, double *alpha, double *beta);
+/* The base CG's current residual field (sloppy precision) and |r|^2 / |b|^2. */
+tq_field *tq_krylov_residual(const tq_krylov *k);
+double tq_krylov_relative_r2(const tq_krylov *k);
 
 /* A spinor field like f (lattice, precision, subset). */
 tq_status tq_field_like(const tq_field *f, tq_field **out);

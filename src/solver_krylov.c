@@ -313,3 +313,12 @@ void tq_krylov_free(tq_krylov *k)
     tq_field_destroy(k->t);
     free(k);
 }
+
+void tq_krylov_cg_coefficients(const tq_krylov *k, double *alpha, double *beta)
+{
+    *alpha = k->s[CG_ALPHA];
+    *beta = k->s[CG_BETA];
+}
+
+tq_field *tq_krylov_residual(const tq_krylov *k) { return k->rs; }
+double tq_krylov_relative_r2(const tq_krylov *k) { return k->b2 > 0 ? k->rr / k->b2 : 0.0; }

@@ -188,6 +188,70 @@ static void test_many(const int dims[4], const tq_host_gauge *hg, const tq_dirac
     setup_free(&S);
 }
 
+/* Multi-shift CG on M_pc^dag M_pc + sigma_i: each solution against a one-shift solve and
+ * against the reference operator's residual. */
+static void test_multishift(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b,
+                            const char *what)
+{
+    setup S;
+    if (setup_make_op(&S, dims, NULL, hg, TQ_DOUBLE, TQ_RECON_12, dp->kappa, dp) != 0) { setup_free(&S); return; }
+    const int64_t n = 24 * ref_volume(dims);
+    enum { NS = 4 };
+    const double shifts[NS] = {0.3, 0.0, 0.02, 1.5};   /* unsorted on purpose: the smallest is the base */
+    tq_field *x[NS], *xi = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_EVEN, b);
+    for (int i = 0; i < NS; i++) x[i] = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL);
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.solve_type = TQ_SOLVE_NORMOP_PC;
+    tq_solver_result res[NS], one;
+    CHECK_OK(tq_solve_multishift(S.dirac, NS, shifts, x, fb, &sp, res));
+    double *h1 = malloc(n * sizeof *h1), *h2 = malloc(n * sizeof *h2), *t1 = malloc(n * sizeof *t1),
+           *t2 = malloc(n * sizeof *t2), *hb = malloc(n * sizeof *hb);
+    CHECK_OK(tq_field_export(fb, hb));   /* b on the even sites (the odd ones are not read) */
+    for (int i = 0; i < NS; i++) {
+        CHECK_OK(tq_solve_multishift(S.dirac, 1, &shifts[i], &xi, fb, &sp, &one));
+        memset(h1, 0, n * sizeof *h1);
+        memset(h2, 0, n * sizeof *h2);
+        CHECK_OK(tq_field_export(x[i], h1));
+        CHECK_OK(tq_field_export(xi, h2));
+        double e = sqrt(ref_vdiff2(h1, h2, n) / ref_vnorm2(h2, n));
+        /* reference residual b - (M_pc^dag M_pc + sigma) x on the even sites */
+        ref_clover_matpc(t1, hg->links, h1, dims, S.bc, dp->kappa, dp->csw, 0, 0, dp->matpc == TQ_MATPC_ASYMMETRIC);
+        ref_clover_matpc(t2, hg->links, t1, dims, S.bc, dp->kappa, dp->csw, 0, 1, dp->matpc == TQ_MATPC_ASYMMETRIC);
+        double r2 = 0, b2 = 0;
+        for (int64_t s = 0; s < ref_volume(dims); s++) {
+            if (ref_site_parity(s, dims)) continue;
+            for (int k = 0; k < 24; k++) {
+                double r = hb[24 * s + k] - t2[24 * s + k] - shifts[i] * h1[24 * s + k];
+                r2 += r * r;
+                b2 += hb[24 * s + k] * hb[24 * s + k];
+            }
+        }
+        double rr = sqrt(r2 / b2);
+        printf("  multi-shift %-6s shift %-5g %4d iterations (alone %4d), true residual %.2e (library %.2e), "
+               "differs from the one-shift solve by %.2e\n", what, shifts[i], res[i].iterations, one.iterations, rr,
+               res[i].true_residual, e);
+        CHECK(rr <= 1e-9, "%s multi-shift shift %g: true residual %.3g", what, shifts[i], rr);
+        CHECK(fabs(rr - res[i].true_residual) <= 0.05 * rr + 1e-13, "%s shift %g: library residual %.3g vs %.3g", what,
+              shifts[i], res[i].true_residual, rr);
+        CHECK(e <= 1e-8, "%s multi-shift shift %g: differs from the one-shift solve by %.3g", what, shifts[i], e);
+        CHECK(res[i].iterations <= one.iterations + 2, "%s shift %g: %d iterations in the multi-shift solve, %d alone (it "
+              "should drop out as soon as it converges)", what, shifts[i], res[i].iterations, one.iterations);
+    }
+    /* errors */
+    double bad[2] = {0.1, -0.5};
+    CHECK_ERR(tq_solve_multishift(S.dirac, 2, bad, x, fb, &sp, res), TQ_ERR_INVALID_ARG);
+    sp.solve_type = TQ_SOLVE_DIRECT_PC;
+    CHECK_ERR(tq_solve_multishift(S.dirac, 2, shifts, x, fb, &sp, res), TQ_ERR_INVALID_ARG);
+    sp.solve_type = TQ_SOLVE_NORMOP;   /* full fields needed */
+    CHECK_ERR(tq_solve_multishift(S.dirac, 2, shifts, x, fb, &sp, res), TQ_ERR_MISMATCH);
+    for (int i = 0; i < NS; i++) tq_field_destroy(x[i]);
+    tq_field_destroy(xi);
+    tq_field_destroy(fb);
+    free(h1); free(h2); free(t1); free(t2); free(hb);
+    setup_free(&S);
+}
+
 static void test_errors(const int dims[4], const tq_host_gauge *hg, const double *b)
 {
     setup S;
@@ -317,6 +381,7 @@ int main(void)
     clo.matpc = TQ_MATPC_SYMMETRIC;
     test_mixed(dims, &hg, &clo, b, "clover");
     test_many(dims, &hg, &clo, "clover");
+    test_multishift(dims, &hg, &clo, b, "clover");
     test_errors(dims, &hg, b);
     test_singular(dims);
 
