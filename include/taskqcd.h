@@ -310,14 +310,16 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
  *   TQ_SOLVE_NORMOP     M^dag M x = M^dag b
  * Inverters: CG works on a Hermitian positive operator, so with a direct solve type it runs
  * as CGNR (CG on the normal equations); CGNR and CGNE (M M^dag y = b, x = M^dag y) name the
- * normal-equation forms explicitly; BiCGstab works on the operator of the solve type.
+ * normal-equation forms explicitly; BiCGstab and MR (minimal residual: x += alpha r with
+ * alpha = <A r, r> / |A r|^2; for operators with a positive-definite Hermitian part, such as
+ * M_pc below critical kappa; multigrid's smoother) work on the operator of the solve type.
  * Stopping rule: the iterated residual of the system the inverter works on, relative to its
  * right-hand side, below tol, or maxiter iterations (TQ_ERR_NOT_CONVERGED). Breakdowns
  * (loss of positivity in CG, rho or omega vanishing in BiCGstab, NaN or Inf anywhere) return
  * TQ_ERR_BREAKDOWN with the iteration and the quantity in tq_last_error(). The result
  * reports the true residual |b - M x| / |b| of the full system, computed after the solve. */
 typedef enum tq_inverter {
-    TQ_INV_CG = 0, TQ_INV_BICGSTAB = 1, TQ_INV_CGNR = 2, TQ_INV_CGNE = 3
+    TQ_INV_CG = 0, TQ_INV_BICGSTAB = 1, TQ_INV_CGNR = 2, TQ_INV_CGNE = 3, TQ_INV_MR = 4
 } tq_inverter;
 typedef enum tq_solve_type {
     TQ_SOLVE_DIRECT_PC = 0, TQ_SOLVE_DIRECT = 1, TQ_SOLVE_NORMOP_PC = 2, TQ_SOLVE_NORMOP = 3

@@ -29,11 +29,13 @@ enum {
     BI_TS = 9, BI_TT = 11,       /* <t, s>, |t|^2 */
     BI_OMEGA = 12, BI_BETA = 14, BI_T1 = 16, BI_T2 = 18
 };
-/* Both: |b|^2 */
+/* MR: */
+enum { MR_RR = 0, MR_ARR = 1, MR_AR2 = 3, MR_ALPHA = 4 };
+/* All: |b|^2 */
 enum { SLOT_B2 = 24 };
 
 struct tq_krylov {
-    int bicgstab, mixed, defect;
+    int bicgstab, mr, mixed, defect;
     const char *who;
     tq_solver_params p;
     double delta;
@@ -89,14 +91,16 @@ static tq_status read_scalars(tq_krylov *k)
     return TQ_SUCCESS;
 }
 
-tq_status tq_krylov_start(tq_krylov **out, int bicgstab, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
+tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
                           const tq_solver_params *p)
 {
+    const int bicgstab = method == TQ_KRYLOV_BICGSTAB;
     *out = NULL;
     tq_krylov *k = calloc(1, sizeof *k);
     if (!k) return tq_error(TQ_ERR_NOMEM, "tq_solve: out of memory");
     k->bicgstab = bicgstab;
-    k->who = bicgstab ? "tq_solve (BiCGstab)" : "tq_solve (CG)";
+    k->mr = method == TQ_KRYLOV_MR;
+    k->who = bicgstab ? "tq_solve (BiCGstab)" : k->mr ? "tq_solve (MR)" : "tq_solve (CG)";
     k->p = *p;
     k->op = op;
     k->ops = ops;
@@ -109,7 +113,7 @@ tq_status tq_krylov_start(tq_krylov **out, int bicgstab, tq_linop *op, tq_linop 
     k->n_sloppy = field_reals(b);
     k->n_precise = field_reals(b);
     tq_status st = TQ_SUCCESS;
-    if (!bicgstab && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
+    if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
     if (st == TQ_SUCCESS && k->mixed) {
         st = tq_field_like(b, &k->rh);
         if (st == TQ_SUCCESS) st = tq_field_like(b, &k->th);
@@ -161,6 +165,18 @@ tq_status tq_krylov_submit(tq_krylov *k)
 {
     if (k->done) return TQ_SUCCESS;
     const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
+    if (k->mr) {
+        /* Ar; alpha = <Ar, r> / |Ar|^2; x += alpha r; r -= alpha Ar; |r|^2 */
+        static const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIVR, MR_ALPHA, MR_ARR, MR_AR2}};
+        const signed char alpha_slots[4] = {MR_ALPHA + 1, MR_ALPHA + 2, 0, 0};
+        TQ_CHECK(tq_linop_apply(k->ops, k->w1, k->rs));
+        TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->w1, k->rs, NULL, NULL, MR_ARR, alpha_prog, 1));
+        TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->rs, k->xs, one, alpha_slots, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->w1, k->rs, minus, alpha_slots, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, MR_RR, NULL, 0));
+        k->out.blas_flops += 18 * k->n_sloppy;   /* <Ar, r> and |Ar|^2 6, two caxpy 8, |r|^2 2 (+2) */
+        return TQ_SUCCESS;
+    }
     if (!k->bicgstab) {
         /* Ap; alpha = |r|^2 / <p, Ap>; x += alpha p, r -= alpha Ap, |r|^2;
          * beta = |r_new|^2 / |r|^2; p = r + beta p */
@@ -241,7 +257,7 @@ static tq_status reliable_update(tq_krylov *k)
 static void progress(const tq_krylov *k, const char *what)
 {
     if (k->p.verbosity >= 2)
-        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s\n", k->bicgstab ? "BiCGstab" : "CG",
+        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s\n", k->bicgstab ? "BiCGstab" : k->mr ? "MR" : "CG",
                 k->out.iterations, k->out.residual, what);
 }
 
@@ -251,7 +267,14 @@ tq_status tq_krylov_check(tq_krylov *k)
     tq_status st = read_scalars(k);
     const double *s = k->s;
     const int it = ++k->out.iterations;
-    if (st == TQ_SUCCESS && !k->bicgstab) {
+    if (st == TQ_SUCCESS && k->mr) {
+        if (!(s[MR_AR2] > 0.0) || !isfinite(s[MR_AR2]) || !isfinite(s[MR_ARR]) || !isfinite(s[MR_ARR + 1]))
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: |A r|^2 = %.3e at iteration %d (NaN, Inf or a vanishing A r: a singular "
+                          "system?)", k->who, s[MR_AR2], it);
+        else if (!isfinite(s[MR_RR]))
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", k->who, it);
+        k->rr = s[MR_RR];
+    } else if (st == TQ_SUCCESS && !k->bicgstab) {
         if (!(s[CG_PAP] > 0.0) || !isfinite(s[CG_PAP]))
             st = tq_error(TQ_ERR_BREAKDOWN, "%s: loss of positivity at iteration %d: <p, A p> = %.3e "
                           "(the operator is not positive definite, or the system is singular)", k->who, it, s[CG_PAP]);

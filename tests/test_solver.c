@@ -86,14 +86,14 @@ static void test_operator(const int dims[4], const int *block, const tq_host_gau
         {TQ_INV_CG, TQ_SOLVE_DIRECT_PC}, {TQ_INV_CG, TQ_SOLVE_NORMOP_PC}, {TQ_INV_CG, TQ_SOLVE_DIRECT},
         {TQ_INV_CG, TQ_SOLVE_NORMOP}, {TQ_INV_BICGSTAB, TQ_SOLVE_DIRECT_PC}, {TQ_INV_BICGSTAB, TQ_SOLVE_DIRECT},
         {TQ_INV_BICGSTAB, TQ_SOLVE_NORMOP_PC}, {TQ_INV_CGNR, TQ_SOLVE_DIRECT_PC}, {TQ_INV_CGNE, TQ_SOLVE_DIRECT_PC},
-        {TQ_INV_CGNE, TQ_SOLVE_DIRECT},
+        {TQ_INV_CGNE, TQ_SOLVE_DIRECT}, {TQ_INV_MR, TQ_SOLVE_DIRECT_PC}, {TQ_INV_MR, TQ_SOLVE_DIRECT},
     };
     for (int pi = 0; pi < 2; pi++) {
         tq_precision prec = pi == 0 ? TQ_DOUBLE : TQ_SINGLE;
         setup S;
         if (setup_make_op(&S, dims, block, hg, prec, TQ_RECON_12, dp->kappa, dp) == 0) {
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-                if (prec == TQ_SINGLE && c != 0 && c != 4) continue;   /* single: CG and BiCGstab, direct-pc */
+                if (prec == TQ_SINGLE && c != 0 && c != 4 && c != 10) continue;   /* single: CG, BiCGstab, MR, direct-pc */
                 solve_case(&S, hg, dp, prec, cases[c].inv, cases[c].type, b, what);
             }
         }
@@ -110,7 +110,7 @@ static void test_mixed(const int dims[4], const tq_host_gauge *hg, const tq_dira
     tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
     printf("  mixed precision, %s (tol 1e-10, delta 0.1): inverter, sloppy precision/recon, scheme: iterations "
            "(reliable updates), true residual\n", what);
-    for (int inv = 0; inv < 2; inv++) {
+    for (int inv = 0; inv < 3; inv++) {
         int base = 0;
         for (int c = 0; c < 5; c++) {
             static const struct { tq_precision prec; tq_recon recon; tq_mixed m; } mc[5] = {
@@ -118,7 +118,7 @@ static void test_mixed(const int dims[4], const tq_host_gauge *hg, const tq_dira
                 {TQ_SINGLE, TQ_RECON_8, TQ_MIXED_RELIABLE}, {TQ_SINGLE, TQ_RECON_12, TQ_MIXED_DEFECT}};
             tq_solver_params sp;
             tq_solver_params_default(&sp);
-            sp.inverter = inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
+            sp.inverter = inv == 2 ? TQ_INV_MR : inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
             sp.prec_sloppy = mc[c].prec;
             sp.recon_sloppy = mc[c].recon;
             sp.mixed = mc[c].m;
@@ -295,9 +295,9 @@ static void test_errors(const int dims[4], const tq_host_gauge *hg, const double
     memcpy(bad, b, n * sizeof *bad);
     bad[17] = NAN;
     CHECK_OK(tq_field_import(fb, bad));
-    for (int inv = 0; inv < 2; inv++) {
+    for (int inv = 0; inv < 3; inv++) {
         tq_solver_params_default(&sp);
-        sp.inverter = inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
+        sp.inverter = inv == 2 ? TQ_INV_MR : inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
         CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_BREAKDOWN);
         CHECK(strstr(tq_last_error(), "NaN") != NULL, "NaN source named: %s", tq_last_error());
     }

@@ -20,7 +20,7 @@ static void propagator_usage(FILE *o)
         "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T] [--block X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
-        "         [--inv-type cg|bicgstab|cgnr|cgne] [--solve-type direct-pc|direct|normop-pc|normop]\n"
+        "         [--inv-type cg|bicgstab|cgnr|cgne|mr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
