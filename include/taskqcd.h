@@ -312,15 +312,21 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
  * as CGNR (CG on the normal equations); CGNR and CGNE (M M^dag y = b, x = M^dag y) name the
  * normal-equation forms explicitly; BiCGstab and MR (minimal residual: x += alpha r with
  * alpha = <A r, r> / |A r|^2; for operators with a positive-definite Hermitian part, such as
- * M_pc below critical kappa; multigrid's smoother) work on the operator of the solve type.
+ * M_pc below critical kappa; multigrid's smoother) work on the operator of the solve type,
+ * and so does GCR: flexible, restarted every gcr_nkrylov directions, each new direction the
+ * preconditioner applied to the residual, orthogonalised (modified Gram-Schmidt) against the
+ * cycle's earlier A-images.
  * Stopping rule: the iterated residual of the system the inverter works on, relative to its
  * right-hand side, below tol, or maxiter iterations (TQ_ERR_NOT_CONVERGED). Breakdowns
  * (loss of positivity in CG, rho or omega vanishing in BiCGstab, NaN or Inf anywhere) return
  * TQ_ERR_BREAKDOWN with the iteration and the quantity in tq_last_error(). The result
  * reports the true residual |b - M x| / |b| of the full system, computed after the solve. */
 typedef enum tq_inverter {
-    TQ_INV_CG = 0, TQ_INV_BICGSTAB = 1, TQ_INV_CGNR = 2, TQ_INV_CGNE = 3, TQ_INV_MR = 4
+    TQ_INV_CG = 0, TQ_INV_BICGSTAB = 1, TQ_INV_CGNR = 2, TQ_INV_CGNE = 3, TQ_INV_MR = 4, TQ_INV_GCR = 5
 } tq_inverter;
+/* GCR's preconditioner slot: none, or a fixed number of MR iterations (in the sloppy
+ * precision when there is one); multigrid will plug in here. */
+typedef enum tq_precond { TQ_PRECOND_NONE = 0, TQ_PRECOND_MR = 1 } tq_precond;
 typedef enum tq_solve_type {
     TQ_SOLVE_DIRECT_PC = 0, TQ_SOLVE_DIRECT = 1, TQ_SOLVE_NORMOP_PC = 2, TQ_SOLVE_NORMOP = 3
 } tq_solve_type;
@@ -340,6 +346,9 @@ typedef struct tq_solver_params {
     double reliable_delta;      /* 0: 0.1 */
     tq_mixed mixed;
     int verbosity;           /* 0 quiet, 1 summary line, 2 residual every iteration */
+    int gcr_nkrylov;         /* GCR: directions per restart cycle, 1..10 (0: 8) */
+    tq_precond precond;      /* GCR's preconditioner */
+    int precond_iters;       /* iterations of the MR preconditioner (0: 4) */
 } tq_solver_params;
 /* inverter CG, solve type direct-pc, tol 1e-10, maxiter 10000, no mixed precision
  * (reliable updates with delta 0.1 when prec_sloppy is set), verbosity 0 */

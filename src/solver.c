@@ -95,19 +95,19 @@ void tq_solver_params_default(tq_solver_params *p)
     p->maxiter = 10000;
 }
 
-static const char *const inverter_names[] = {"cg", "bicgstab", "cgnr", "cgne", "mr"};
+static const char *const inverter_names[] = {"cg", "bicgstab", "cgnr", "cgne", "mr", "gcr"};
 static const char *const solve_type_names[] = {"direct-pc", "direct", "normop-pc", "normop"};
 
 const char *tq_inverter_name(tq_inverter inv)
 {
-    return (unsigned)inv < 5 ? inverter_names[inv] : "unknown";
+    return (unsigned)inv < 6 ? inverter_names[inv] : "unknown";
 }
 
 tq_status tq_inverter_parse(const char *s, tq_inverter *out)
 {
-    for (int i = 0; s && i < 5; i++)
+    for (int i = 0; s && i < 6; i++)
         if (!strcmp(s, inverter_names[i])) { *out = (tq_inverter)i; return TQ_SUCCESS; }
-    return tq_error(TQ_ERR_INVALID_ARG, "unknown inverter '%s' (cg, bicgstab, cgnr, cgne, mr)", s ? s : "(null)");
+    return tq_error(TQ_ERR_INVALID_ARG, "unknown inverter '%s' (cg, bicgstab, cgnr, cgne, mr, gcr)", s ? s : "(null)");
 }
 
 const char *tq_solve_type_name(tq_solve_type t)
@@ -124,7 +124,12 @@ tq_status tq_solve_type_parse(const char *s, tq_solve_type *out)
 
 static tq_status check_params(const char *who, const tq_solver_params *p)
 {
-    if ((unsigned)p->inverter > TQ_INV_MR) return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown inverter %d", who, (int)p->inverter);
+    if (p->gcr_nkrylov < 0 || p->gcr_nkrylov > 10)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: gcr_nkrylov must lie in 1..10 (0: the default 8; got %d)", who, p->gcr_nkrylov);
+    if (p->precond != TQ_PRECOND_NONE && p->precond != TQ_PRECOND_MR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown preconditioner %d", who, (int)p->precond);
+    if (p->precond_iters < 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: precond_iters must be >= 0 (got %d)", who, p->precond_iters);
+    if ((unsigned)p->inverter > TQ_INV_GCR) return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown inverter %d", who, (int)p->inverter);
     if ((unsigned)p->solve_type > TQ_SOLVE_NORMOP)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown solve type %d", who, (int)p->solve_type);
     if (!(p->tol > 0.0 && p->tol < 1.0)) return tq_error(TQ_ERR_INVALID_ARG, "%s: tol must lie in (0, 1) (got %g)", who, p->tol);
@@ -236,7 +241,8 @@ static tq_status system_start(solve_system *S, const tq_solver_params *p, int pc
     if (normal == 1) TQ_CHECK(tq_linop_apply(&S->single, S->rhs, S->bs));
     else if (normal == 2) TQ_CHECK(tq_blas_copy(S->rhs, S->bs));
     if (S->ds == S->d) S->ops.tmp = S->op.tmp;
-    const int method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR : TQ_KRYLOV_CG;
+    const int method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR
+                     : p->inverter == TQ_INV_GCR ? TQ_KRYLOV_GCR : TQ_KRYLOV_CG;
     return tq_krylov_start(&S->k, method, &S->op, &S->ops, normal == 2 ? S->y : S->xs,
                            normal ? S->rhs : S->bs, p);
 }

@@ -65,7 +65,7 @@ typedef struct tq_krylov_out {
     double blas_flops;
 } tq_krylov_out;
 typedef struct tq_krylov tq_krylov;
-enum { TQ_KRYLOV_CG = 0, TQ_KRYLOV_BICGSTAB = 1, TQ_KRYLOV_MR = 2 };
+enum { TQ_KRYLOV_CG = 0, TQ_KRYLOV_BICGSTAB = 1, TQ_KRYLOV_MR = 2, TQ_KRYLOV_GCR = 3 };
 tq_status tq_krylov_start(tq_krylov **k, int method, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
                           const tq_solver_params *p);
 tq_status tq_krylov_submit(tq_krylov *k);

@@ -31,11 +31,20 @@ enum {
 };
 /* MR: */
 enum { MR_RR = 0, MR_ARR = 1, MR_AR2 = 3, MR_ALPHA = 4 };
+/* GCR, and its MR preconditioner: */
+enum {
+    GCR_RR = 0, GCR_C = 1, GCR_NC = 3, GCR_N2 = 5, GCR_INV = 6, GCR_ALPHA = 7,
+    PMR_ARR = 12, PMR_AR2 = 14, PMR_ALPHA = 15
+};
+#define TQ_GCR_MAX 10
 /* All: |b|^2 */
 enum { SLOT_B2 = 24 };
 
 struct tq_krylov {
-    int bicgstab, mr, mixed, defect;
+    int bicgstab, mr, gcr, mixed, defect;
+    int nkrylov, kcycle;       /* GCR: directions per cycle, index of the next one */
+    tq_field *z[TQ_GCR_MAX], *az[TQ_GCR_MAX];   /* GCR: directions and their A-images */
+    tq_field *pr;              /* GCR's MR preconditioner: its residual */
     const char *who;
     tq_solver_params p;
     double delta;
@@ -100,7 +109,9 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     if (!k) return tq_error(TQ_ERR_NOMEM, "tq_solve: out of memory");
     k->bicgstab = bicgstab;
     k->mr = method == TQ_KRYLOV_MR;
-    k->who = bicgstab ? "tq_solve (BiCGstab)" : k->mr ? "tq_solve (MR)" : "tq_solve (CG)";
+    k->gcr = method == TQ_KRYLOV_GCR;
+    k->nkrylov = p->gcr_nkrylov > 0 ? p->gcr_nkrylov : 8;
+    k->who = bicgstab ? "tq_solve (BiCGstab)" : k->mr ? "tq_solve (MR)" : k->gcr ? "tq_solve (GCR)" : "tq_solve (CG)";
     k->p = *p;
     k->op = op;
     k->ops = ops;
@@ -127,6 +138,11 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->r0);
     if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->sv);
     if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->t);
+    for (int j = 0; k->gcr && j < k->nkrylov && st == TQ_SUCCESS; j++) {
+        st = field_in(b, sp, &k->z[j]);
+        if (st == TQ_SUCCESS) st = field_in(b, sp, &k->az[j]);
+    }
+    if (st == TQ_SUCCESS && k->gcr && p->precond == TQ_PRECOND_MR) st = field_in(b, sp, &k->pr);
     if (st == TQ_SUCCESS) st = tq_scalars_create(&k->sc);
     if (st == TQ_SUCCESS) {
         double zero[TQ_NSCALARS] = {0};
@@ -165,6 +181,49 @@ tq_status tq_krylov_submit(tq_krylov *k)
 {
     if (k->done) return TQ_SUCCESS;
     const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
+    if (k->gcr) {
+        /* z = K r; Az; Az and z orthogonalised against the cycle's earlier (unit) Az_j;
+         * normalised; alpha = <Az, r>; x += alpha z; r -= alpha Az; |r|^2 */
+        const int j0 = k->kcycle;
+        tq_field *z = k->z[j0], *az = k->az[j0];
+        if (k->p.precond == TQ_PRECOND_MR) {
+            /* a fixed number of MR steps on A z = r from z = 0, no host wait */
+            static const tq_scalar_instr palpha[] = {{TQ_SC_CDIVR, PMR_ALPHA, PMR_ARR, PMR_AR2}};
+            const signed char pslots[4] = {PMR_ALPHA + 1, PMR_ALPHA + 2, 0, 0};
+            const int np = k->p.precond_iters > 0 ? k->p.precond_iters : 4;
+            TQ_CHECK(submit1(k, TQ_OP_ZERO, z, NULL, NULL, NULL, 0, NULL, 0));
+            TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->pr, NULL, NULL, 0, NULL, 0));
+            for (int i = 0; i < np; i++) {
+                TQ_CHECK(tq_linop_apply(k->ops, az, k->pr));
+                TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, az, k->pr, NULL, NULL, PMR_ARR, palpha, 1));
+                TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->pr, z, one, pslots, 0, NULL, 0));
+                if (i + 1 < np) TQ_CHECK(submit1(k, TQ_OP_CAXPY, az, k->pr, minus, pslots, 0, NULL, 0));
+            }
+            k->out.blas_flops += (14.0 * np - 4) * k->n_sloppy;
+        } else {
+            TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, z, NULL, NULL, 0, NULL, 0));
+        }
+        TQ_CHECK(tq_linop_apply(k->ops, az, z));
+        static const tq_scalar_instr nc_prog[] = {{TQ_SC_CNEG, GCR_NC, GCR_C, 0}};
+        const signed char nc_slots[4] = {GCR_NC + 1, GCR_NC + 2, 0, 0};
+        for (int j = 0; j < j0; j++) {
+            TQ_CHECK(submit1(k, TQ_OP_CDOT, k->az[j], az, NULL, NULL, GCR_C, nc_prog, 1));
+            TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->az[j], az, one, nc_slots, 0, NULL, 0));
+            TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->z[j], z, one, nc_slots, 0, NULL, 0));
+        }
+        static const tq_scalar_instr inv_prog[] = {{TQ_SC_RSQRT, GCR_INV, GCR_N2, 0}};
+        const signed char inv_slot[4] = {GCR_INV + 1, 0, 0, 0};
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, az, NULL, NULL, NULL, GCR_N2, inv_prog, 1));
+        TQ_CHECK(submit1(k, TQ_OP_SCALE, az, NULL, one, inv_slot, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_SCALE, z, NULL, one, inv_slot, 0, NULL, 0));
+        const signed char alpha_slots[4] = {GCR_ALPHA + 1, GCR_ALPHA + 2, 0, 0};
+        TQ_CHECK(submit1(k, TQ_OP_CDOT, az, k->rs, NULL, NULL, GCR_ALPHA, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_CAXPY, z, k->xs, one, alpha_slots, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_CAXPY, az, k->rs, minus, alpha_slots, 0, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, GCR_RR, NULL, 0));
+        k->out.blas_flops += (12.0 * j0 + 20) * k->n_sloppy;
+        return TQ_SUCCESS;
+    }
     if (k->mr) {
         /* Ar; alpha = <Ar, r> / |Ar|^2; x += alpha r; r -= alpha Ar; |r|^2 */
         static const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIVR, MR_ALPHA, MR_ARR, MR_AR2}};
@@ -251,13 +310,15 @@ static tq_status reliable_update(tq_krylov *k)
     TQ_CHECK(read_scalars(k));
     k->rr = k->rmax = k->s[rr_slot];
     k->out.reliable_updates++;
+    k->kcycle = 0;   /* GCR: a new cycle from the true residual */
     return TQ_SUCCESS;
 }
 
 static void progress(const tq_krylov *k, const char *what)
 {
     if (k->p.verbosity >= 2)
-        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s\n", k->bicgstab ? "BiCGstab" : k->mr ? "MR" : "CG",
+        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s\n",
+                k->bicgstab ? "BiCGstab" : k->mr ? "MR" : k->gcr ? "GCR" : "CG",
                 k->out.iterations, k->out.residual, what);
 }
 
@@ -267,7 +328,15 @@ tq_status tq_krylov_check(tq_krylov *k)
     tq_status st = read_scalars(k);
     const double *s = k->s;
     const int it = ++k->out.iterations;
-    if (st == TQ_SUCCESS && k->mr) {
+    if (st == TQ_SUCCESS && k->gcr) {
+        if (!(s[GCR_N2] > 0.0) || !isfinite(s[GCR_N2]) || !isfinite(s[GCR_ALPHA]) || !isfinite(s[GCR_ALPHA + 1]))
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: the new direction's |A z|^2 = %.3e at iteration %d (NaN, Inf, or "
+                          "a direction in the span of the earlier ones)", k->who, s[GCR_N2], it);
+        else if (!isfinite(s[GCR_RR]))
+            st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", k->who, it);
+        k->rr = s[GCR_RR];
+        k->kcycle = (k->kcycle + 1) % k->nkrylov;   /* restart after nkrylov directions */
+    } else if (st == TQ_SUCCESS && k->mr) {
         if (!(s[MR_AR2] > 0.0) || !isfinite(s[MR_AR2]) || !isfinite(s[MR_ARR]) || !isfinite(s[MR_ARR + 1]))
             st = tq_error(TQ_ERR_BREAKDOWN, "%s: |A r|^2 = %.3e at iteration %d (NaN, Inf or a vanishing A r: a singular "
                           "system?)", k->who, s[MR_AR2], it);
@@ -334,6 +403,11 @@ void tq_krylov_free(tq_krylov *k)
     tq_field_destroy(k->r0);
     tq_field_destroy(k->sv);
     tq_field_destroy(k->t);
+    for (int j = 0; j < TQ_GCR_MAX; j++) {
+        tq_field_destroy(k->z[j]);
+        tq_field_destroy(k->az[j]);
+    }
+    tq_field_destroy(k->pr);
     free(k);
 }
 

@@ -188,6 +188,53 @@ static void test_many(const int dims[4], const tq_host_gauge *hg, const tq_dirac
     setup_free(&S);
 }
 
+/* GCR: plain, with restarts (2 directions per cycle), with the MR preconditioner, and with
+ * half-precision reliable updates; the true residual from the reference operator. */
+static void test_gcr(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b,
+                     const char *what)
+{
+    setup S;
+    if (setup_make_op(&S, dims, NULL, hg, TQ_DOUBLE, TQ_RECON_12, dp->kappa, dp) != 0) { setup_free(&S); return; }
+    tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+    static const struct { int nk; tq_precond pc; int pit; tq_precision sloppy; tq_solve_type type; } gc[] = {
+        {0, TQ_PRECOND_NONE, 0, 0, TQ_SOLVE_DIRECT_PC}, {2, TQ_PRECOND_NONE, 0, 0, TQ_SOLVE_DIRECT_PC},
+        {8, TQ_PRECOND_MR, 4, 0, TQ_SOLVE_DIRECT_PC}, {8, TQ_PRECOND_MR, 2, TQ_HALF, TQ_SOLVE_DIRECT_PC},
+        {10, TQ_PRECOND_MR, 4, TQ_SINGLE, TQ_SOLVE_DIRECT},
+    };
+    for (size_t c = 0; c < sizeof gc / sizeof gc[0]; c++) {
+        tq_solver_params sp;
+        tq_solver_params_default(&sp);
+        sp.inverter = TQ_INV_GCR;
+        sp.solve_type = gc[c].type;
+        sp.gcr_nkrylov = gc[c].nk;
+        sp.precond = gc[c].pc;
+        sp.precond_iters = gc[c].pit;
+        sp.prec_sloppy = gc[c].sloppy;
+        sp.maxiter = 2000;
+        tq_solver_result res;
+        tq_status st = tq_solve(S.dirac, x, fb, &sp, &res);
+        CHECK(st == TQ_SUCCESS, "%s GCR case %d: %s", what, (int)c, tq_last_error());
+        if (st != TQ_SUCCESS) continue;
+        double rr = reference_residual(&S, hg, dp, x, b);
+        printf("  GCR %-6s %-9s nkrylov %2d, precond %s x%d, sloppy %-6s %4d iterations (%2d reliable updates), true %.2e\n",
+               what, tq_solve_type_name(sp.solve_type), gc[c].nk ? gc[c].nk : 8, gc[c].pc ? "MR" : "none", gc[c].pit,
+               gc[c].sloppy ? tq_precision_name(gc[c].sloppy) : "-", res.iterations, res.reliable_updates, rr);
+        CHECK(rr <= 3e-9, "%s GCR case %d: true residual %.3g", what, (int)c, rr);
+    }
+    tq_solver_params sp;
+    tq_solver_result res;
+    tq_solver_params_default(&sp);
+    sp.inverter = TQ_INV_GCR;
+    sp.gcr_nkrylov = 11;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    sp.gcr_nkrylov = 4;
+    sp.precond = (tq_precond)7;
+    CHECK_ERR(tq_solve(S.dirac, x, fb, &sp, &res), TQ_ERR_INVALID_ARG);
+    tq_field_destroy(x);
+    tq_field_destroy(fb);
+    setup_free(&S);
+}
+
 /* Multi-shift CG on M_pc^dag M_pc + sigma_i: each solution against a one-shift solve and
  * against the reference operator's residual. */
 static void test_multishift(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b,
@@ -382,6 +429,8 @@ int main(void)
     test_mixed(dims, &hg, &clo, b, "clover");
     test_many(dims, &hg, &clo, "clover");
     test_multishift(dims, &hg, &clo, b, "clover");
+    test_gcr(dims, &hg, &wil, b, "wilson");
+    test_gcr(dims, &hg, &clo, b, "clover");
     test_errors(dims, &hg, b);
     test_singular(dims);
 
@@ -399,6 +448,7 @@ int main(void)
             dm.kappa = 0.124;
             test_operator(hm.dims, NULL, &hm, &dm, bm, "l8888");
             test_mixed(hm.dims, &hm, &dm, bm, "l8888");
+            test_gcr(hm.dims, &hm, &dm, bm, "l8888");
             free(bm);
             tq_host_gauge_free(&hm);
         } else {

@@ -8,6 +8,8 @@
 
 #include "kernels/tq_hd.h"
 
+#include <math.h>
+
 enum tq_scalar_opcode {
     TQ_SC_NOP = 0,
     TQ_SC_COPY,    /* s[d] = s[a] */
@@ -21,6 +23,7 @@ enum tq_scalar_opcode {
     TQ_SC_CNEG,    /* complex s[d] = -s[a] */
     TQ_SC_MAX,     /* s[d] = max(s[a], s[b]) */
     TQ_SC_ZERO,    /* s[d] = 0 */
+    TQ_SC_RSQRT,   /* s[d] = 1 / sqrt(s[a]) */
 };
 
 typedef struct tq_scalar_instr { signed char op, d, a, b; } tq_scalar_instr;
@@ -60,6 +63,7 @@ TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
         case TQ_SC_CNEG: re = -s[a]; im = -s[a + 1]; s[d] = re; s[d + 1] = im; break;
         case TQ_SC_MAX: s[d] = s[a] > s[b] ? s[a] : s[b]; break;
         case TQ_SC_ZERO: s[d] = 0.0; break;
+        case TQ_SC_RSQRT: s[d] = 1.0 / sqrt(s[a]); break;
         default: break;
         }
     }
