@@ -241,6 +241,11 @@ run 0 propagator --dim 4 4 4 8 --block 2 4 4 4 --batch 1 --json --quiet --where 
     correlator "$out" > "$tmp/c1" && same_correlator "$tmp/c1" "propagator --block 2 4 4 4 --batch 1"
 run 0 propagator --dim 4 4 4 8 --inv-type cg --prec-sloppy half --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c2" && same_correlator "$tmp/c2" "propagator CG with half sloppy"
+run 0 propagator --dim 4 4 4 8 --inv-type gcr --precond mr --prec-sloppy half --json --quiet --where cpu &&
+    correlator "$out" > "$tmp/c4" && same_correlator "$tmp/c4" "propagator GCR with the MR preconditioner"
+run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
+    correlator "$out" > "$tmp/c5" && same_correlator "$tmp/c5" "propagator MR"
+run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"
 ncuda=$("$tq" info 2>/dev/null | sed -n 's/.*workers: .* \([0-9][0-9]*\) CUDA.*/\1/p' | head -n1)
 if [ "${ncuda:-0}" -gt 0 ]; then
     for w in cuda any; do

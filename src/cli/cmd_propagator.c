@@ -20,8 +20,9 @@ static void propagator_usage(FILE *o)
         "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T] [--block X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
-        "         [--inv-type cg|bicgstab|cgnr|cgne|mr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
+        "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
+        "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
         "prints per solve iterations, true residual |b - M x| / |b|, time and GFLOPS, then the\n"
@@ -100,7 +101,14 @@ int tq_cmd_propagator(int argc, char **argv)
             if (!strcmp(v, "reliable")) sp.mixed = TQ_MIXED_RELIABLE;
             else if (!strcmp(v, "defect")) sp.mixed = TQ_MIXED_DEFECT;
             else bad = 1;
-        } else if (!strcmp(a, "--nsrc") && v) { i++; bad = tq_cli_parse_positive(v, &nsrc) || nsrc > 12; }
+        } else if (!strcmp(a, "--gcr-nkrylov") && v) { i++; bad = tq_cli_parse_positive(v, &sp.gcr_nkrylov) || sp.gcr_nkrylov > 10; }
+        else if (!strcmp(a, "--precond") && v) {
+            i++;
+            if (!strcmp(v, "none")) sp.precond = TQ_PRECOND_NONE;
+            else if (!strcmp(v, "mr")) sp.precond = TQ_PRECOND_MR;
+            else bad = 1;
+        } else if (!strcmp(a, "--precond-iters") && v) { i++; bad = tq_cli_parse_positive(v, &sp.precond_iters); }
+        else if (!strcmp(a, "--nsrc") && v) { i++; bad = tq_cli_parse_positive(v, &nsrc) || nsrc > 12; }
         else if (!strcmp(a, "--batch") && v) { i++; bad = tq_cli_parse_positive(v, &batch); }
         else if (!strcmp(a, "--where") && v) {
             i++;
