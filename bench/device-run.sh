@@ -4,16 +4,10 @@
 # Prepare here with:  bash scripts/build && make -C build check TESTS= && make -C build bench
 # and carry build and .deps/starpu.   Usage: bash bench/device-run.sh [bench_blas args]
 set -u
-top=$(pwd)
-out=${OUT:-/tmp/taskqcd-device}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
-export STARPU_HOME=/tmp/taskqcd-starpu-home
-export STARPU_SILENT=1
+source "$(dirname "$0")/device-env.sh"
 for d in "$top/shared/data" "$top/../shared/data"; do
     [ -d "$d" ] && export TQ_SHARED_DATA="$d" && break
 done
-mkdir -p "$STARPU_HOME"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
 echo "GPU: $(head -n1 "$out/gpu.txt")"
 

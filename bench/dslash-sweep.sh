@@ -8,13 +8,7 @@
 #        (one taskqcd process per type; TESTS may also hold mat, matpcdagmatpc)
 #        bash bench/dslash-sweep.sh [X Y Z T] (default 32^4)
 set -u
-top=$(pwd)
-out=${OUT:-/tmp/taskqcd-device}
-mkdir -p "$out"
-# TQ_LIBDIR: another build of libtaskqcd.so to time (kernel variants)
-export LD_LIBRARY_PATH="${TQ_LIBDIR:+$TQ_LIBDIR:}$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
-export STARPU_HOME=/tmp/taskqcd-starpu-home STARPU_SILENT=1
-mkdir -p "$STARPU_HOME"
+source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}
 tq="$top/build/.libs/taskqcd"
 bench="$top/build/bench/.libs/bench_blas"

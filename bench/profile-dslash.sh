@@ -4,12 +4,7 @@
 # Report under $OUT/ncu_<prec>_<recon>.txt.
 # Usage: bash bench/profile-dslash.sh [PREC [RECON [X Y Z T]]]   (default half 12 32^4)
 set -u
-top=$(pwd)
-out=${OUT:-/tmp/taskqcd-device}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
-export STARPU_HOME=/tmp/taskqcd-starpu-home STARPU_SILENT=1
-mkdir -p "$STARPU_HOME"
+source "$(dirname "$0")/device-env.sh"
 prec=${1:-half} recon=${2:-12}
 shift 2 2>/dev/null || shift $#
 dims=${*:-32 32 32 32}

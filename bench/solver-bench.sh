@@ -8,12 +8,7 @@
 # under $OUT, a table on stdout.
 # Usage: [KAPPAS="0.115 0.124"] [INVS="bicgstab cg"] [PROP=1] bash bench/solver-bench.sh [X Y Z T]
 set -u
-top=$(pwd)
-out=${OUT:-/tmp/taskqcd-device}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
-export STARPU_HOME=/tmp/taskqcd-starpu-home STARPU_SILENT=1
-mkdir -p "$STARPU_HOME"
+source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}
 tq="$top/build/.libs/taskqcd"
 # one line per run: kappa inverter mode iterations reliable-updates true-residual seconds GFLOPS

@@ -10,12 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 typedef struct bench_op {
     const char *name;
@@ -77,11 +71,11 @@ int tq_blas_benchmark(tq_lattice *lat, tq_precision prec, int niter, tq_where w,
         /* warm-up: allocates device copies and calibrates the perf models */
         for (int i = 0; i < 3; i++) run_op(bench_ops[k].name, v, &sink);
         tq_wait_all();
-        double t0 = now();
+        double t0 = tq_cli_now();
         tq_status s = TQ_SUCCESS;
         for (int i = 0; i < niter && s == TQ_SUCCESS; i++) s = run_op(bench_ops[k].name, v, &sink);
         tq_wait_all();
-        double t = (now() - t0) / niter;
+        double t = (tq_cli_now() - t0) / niter;
         if (s) { fprintf(stderr, "taskqcd blas: %s\n", tq_last_error()); rc = 1; break; }
         double gbs = bench_ops[k].fields_moved * site_bytes * (double)li.local_volume / t * 1e-9;
         fprintf(out, "  %-12s %-5s %-6s %12lld %12.1f %10.1f", bench_ops[k].name, where_name(w),

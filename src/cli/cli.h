@@ -24,6 +24,8 @@ void tq_blas_benchmark_header(FILE *out, int with_ceiling);
 int tq_blas_benchmark_known_ops(const char *ops);
 /* 1 if the comma-separated list contains name exactly. */
 int tq_cli_list_has(const char *list, const char *name);
+/* Monotonic wall-clock time in seconds. */
+double tq_cli_now(void);
 /* Parses a positive int (whole string); returns 0 on success. */
 int tq_cli_parse_positive(const char *s, int *out);
 

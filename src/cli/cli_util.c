@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4])
 {
@@ -36,4 +37,11 @@ int tq_cli_parse_positive(const char *s, int *out)
     if (end == s || *end || v <= 0 || v > 1 << 30) return -1;
     *out = (int)v;
     return 0;
+}
+
+double tq_cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }

@@ -38,12 +38,6 @@ static void dslash_usage(FILE *o)
         "kernel launched directly on the same data, and prints the task graph's overhead.\n");
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
 
@@ -254,10 +248,10 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     dp.matpc = o->asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
     double setup[3] = {0, 0, 0};   /* gauge import start, operator start, end */
     if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
-        (setup[0] = now(), tq_gauge_field_import(gauge, hg)) || (setup[1] = now(), tq_dirac_create(gauge, &dp, &d))) {
+        (setup[0] = tq_cli_now(), tq_gauge_field_import(gauge, hg)) || (setup[1] = tq_cli_now(), tq_dirac_create(gauge, &dp, &d))) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
     } else {
-        setup[2] = now();
+        setup[2] = tq_cli_now();
         rc = 0;
         for (int k = 0; k < o->ntests; k++)
             if (run_test(o, hg, src, lat, d, prec, recon, o->tests[k], k == 0 ? setup : NULL)) rc = 1;
@@ -318,7 +312,7 @@ static int run_test(const dslash_opts *o, const tq_host_gauge *hgp, const double
     double t0 = 0;
     /* three warm-up applications: data on the device, clocks up */
     for (int it = -3; it < niter && st == TQ_SUCCESS; it++) {
-        if (it == 0) { tq_wait_all(); t0 = now(); }
+        if (it == 0) { tq_wait_all(); t0 = tq_cli_now(); }
         switch (test) {
         case T_DSLASH:
             /* clover: A^-1 D, the "dslash" of the even-odd clover operator (one fused kernel) */
@@ -330,7 +324,7 @@ static int run_test(const dslash_opts *o, const tq_host_gauge *hgp, const double
         }
     }
     tq_wait_all();
-    double t = (now() - t0) / niter;
+    double t = (tq_cli_now() - t0) / niter;
     if (st) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); goto done; }
 
     /* counts per application */

@@ -33,12 +33,6 @@ static void propagator_usage(FILE *o)
         "all solves in one batch. --json prints one JSON object instead of the tables.\n");
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static int parse_recon(const char *s, tq_recon *r)
 {
@@ -162,13 +156,13 @@ int tq_cmd_propagator(int argc, char **argv)
     memcpy(lp.block, block, sizeof lp.block);
     tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, recon};
     tq_field_params fp = {TQ_FIELD_SPINOR, prec, TQ_FULL, (tq_recon)0};
-    double t_setup = now();
+    double t_setup = tq_cli_now();
     if (!host || !corr || tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
         tq_gauge_field_import(gauge, &hg) || tq_dirac_create(gauge, &dp, &d)) {
         fprintf(stderr, "%s: %s\n", me, host && corr ? tq_last_error() : "out of memory");
         goto done;
     }
-    t_setup = now() - t_setup;
+    t_setup = tq_cli_now() - t_setup;
     for (int s = 0; s < nsrc; s++) {
         memset(host, 0, (size_t)vol * 24 * sizeof *host);
         host[2 * s] = 1.0;   /* site 0, spin s / 3, color s % 3, real part */
@@ -188,7 +182,7 @@ int tq_cmd_propagator(int argc, char **argv)
                ri.ncuda_workers);
         printf("  set-up (gauge import, operator): %.3f s\n", t_setup);
     }
-    double t0 = now();
+    double t0 = tq_cli_now();
     for (int s0 = 0; s0 < nsrc; s0 += batch) {
         int n = s0 + batch <= nsrc ? batch : nsrc - s0;
         tq_status st = tq_solve_many(d, n, x + s0, (const tq_field *const *)(b + s0), &sp, res + s0);
@@ -202,7 +196,7 @@ int tq_cmd_propagator(int argc, char **argv)
                        s, s / 3, s % 3, res[s].iterations, res[s].reliable_updates, res[s].true_residual, res[s].seconds,
                        res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0);
     }
-    const double wall = now() - t0;
+    const double wall = tq_cli_now() - t0;
     double flops = 0;
     int iters = 0;
     for (int s = 0; s < nsrc; s++) { flops += res[s].flops; iters += res[s].iterations; }
