@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > 
 echo "GPU: $(head -n1 "$out/gpu.txt")"
 
 summary=()
-for t in "$top"/build/tests/.libs/test_* "$top"/build/examples/.libs/*; do
+for t in "$top"/build/tests/.libs/test_* "$top"/build/examples/.libs/solve_*; do
     name=$(basename "$t")
     [ -x "$t" ] || continue
     start=$(date +%s.%N)
