@@ -18,7 +18,7 @@
 
 static double density(double alpha, double x) { return sqrt(fmax(0.0, 1.0 - x * x)) * exp(alpha * (x - 1.0)); }
 
-/* Integral of the density over [lo, hi] by Simpson's rule on 200 panels (the sqrt edge
+/* Integral of the density over [lo, hi] by Simpson's rule on 2000 panels (the sqrt edge
  * converges slowly, but the chi-square tolerance is far above that error). */
 static double integral(double alpha, double lo, double hi, int moment)
 {
