@@ -182,17 +182,6 @@ tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values
     return TQ_SUCCESS;
 }
 
-tq_status tq_scalars_program(tq_scalars *sc, const tq_scalar_instr *prog, int nprog)
-{
-    tq_scalar_combine_args ca;
-    memset(&ca, 0, sizeof ca);
-    if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "solver: scalar program too long");
-    ca.nprog = nprog;
-    if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
-    int ret = tq_task_scalar_combine(&ca, NULL, sc->h);
-    return ret ? tq_error(TQ_ERR_RUNTIME, "solver: scalar task submission failed (%d)", ret) : TQ_SUCCESS;
-}
-
 tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog)
 {

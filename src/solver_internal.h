@@ -20,8 +20,6 @@ void tq_scalars_destroy(tq_scalars *sc);
 tq_status tq_scalars_read(tq_scalars *sc, double *values);
 /* Host write of n values from slot on (set-up; waits for pending users). */
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
-/* A task that runs a scalar program on the scalars. */
-tq_status tq_scalars_program(tq_scalars *sc, const tq_scalar_instr *prog, int nprog);
 
 /* Submits BLAS op over fields f without waiting. Coefficient k is c[k], or c[k] times
  * scalar slot[k] - 1 when slot (may be NULL) has slot[k] > 0. A reduction's sums go to

@@ -49,53 +49,34 @@ typedef struct dslash_opts {
     const char *where;
 } dslash_opts;
 
-/* Parses a comma list of precisions (or "all") into precs; returns the count, -1 on error. */
-static int parse_precisions(const char *list, tq_precision precs[3])
-{
-    if (!strcmp(list, "all")) list = "double,single,half";
-    int n = 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (n == 3 || tq_precision_parse(t, &precs[n])) return -1;
-        n++;
-    }
-    return n;
-}
+/* A name a list item may take and the value it stands for. */
+typedef struct list_name { const char *name; int value; } list_name;
 
-/* Parses a comma list of gauge compressions (18, 12, 8 or "all"); count or -1. */
-static int parse_recons(const char *list, int recons[3])
+/* Parses a comma list of names from table (or "all": the first nall entries) into out
+ * (at most max values); returns the count, or -1 for an unknown name or too many. */
+static int parse_list(const char *list, const list_name *table, int ntable, int nall, int *out, int max)
 {
-    if (!strcmp(list, "all")) list = "18,12,8";
     int n = 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char *end;
-        long r = strtol(t, &end, 10);
-        if (n == 3 || *end || (r != 18 && r != 12 && r != 8)) return -1;
-        recons[n++] = (int)r;
+    if (!strcmp(list, "all")) {
+        for (; n < nall && n < max; n++) out[n] = table[n].value;
+        return n;
     }
-    return n;
-}
-
-/* Parses a comma list of tests (or "all"); count or -1. */
-static int parse_tests(const char *list, int tests[4])
-{
-    static const char *names[] = {"dslash", "mat", "matpc", "matpcdagmatpc"};
-    if (!strcmp(list, "all")) list = "dslash,mat,matpc,matpcdagmatpc";
-    int n = 0;
     char buf[96];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int found = -1;
-        for (int k = 0; k < 4; k++)
-            if (!strcmp(t, names[k])) found = k;
-        if (n == 4 || found < 0) return -1;
-        tests[n++] = found;
+        for (int k = 0; k < ntable && found < 0; k++)
+            if (!strcmp(t, table[k].name)) found = k;
+        if (n == max || found < 0) return -1;
+        out[n++] = table[found].value;
     }
     return n;
 }
+
+static const list_name precision_names[] = {
+    {"double", TQ_DOUBLE}, {"single", TQ_SINGLE}, {"half", TQ_HALF}, {"d", TQ_DOUBLE}, {"s", TQ_SINGLE}, {"h", TQ_HALF}};
+static const list_name recon_names[] = {{"18", 18}, {"12", 12}, {"8", 8}};
+static const list_name test_names[] = {{"dslash", T_DSLASH}, {"mat", T_MAT}, {"matpc", T_MATPC}, {"matpcdagmatpc", T_MATPCDAG}};
 
 static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_precision prec, int recon);
 static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_lattice *lat, tq_dirac *d,
@@ -124,12 +105,14 @@ int tq_cmd_dslash(int argc, char **argv)
                 return 2;
             }
         } else if (!strcmp(a, "--prec") && i + 1 < argc) {
-            if ((nprec = parse_precisions(argv[++i], precs)) < 1) {
+            int pv[3];
+            if ((nprec = parse_list(argv[++i], precision_names, 6, 3, pv, 3)) < 1) {
                 fprintf(stderr, "taskqcd dslash: --prec takes double, single, half, a comma list of them or all (got '%s')\n", argv[i]);
                 return 2;
             }
+            for (int k = 0; k < nprec; k++) precs[k] = (tq_precision)pv[k];
         } else if (!strcmp(a, "--recon") && i + 1 < argc) {
-            if ((nrecon = parse_recons(argv[++i], recons)) < 1) {
+            if ((nrecon = parse_list(argv[++i], recon_names, 3, 3, recons, 3)) < 1) {
                 fprintf(stderr, "taskqcd dslash: --recon takes 18, 12, 8, a comma list of them or all (got '%s')\n", argv[i]);
                 return 2;
             }
@@ -148,7 +131,7 @@ int tq_cmd_dslash(int argc, char **argv)
             else if (!strcmp(t, "asym") || !strcmp(t, "asymmetric")) asym = 1;
             else { fprintf(stderr, "taskqcd dslash: unknown --matpc '%s' (sym, asym)\n", t); return 2; }
         } else if (!strcmp(a, "--test") && i + 1 < argc) {
-            if ((ntests = parse_tests(argv[++i], tests)) < 1) {
+            if ((ntests = parse_list(argv[++i], test_names, 4, 4, tests, 4)) < 1) {
                 fprintf(stderr, "taskqcd dslash: unknown --test '%s' (dslash, mat, matpc, matpcdagmatpc, a comma list or all)\n", argv[i]);
                 return 2;
             }
