@@ -8,7 +8,7 @@
 static const char *const op_names[TQ_NUM_BLAS_OPS] = {
     "tq_zero", "tq_copy", "tq_scale", "tq_axpy", "tq_xpay", "tq_axpby", "tq_caxpy",
     "tq_caxpby", "tq_norm2", "tq_rdot", "tq_cdot", "tq_axpy_norm2", "tq_cg_update",
-    "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2",
+    "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2", "tq_caxpyz",
 };
 
 const char *tq_blas_op_name(int op)
@@ -24,39 +24,41 @@ static inline __attribute__((always_inline)) void blas_loop(int op, const tq_bla
     for (int64_t s = 0; s < n; s++) tq_blas_site(op, c, bufs, a->L, s, acc);
 }
 
-/* Index of the scalar buffer of a task that reads its coefficients from one. */
-static int scalar_buffer(const tq_blas_args *a)
-{
-    return tq_blas_noperands(a->op) + (tq_blas_nresults(a->op) ? 2 : 0);
-}
-
 void tq_blas_cpu(void *buffers[], void *cl_arg)
 {
     const tq_blas_args *a = (const tq_blas_args *)cl_arg;
     const int nop = tq_blas_noperands(a->op);
-    void *bufs[TQ_BLAS_MAX_OPERANDS];
-    for (int i = 0; i < nop; i++) bufs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
+    double *scal = a->use_scalars ? (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a)]) : NULL;
+    const int nres = tq_blas_nresults(a->op);
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
-    double c[4];
-    tq_blas_coefficients(a, a->use_scalars ? (const double *)STARPU_VECTOR_GET_PTR(buffers[scalar_buffer(a)]) : NULL, c);
-    /* one instantiation per op so the per-site switch folds away */
-    switch (a->op) {
+    if (!tq_blas_frozen(a, scal)) {
+        void *bufs[TQ_BLAS_MAX_OPERANDS];
+        for (int i = 0; i < nop; i++) bufs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
+        double c[4];
+        tq_blas_coefficients(a, scal, c);
+        /* one instantiation per op so the per-site switch folds away */
+        switch (a->op) {
 #define TQ_BLAS_CASE(OP) case OP: blas_loop(OP, a, c, bufs, acc); break;
-    TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
-    TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
-    TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)
-    TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
-    TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
-    TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
-    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2)
+        TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
+        TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
+        TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)
+        TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
+        TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
+        TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
+        TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ)
 #undef TQ_BLAS_CASE
-    default: break;
+        default: break;
+        }
     }
-    int nres = tq_blas_nresults(a->op);
-    if (nres) {
-        double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
+    if (nres && a->fused) {
+        tq_blas_fused_finish(a, scal, acc);
+    } else if (nres) {
+        /* a frozen task's partial is never summed (the combine task is frozen too) */
+        double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_partial(a)]);
         for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < nres ? acc[r] : 0.0;
     }
+    if (scal && a->snapshot)
+        memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a) + 1]), scal, TQ_NSCALARS * sizeof(double));
 }
 
 static void reduce_combine_cpu(void *buffers[], void *cl_arg)
@@ -73,20 +75,23 @@ static void reduce_combine_cpu(void *buffers[], void *cl_arg)
     for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) out[r] = sum[r];
 }
 
-/* Buffers: n partial-sum vectors (R), then the solver scalars (RW). */
+/* Buffers: n partial-sum vectors (R), the solver scalars (RW), the snapshot (W) if any. */
 static void scalar_combine_cpu(void *buffers[], void *cl_arg)
 {
     const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
     double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
-    if (a->n > 0) {
-        double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
-        for (int i = 0; i < a->n; i++) {
-            const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
-            for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += p[r];
+    if (!(a->guard > 0 && s[a->guard - 1] == 0.0)) {
+        if (a->n > 0) {
+            double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+            for (int i = 0; i < a->n; i++) {
+                const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
+                for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += p[r];
+            }
+            for (int r = 0; r < a->nres; r++) s[a->dst + r] = sum[r];
         }
-        for (int r = 0; r < a->nres; r++) s[a->dst + r] = sum[r];
+        tq_scalar_run(s, a->prog, a->nprog);
     }
-    tq_scalar_run(s, a->prog, a->nprog);
+    if (a->snapshot) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]), s, TQ_NSCALARS * sizeof(double));
 }
 
 /* History-based models; bump _vN when a kernel changes so stale models are dropped. */
@@ -98,7 +103,6 @@ static struct starpu_perfmodel combine_model = {
 
 struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
 struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
-static enum starpu_data_access_mode scalar_modes[TQ_NUM_BLAS_OPS][TQ_BLAS_MAX_OPERANDS + 3];
 struct starpu_codelet tq_cl_reduce_combine = {
     .cpu_funcs = {reduce_combine_cpu},
     .cpu_funcs_name = {"reduce_combine_cpu"},
@@ -149,18 +153,11 @@ void tq_codelets_init(void)
         }
         cl->model = m;
         cl->name = op_names[op];
-        /* the same with the solver scalars as one more (read) buffer; beyond STARPU_NMAXBUFS
-         * (the BiCGstab update: 6 operands, partial, scratch, scalars) modes go in dyn_modes */
+        /* the same for solver tasks, whose buffers (scalars, snapshot, fused reductions) vary:
+         * the task carries its modes */
         struct starpu_codelet *cs = &tq_cl_blas_scalars[op];
         *cs = *cl;
-        cs->nbuffers = cl->nbuffers + 1;
-        if (cs->nbuffers > STARPU_NMAXBUFS) {
-            for (int i = 0; i < cl->nbuffers; i++) scalar_modes[op][i] = cl->modes[i];
-            scalar_modes[op][cl->nbuffers] = STARPU_R;
-            cs->dyn_modes = scalar_modes[op];
-        } else {
-            cs->modes[cl->nbuffers] = STARPU_R;
-        }
+        cs->nbuffers = STARPU_VARIABLE_NBUFFERS;
     }
     starpu_vector_data_register(&scratch, -1, 0, TQ_REDUCE_SCRATCH, sizeof(double));
 }

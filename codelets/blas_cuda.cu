@@ -39,6 +39,7 @@ __device__ __forceinline__ void site_op(const tq_blas_args &a, const double *c, 
 template <int OP, int PREC, int NREAL>
 __global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
 {
+    if (tq_blas_frozen(&a, scal)) return;
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
     double c[4];
     tq_blas_coefficients(&a, scal, c);   /* scal: solver scalars in device memory, or NULL */
@@ -55,6 +56,7 @@ template <int OP, int PREC, int NREAL>
 __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    if (tq_blas_frozen(&a, scal)) return;   /* the final kernel ignores the scratch then */
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
     double c[4];
     tq_blas_coefficients(&a, scal, c);
@@ -74,11 +76,10 @@ __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *sc
 }
 
 /* One block sums the per-block results: thread t takes blocks t, t + T, ... in order,
- * then the same fixed tree as above. (One thread summing them serially cost ~200 us: a
- * chain of ~1000 dependent global loads.) */
-__global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
+ * then the same fixed tree as above; thread 0 ends with the sums. (One thread summing them
+ * serially cost ~200 us: a chain of ~1000 dependent global loads.) */
+__device__ void block_results(const double *scratch, int nblocks, int nres, double sh[][TQ_REDUCE_THREADS])
 {
-    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     for (int r = 0; r < nres; r++) {
         double s = 0.0;
         for (int i = threadIdx.x; i < nblocks; i += TQ_REDUCE_THREADS) s += scratch[i * TQ_BLAS_MAX_RESULTS + r];
@@ -90,7 +91,37 @@ __global__ void reduce_final(const double *scratch, int nblocks, int nres, doubl
             for (int r = 0; r < nres; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
         __syncthreads();
     }
+}
+
+__global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
+{
+    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    block_results(scratch, nblocks, nres, sh);
     if (threadIdx.x < TQ_BLAS_MAX_RESULTS) partial[threadIdx.x] = threadIdx.x < nres ? sh[threadIdx.x][0] : 0.0;
+}
+
+/* A fused reduction's end (tq_blas_args.fused): the sums go to the solver scalars and the
+ * scalar program runs here, on the GPU, so no partial sum travels to a CPU and back; then
+ * the snapshot copy, if any. A frozen task (its guard) only copies the snapshot. */
+__global__ void reduce_final_scalars(const double *scratch, int nblocks, tq_blas_args a, double *scal, double *snap)
+{
+    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    const int frozen = tq_blas_frozen(&a, scal);
+    if (!frozen) block_results(scratch, nblocks, tq_blas_nresults(a.op), sh);
+    if (threadIdx.x != 0) return;
+    if (!frozen) {
+        double sum[TQ_BLAS_MAX_RESULTS];
+        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] = sh[r][0];
+        tq_blas_fused_finish(&a, scal, sum);
+    }
+    if (snap)
+        for (int i = 0; i < TQ_NSCALARS; i++) snap[i] = scal[i];
+}
+
+/* The snapshot of a task that is not a fused reduction. */
+__global__ void copy_snapshot(const double *scal, double *snap)
+{
+    if (threadIdx.x < TQ_NSCALARS) snap[threadIdx.x] = scal[threadIdx.x];
 }
 
 /* Thread blocks of a reduction kernel that the device runs at once: the grid of a large
@@ -120,20 +151,25 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
                    cudaStream_t stream)
 {
     int64_t want = (n + TQ_REDUCE_THREADS - 1) / TQ_REDUCE_THREADS;
-    int nop = tq_blas_noperands(OP);
-    const double *scal = a->use_scalars
-        ? (const double *)STARPU_VECTOR_GET_PTR(buffers[nop + (tq_blas_nresults(OP) ? 2 : 0)]) : NULL;
+    double *scal = a->use_scalars ? (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a)]) : NULL;
+    double *snap = scal && a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a) + 1]) : NULL;
     if (tq_blas_nresults(OP) == 0) {
         int grid = (int)(want < 65535 ? (want > 0 ? want : 1) : 65535);
         blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scal);
+        if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap);
         return;
     }
-    double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[nop]);
-    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[nop + 1]);
+    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scratch(a)]);
     int64_t resident = reduce_resident_blocks<OP, PREC, NREAL>();
     int grid = (int)(want < resident ? (want > 0 ? want : 1) : resident);
     reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch, scal);
-    reduce_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
+    if (a->fused) {
+        reduce_final_scalars<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, *a, scal, snap);
+    } else {
+        double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_partial(a)]);
+        reduce_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
+        if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap);
+    }
 }
 
 extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
@@ -164,7 +200,7 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
     TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
     TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
     TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
-    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2)
+    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ)
 #undef TQ_BLAS_CASE
     default: break;
     }

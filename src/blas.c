@@ -68,7 +68,8 @@ static tq_status blas_check(const char *who, int op, tq_field *const *f)
 
 /* One task per block and parity; partials[t] receives task t's sums (reductions). */
 static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *const *f,
-                            const starpu_data_handle_t *partials, starpu_data_handle_t scalars)
+                            const starpu_data_handle_t *partials, starpu_data_handle_t scalars,
+                            starpu_data_handle_t snapshot)
 {
     const tq_lattice *lat = f[0]->lat;
     const int nop = tq_blas_noperands(a->op), nres = tq_blas_nresults(a->op);
@@ -77,7 +78,8 @@ static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *co
             starpu_data_handle_t h[TQ_BLAS_MAX_OPERANDS];
             for (int i = 0; i < nop; i++) h[i] = tq_field_handle(f[i], b, p);
             int t = b * f[0]->nparity + p;
-            int ret = tq_task_blas(a, h, nres ? partials[t] : NULL, scalars);
+            int ret = tq_task_blas(a, h, nres && !a->fused ? partials[t] : NULL, scalars,
+                                   scalars && a->snapshot ? snapshot : NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
         }
     return TQ_SUCCESS;
@@ -109,7 +111,7 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
     }
     tq_blas_args a;
     blas_args_init(&a, op, c, f);
-    tq_status st = blas_tasks(who, &a, f, partials, NULL);
+    tq_status st = blas_tasks(who, &a, f, partials, NULL, NULL);
     if (nres) {
         double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
         if (st == TQ_SUCCESS) {
@@ -141,6 +143,9 @@ tq_status tq_scalars_create(tq_scalars **out)
     tq_scalars *sc = calloc(1, sizeof *sc);
     if (!sc) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for its scalars");
     starpu_vector_data_register(&sc->h, STARPU_MAIN_RAM, (uintptr_t)sc->buf, TQ_NSCALARS, sizeof(double));
+    for (int i = 0; i < 2; i++)
+        starpu_vector_data_register(&sc->snap[i], STARPU_MAIN_RAM, (uintptr_t)sc->snap_buf[i], TQ_NSCALARS, sizeof(double));
+    sc->snap_next = -1;
     *out = sc;
     return TQ_SUCCESS;
 }
@@ -151,6 +156,7 @@ void tq_scalars_destroy(tq_scalars *sc)
     for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
     free(sc->partials);
     starpu_data_unregister(sc->h);
+    for (int i = 0; i < 2; i++) starpu_data_unregister(sc->snap[i]);
     free(sc);
 }
 
@@ -165,12 +171,19 @@ static tq_status scalars_reserve(tq_scalars *sc, int n)
     return TQ_SUCCESS;
 }
 
-tq_status tq_scalars_read(tq_scalars *sc, double *values)
+static tq_status read_handle(starpu_data_handle_t h, const double *buf, double *values)
 {
-    if (starpu_data_acquire(sc->h, STARPU_R)) return tq_error(TQ_ERR_RUNTIME, "solver: reading its scalars failed");
-    memcpy(values, sc->buf, sizeof sc->buf);
-    starpu_data_release(sc->h);
+    if (starpu_data_acquire(h, STARPU_R)) return tq_error(TQ_ERR_RUNTIME, "solver: reading its scalars failed");
+    memcpy(values, buf, TQ_NSCALARS * sizeof *values);
+    starpu_data_release(h);
     return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_read(tq_scalars *sc, double *values) { return read_handle(sc->h, sc->buf, values); }
+
+tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values)
+{
+    return read_handle(sc->snap[i & 1], sc->snap_buf[i & 1], values);
 }
 
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values)
@@ -186,28 +199,48 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog)
 {
     TQ_CHECK(blas_check(who, op, f));
+    const int ntasks = f[0]->lat->nblocks * f[0]->nparity, nres = tq_blas_nresults(op);
     if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar program too long", who);
+    if (nprog && !nres) return tq_error(TQ_ERR_INVALID_ARG, "%s: a scalar program needs a reduction", who);
+    if (nres && (dst < 0 || dst + nres > TQ_NSCALARS))
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar slot %d out of range", who, dst);
     tq_blas_args a;
     blas_args_init(&a, op, c, f);
     for (int k = 0; k < 4 && slot; k++) {
         a.slot[k] = slot[k];
         a.use_scalars |= slot[k] > 0;
     }
-    const int ntasks = f[0]->lat->nblocks * f[0]->nparity, nres = tq_blas_nresults(op);
-    if (!sc && (nres || nprog || a.use_scalars))
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: this operation needs the solver's scalars", who);
-    if (!sc) return blas_tasks(who, &a, f, NULL, NULL);
+    if (!sc) {
+        if (nres || a.use_scalars) return tq_error(TQ_ERR_INVALID_ARG, "%s: this operation needs the solver's scalars", who);
+        return blas_tasks(who, &a, f, NULL, NULL, NULL);
+    }
+    a.guard = (signed char)sc->guard;
+    a.use_scalars |= sc->guard > 0;
+    const int snap = nres ? sc->snap_next : -1;
+    if (nres) sc->snap_next = -1;
+    if (nres && ntasks == 1) {
+        /* the task itself writes the scalars and runs the program */
+        a.use_scalars = 1;
+        a.fused = 1;
+        a.dst = (signed char)dst;
+        a.nprog = (signed char)nprog;
+        if (nprog) memcpy(a.prog, prog, (size_t)nprog * sizeof *prog);
+        a.snapshot = snap >= 0;
+        return blas_tasks(who, &a, f, NULL, sc->h, snap >= 0 ? sc->snap[snap & 1] : NULL);
+    }
     if (nres) TQ_CHECK(scalars_reserve(sc, ntasks));
-    TQ_CHECK(blas_tasks(who, &a, f, sc->partials, sc->h));
-    if (!nres && !nprog) return TQ_SUCCESS;
+    TQ_CHECK(blas_tasks(who, &a, f, sc->partials, sc->h, NULL));
+    if (!nres) return TQ_SUCCESS;
     tq_scalar_combine_args ca;
     memset(&ca, 0, sizeof ca);
-    ca.n = nres ? ntasks : 0;
+    ca.n = ntasks;
     ca.nres = nres;
     ca.dst = dst;
     ca.nprog = nprog;
+    ca.guard = sc->guard;
+    ca.snapshot = snap >= 0;
     if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
-    int ret = tq_task_scalar_combine(&ca, sc->partials, sc->h);
+    int ret = tq_task_scalar_combine(&ca, sc->partials, sc->h, snap >= 0 ? sc->snap[snap & 1] : NULL);
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
 }
 

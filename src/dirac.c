@@ -572,7 +572,7 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
         ba.L[1] = x->layout;
         for (int blk = 0; blk < d->lat->nblocks; blk++) {
             starpu_data_handle_t h[2] = {parity_handle(x_pc, blk, p), parity_handle(x, blk, p)};
-            int ret = tq_task_blas(&ba, h, NULL, NULL);
+            int ret = tq_task_blas(&ba, h, NULL, NULL, NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
         }
     }

@@ -10,20 +10,30 @@
 typedef struct tq_scalars {
     starpu_data_handle_t h;           /* TQ_NSCALARS doubles */
     double buf[TQ_NSCALARS];
-    starpu_data_handle_t *partials;   /* one per BLAS task of a reduction */
+    starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
+    /* Snapshots of the scalars at the end of an iteration, alternating, so that the host
+     * can read iteration k's while iteration k + 1's tasks already update the scalars. */
+    starpu_data_handle_t snap[2];
+    double snap_buf[2][TQ_NSCALARS];
+    int guard;       /* > 0: tasks submitted from now on carry this guard (tq_blas_args) */
+    int snap_next;   /* >= 0: the next reduction also writes snapshot snap_next */
 } tq_scalars;
 
 tq_status tq_scalars_create(tq_scalars **out);
 void tq_scalars_destroy(tq_scalars *sc);
 /* Waits for the tasks that write the scalars, then copies all TQ_NSCALARS values. */
 tq_status tq_scalars_read(tq_scalars *sc, double *values);
+/* Waits for the task that writes snapshot i, then copies it. */
+tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values);
 /* Host write of n values from slot on (set-up; waits for pending users). */
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
 
 /* Submits BLAS op over fields f without waiting. Coefficient k is c[k], or c[k] times
  * scalar slot[k] - 1 when slot (may be NULL) has slot[k] > 0. A reduction's sums go to
- * scalar slots dst, dst + 1, ...; then the scalar program runs (also without reduction). */
+ * scalar slots dst, dst + 1, ...; then the scalar program runs (only with a reduction).
+ * A reduction of one task does all of it in that task; one of several tasks adds a combine
+ * task. sc->guard and sc->snap_next apply (the latter is used up by a reduction). */
 tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog);
 
@@ -69,6 +79,8 @@ tq_status tq_krylov_start(tq_krylov **k, int method, tq_linop *op, tq_linop *ops
 tq_status tq_krylov_submit(tq_krylov *k);
 tq_status tq_krylov_check(tq_krylov *k);
 int tq_krylov_done(const tq_krylov *k);
+/* One iteration at a time (the caller works on the solve's fields between iterations). */
+void tq_krylov_no_pipeline(tq_krylov *k);
 tq_status tq_krylov_status(const tq_krylov *k);
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
 void tq_krylov_free(tq_krylov *k);

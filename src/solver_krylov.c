@@ -37,8 +37,9 @@ enum {
     PMR_ARR = 12, PMR_AR2 = 14, PMR_ALPHA = 15
 };
 #define TQ_GCR_MAX 10
-/* All: |b|^2 */
-enum { SLOT_B2 = 24 };
+/* All: |b|^2; the guard of pipelined iterations (1: go on, 0: converged, hold back the
+ * queued iteration); the stopping value tol^2 |b|^2 the device compares with. */
+enum { SLOT_B2 = 24, SLOT_GO = 25, SLOT_STOP2 = 26 };
 
 struct tq_krylov {
     int bicgstab, mr, gcr, mixed, defect;
@@ -61,6 +62,14 @@ struct tq_krylov {
     tq_krylov_out out;
     int done;
     tq_status st;
+    /* Pipelining (CG, BiCGstab, MR): iteration k + 1 is queued before iteration k's
+     * snapshot is read, so the GPU does not idle while the host decides; once an iteration
+     * reaches the tolerance its last scalar program clears SLOT_GO, and the tasks of the
+     * queued iteration (guarded by it) change nothing. */
+    int pipelined;
+    long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
+    double queued_flops[2];  /* BLAS flops and operator applications of a queued iteration, */
+    long queued_apps[2];     /* counted when it is read (not if it was held back) */
 };
 
 static double field_reals(const tq_field *f)
@@ -87,11 +96,14 @@ static tq_status submit1(tq_krylov *k, int op, tq_field *a, tq_field *b2, const 
  * |r|^2 for BiCGstab); |r|^2 into the RR slot. */
 static tq_status restart(tq_krylov *k)
 {
+    /* the guard opens again: iterations go on from here */
+    static const tq_scalar_instr go_prog[] = {{TQ_SC_SET, SLOT_GO, 1, 0}};
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->pv, NULL, NULL, 0, NULL, 0));
-    if (!k->bicgstab) return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, CG_RR, NULL, 0);
-    static const tq_scalar_instr rho_prog[] = {{TQ_SC_COPY, BI_RHO, BI_RR, 0}, {TQ_SC_ZERO, BI_RHO + 1, 0, 0}};
+    if (!k->bicgstab) return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, CG_RR, go_prog, 1);
+    static const tq_scalar_instr rho_prog[] = {
+        {TQ_SC_COPY, BI_RHO, BI_RR, 0}, {TQ_SC_ZERO, BI_RHO + 1, 0, 0}, {TQ_SC_SET, SLOT_GO, 1, 0}};
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->r0, NULL, NULL, 0, NULL, 0));
-    return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 2);   /* rho = <r0, r> = |r|^2 */
+    return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 3);   /* rho = <r0, r> = |r|^2 */
 }
 
 static tq_status read_scalars(tq_krylov *k)
@@ -123,6 +135,8 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     k->delta = p->reliable_delta > 0 ? p->reliable_delta : 0.1;
     k->n_sloppy = field_reals(b);
     k->n_precise = field_reals(b);
+    const char *pipe_env = getenv("TQ_SOLVER_PIPELINE");
+    k->pipelined = (method == TQ_KRYLOV_CG || bicgstab || method == TQ_KRYLOV_MR) && !(pipe_env && pipe_env[0] == '0');
     tq_status st = TQ_SUCCESS;
     if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
     if (st == TQ_SUCCESS && k->mixed) {
@@ -164,6 +178,10 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
         else if (k->b2 == 0.0) { k->done = 1; k->out.residual = 0.0; }
     }
     k->stop2 = p->tol * p->tol * k->b2;
+    if (st == TQ_SUCCESS) {
+        const double go_stop[2] = {1.0, k->stop2};
+        st = tq_scalars_write(k->sc, SLOT_GO, 2, go_stop);
+    }
     k->st = st;
     if (st != TQ_SUCCESS) {
         tq_krylov_free(k);
@@ -174,12 +192,16 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
 }
 
 int tq_krylov_done(const tq_krylov *k) { return k->done; }
+void tq_krylov_no_pipeline(tq_krylov *k) { k->pipelined = 0; }
 tq_status tq_krylov_status(const tq_krylov *k) { return k->st; }
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }
 
-tq_status tq_krylov_submit(tq_krylov *k)
+/* The snapshot the iteration being submitted ends with: set just before its last reduction. */
+static void last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued & 1); }
+
+/* Queues one iteration's tasks. */
+static tq_status submit_iteration(tq_krylov *k)
 {
-    if (k->done) return TQ_SUCCESS;
     const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
     if (k->gcr) {
         /* z = K r; Az; Az and z orthogonalised against the cycle's earlier (unit) Az_j;
@@ -220,6 +242,7 @@ tq_status tq_krylov_submit(tq_krylov *k)
         TQ_CHECK(submit1(k, TQ_OP_CDOT, az, k->rs, NULL, NULL, GCR_ALPHA, NULL, 0));
         TQ_CHECK(submit1(k, TQ_OP_CAXPY, z, k->xs, one, alpha_slots, 0, NULL, 0));
         TQ_CHECK(submit1(k, TQ_OP_CAXPY, az, k->rs, minus, alpha_slots, 0, NULL, 0));
+        last_reduction(k);
         TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, GCR_RR, NULL, 0));
         k->out.blas_flops += (12.0 * j0 + 20) * k->n_sloppy;
         return TQ_SUCCESS;
@@ -227,12 +250,14 @@ tq_status tq_krylov_submit(tq_krylov *k)
     if (k->mr) {
         /* Ar; alpha = <Ar, r> / |Ar|^2; x += alpha r; r -= alpha Ar; |r|^2 */
         static const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIVR, MR_ALPHA, MR_ARR, MR_AR2}};
+        static const tq_scalar_instr stop_prog[] = {{TQ_SC_STOP_LE, SLOT_GO, MR_RR, SLOT_STOP2}};
         const signed char alpha_slots[4] = {MR_ALPHA + 1, MR_ALPHA + 2, 0, 0};
         TQ_CHECK(tq_linop_apply(k->ops, k->w1, k->rs));
         TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->w1, k->rs, NULL, NULL, MR_ARR, alpha_prog, 1));
         TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->rs, k->xs, one, alpha_slots, 0, NULL, 0));
         TQ_CHECK(submit1(k, TQ_OP_CAXPY, k->w1, k->rs, minus, alpha_slots, 0, NULL, 0));
-        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, MR_RR, NULL, 0));
+        last_reduction(k);
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, MR_RR, stop_prog, 1));
         k->out.blas_flops += 18 * k->n_sloppy;   /* <Ar, r> and |Ar|^2 6, two caxpy 8, |r|^2 2 (+2) */
         return TQ_SUCCESS;
     }
@@ -240,12 +265,15 @@ tq_status tq_krylov_submit(tq_krylov *k)
         /* Ap; alpha = |r|^2 / <p, Ap>; x += alpha p, r -= alpha Ap, |r|^2;
          * beta = |r_new|^2 / |r|^2; p = r + beta p */
         static const tq_scalar_instr alpha_prog[] = {{TQ_SC_DIV, CG_ALPHA, CG_RR, CG_PAP}};
-        static const tq_scalar_instr beta_prog[] = {{TQ_SC_DIV, CG_BETA, CG_RR_NEW, CG_RR}, {TQ_SC_COPY, CG_RR, CG_RR_NEW, 0}};
+        static const tq_scalar_instr beta_prog[] = {
+            {TQ_SC_DIV, CG_BETA, CG_RR_NEW, CG_RR}, {TQ_SC_COPY, CG_RR, CG_RR_NEW, 0},
+            {TQ_SC_STOP_LE, SLOT_GO, CG_RR, SLOT_STOP2}};
         const signed char alpha_slot[4] = {CG_ALPHA + 1, 0, 0, 0}, beta_slot[4] = {CG_BETA + 1, 0, 0, 0};
         TQ_CHECK(tq_linop_apply(k->ops, k->w1, k->pv));
         TQ_CHECK(submit1(k, TQ_OP_RDOT, k->pv, k->w1, NULL, NULL, CG_PAP, alpha_prog, 1));
         tq_field *fupd[4] = {k->pv, k->w1, k->xs, k->rs};
-        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CG_UPDATE, one, alpha_slot, fupd, k->sc, CG_RR_NEW, beta_prog, 2));
+        last_reduction(k);
+        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CG_UPDATE, one, alpha_slot, fupd, k->sc, CG_RR_NEW, beta_prog, 3));
         TQ_CHECK(submit1(k, TQ_OP_CG_DIRECTION, k->rs, k->pv, one, beta_slot, 0, NULL, 0));
         k->out.blas_flops += 10 * k->n_sloppy;   /* 2 flops per real: <p,Ap>, x, r, |r|^2, p */
         return TQ_SUCCESS;
@@ -257,23 +285,50 @@ tq_status tq_krylov_submit(tq_krylov *k)
     static const tq_scalar_instr omega_prog[] = {{TQ_SC_CDIVR, BI_OMEGA, BI_TS, BI_TT}};
     static const tq_scalar_instr beta_prog[] = {
         {TQ_SC_CDIV, BI_T1, BI_RHO_NEW, BI_RHO}, {TQ_SC_CDIV, BI_T2, BI_ALPHA, BI_OMEGA},
-        {TQ_SC_CMUL, BI_BETA, BI_T1, BI_T2}, {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0}};
+        {TQ_SC_CMUL, BI_BETA, BI_T1, BI_T2}, {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0},
+        {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
     const signed char alpha_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, 0, 0};
     const signed char upd_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
     const signed char dir_slots[4] = {BI_BETA + 1, BI_BETA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
     tq_field *v = k->w1;
     TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));
     TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, v, NULL, NULL, BI_R0V, alpha_prog, 1));
-    TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->sv, NULL, NULL, 0, NULL, 0));
-    TQ_CHECK(submit1(k, TQ_OP_CAXPY, v, k->sv, minus, alpha_slots, 0, NULL, 0));
+    tq_field *fs[3] = {v, k->rs, k->sv};   /* s = r - alpha v */
+    TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CAXPYZ, minus, alpha_slots, fs, k->sc, 0, NULL, 0));
     TQ_CHECK(tq_linop_apply(k->ops, k->t, k->sv));
     TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->t, k->sv, NULL, NULL, BI_TS, omega_prog, 1));
     tq_field *fupd[6] = {k->pv, k->sv, k->t, k->r0, k->xs, k->rs};
-    TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_UPDATE, one, upd_slots, fupd, k->sc, BI_RR, beta_prog, 4));
+    last_reduction(k);
+    TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_UPDATE, one, upd_slots, fupd, k->sc, BI_RR, beta_prog, 5));
     tq_field *fdir[3] = {k->rs, v, k->pv};
     TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_DIRECTION, one, dir_slots, fdir, k->sc, 0, NULL, 0));
     /* flops per real: <r0, v> 4, s 4, <t, s> and |t|^2 6, x, r, |r|^2, <r0, r> 14, p 8 */
     k->out.blas_flops += 36 * k->n_sloppy;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_krylov_submit(tq_krylov *k)
+{
+    if (k->done) return TQ_SUCCESS;
+    const long depth = k->pipelined ? 2 : 1;
+    while (k->queued - k->consumed < depth && k->out.iterations + (k->queued - k->consumed) < k->p.maxiter) {
+        const double f0 = k->out.blas_flops;
+        const long a0 = k->ops->applications;
+        k->sc->guard = k->pipelined ? SLOT_GO + 1 : 0;
+        tq_status st = submit_iteration(k);
+        k->sc->guard = 0;
+        k->sc->snap_next = -1;
+        const int i = (int)(k->queued & 1);
+        k->queued_flops[i] = k->out.blas_flops - f0;
+        k->queued_apps[i] = k->ops->applications - a0;
+        k->out.blas_flops = f0;
+        k->queued++;
+        if (st != TQ_SUCCESS) {
+            k->st = st;
+            k->done = 1;
+            return st;
+        }
+    }
     return TQ_SUCCESS;
 }
 
@@ -283,6 +338,7 @@ tq_status tq_krylov_submit(tq_krylov *k)
 static tq_status reliable_update(tq_krylov *k)
 {
     const double one[4] = {1, 0, 0, 0}, minus[4] = {-1, 0, 0, 0};
+    static const tq_scalar_instr go_prog[] = {{TQ_SC_SET, SLOT_GO, 1, 0}};
     const int rr_slot = k->bicgstab ? BI_RR : CG_RR;
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->xs, k->th, NULL, NULL, 0, NULL, 0));
     TQ_CHECK(submit1(k, TQ_OP_AXPY, k->th, k->x, one, NULL, 0, NULL, 0));
@@ -304,7 +360,7 @@ static tq_status reliable_update(tq_krylov *k)
             static const tq_scalar_instr rho_prog[] = {{TQ_SC_CCOPY, BI_RHO, BI_T1, 0}};
             TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, k->rs, NULL, NULL, BI_T1, rho_prog, 1));
         }
-        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, rr_slot, NULL, 0));
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, rr_slot, go_prog, 1));
         k->out.blas_flops += 10 * k->n_sloppy;
     }
     TQ_CHECK(read_scalars(k));
@@ -322,10 +378,14 @@ static void progress(const tq_krylov *k, const char *what)
                 k->out.iterations, k->out.residual, what);
 }
 
-tq_status tq_krylov_check(tq_krylov *k)
+/* Reads the oldest queued iteration's snapshot and evaluates it: breakdown tests, the
+ * iterated |r|^2 into k->rr, progress. */
+static tq_status consume(tq_krylov *k)
 {
-    if (k->done) return k->st;
-    tq_status st = read_scalars(k);
+    const int i = (int)(k->consumed & 1);
+    tq_status st = tq_scalars_read_snapshot(k->sc, i, k->s);
+    k->consumed++;
+    k->out.blas_flops += k->queued_flops[i];
     const double *s = k->s;
     const int it = ++k->out.iterations;
     if (st == TQ_SUCCESS && k->gcr) {
@@ -351,27 +411,58 @@ tq_status tq_krylov_check(tq_krylov *k)
             st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", k->who, it);
         k->rr = s[CG_RR];
     } else if (st == TQ_SUCCESS) {
-        for (int i = 0; i < BI_T1 && st == TQ_SUCCESS; i++)
-            if (!isfinite(s[i]))
+        for (int j = 0; j < BI_T1 && st == TQ_SUCCESS; j++)
+            if (!isfinite(s[j]))
                 st = tq_error(TQ_ERR_BREAKDOWN, "%s: NaN or Inf in the iteration's scalars at iteration %d "
                               "(<r0, A p> or |A s| vanished: a singular system?)", k->who, it);
         k->rr = s[BI_RR];
     }
-    int converged = 0;
     if (st == TQ_SUCCESS) {
         k->out.residual = sqrt(k->rr / k->b2);
         progress(k, "");
         if (k->rr > k->rmax) k->rmax = k->rr;
+    }
+    return st;
+}
+
+/* The queued iteration after one that reached the tolerance did nothing (its guard): it
+ * is dropped without being read, and its work is not counted. */
+static void drop_held_back(tq_krylov *k)
+{
+    const int i = (int)(k->consumed & 1);
+    k->ops->applications -= k->queued_apps[i];
+    k->consumed++;
+}
+
+tq_status tq_krylov_check(tq_krylov *k)
+{
+    if (k->done) return k->st;
+    if (k->queued == k->consumed) {
+        k->done = 1;
+        return k->st = tq_error(TQ_ERR_INVALID_ARG, "%s: no iteration queued to check (call submit first)", k->who);
+    }
+    tq_status st = consume(k);
+    int converged = 0;
+    if (st == TQ_SUCCESS) {
         const int below = k->rr <= k->stop2;
-        if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || it >= k->p.maxiter)) {
-            st = reliable_update(k);
+        if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || k->out.iterations >= k->p.maxiter)) {
+            /* the update takes the state after everything queued: a queued iteration is
+             * either held back (below) or evaluated first */
+            if (k->queued > k->consumed) {
+                if (below) drop_held_back(k);
+                else st = consume(k);
+            }
+            if (st == TQ_SUCCESS) st = reliable_update(k);
             if (st == TQ_SUCCESS) {
                 k->out.residual = sqrt(k->rr / k->b2);
                 progress(k, " (reliable update: true residual)");
             }
         }
         if (st == TQ_SUCCESS) converged = k->rr <= k->stop2;
+        if (converged && k->queued > k->consumed) drop_held_back(k);
     }
+    const double *s = k->s;
+    const int it = k->out.iterations;
     if (st == TQ_SUCCESS && !converged && k->bicgstab) {
         const double tt = s[BI_TT], om = hypot(s[BI_OMEGA], s[BI_OMEGA + 1]), rho = hypot(s[BI_RHO], s[BI_RHO + 1]);
         if (!(tt > 0.0) || om == 0.0)

@@ -39,6 +39,7 @@ tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_fiel
     }
     tq_krylov *k = NULL;
     if (st == TQ_SUCCESS) st = tq_krylov_start(&k, 0, op, op, x[0], b, p);
+    if (st == TQ_SUCCESS) tq_krylov_no_pipeline(k);   /* the shifted updates follow each iteration */
     const double n_reals = (double)b->lat->local_volume / 2.0 * b->nparity * b->layout.nreal;
     double alpha_old = 1.0, beta_old = 0.0;
     while (st == TQ_SUCCESS && !tq_krylov_done(k)) {

@@ -6,18 +6,20 @@
 #include "tq_codelets.h"
 
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
- * reductions, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars: the solver scalars
- * the coefficients come from when a->use_scalars. Returns 0 or a StarPU error. */
+ * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:
+ * the solver scalars (a->use_scalars: coefficients, guard, fused reduction); snapshot: the
+ * buffer a->snapshot asks for. Returns 0 or a StarPU error. */
 int tq_task_blas(const tq_blas_args *a, const starpu_data_handle_t *operands,
-                 starpu_data_handle_t partial, starpu_data_handle_t scalars);
+                 starpu_data_handle_t partial, starpu_data_handle_t scalars, starpu_data_handle_t snapshot);
 
 /* Sums partials[0..n-1] in order into result (a vector of TQ_BLAS_MAX_RESULTS doubles). */
 int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
                            starpu_data_handle_t result);
 
-/* Sums a->n partials into solver-scalar slots and runs a->prog (tq_cl_scalar_combine). */
+/* Sums a->n partials into solver-scalar slots and runs a->prog (tq_cl_scalar_combine);
+ * snapshot: copy of the scalars afterwards when a->snapshot. */
 int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_handle_t *partials,
-                           starpu_data_handle_t scalars);
+                           starpu_data_handle_t scalars, starpu_data_handle_t snapshot);
 
 /* Wilson hopping term of one block (codelets/wilson.c documents buffers and faces). faces:
  * per split direction mu in order, two handles (pack: the lower and upper face it writes;

@@ -145,6 +145,58 @@ static void test_mixed(const int dims[4], const tq_host_gauge *hg, const tq_dira
     setup_free(&S);
 }
 
+/* Pipelined iterations (the next one queued before the host reads this one's residual; the
+ * default) against one at a time (TQ_SOLVER_PIPELINE=0). Where every reliable update is
+ * triggered by the tolerance (uniform precision; a tiny delta) both do the same arithmetic:
+ * identical solutions. A tiny delta (below the tolerance) with defect correction takes the path where the
+ * iterated residual reaches the tolerance, the queued iteration is held back, the true
+ * residual is above the tolerance and the iterations go on. With the default delta the
+ * pipelined update comes one iteration later: both converge in about as many iterations. */
+static void test_pipeline(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b,
+                          const char *what)
+{
+    setup S;
+    if (setup_make_op(&S, dims, NULL, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) { setup_free(&S); return; }
+    const int64_t n = 24 * ref_volume(dims);
+    double *h1 = malloc(n * sizeof *h1), *h2 = malloc(n * sizeof *h2);
+    tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+    printf("  pipelined vs one iteration at a time, %s: inverter, mode: iterations (reliable updates) each\n", what);
+    for (int inv = 0; inv < 3; inv++)
+        for (int mode = 0; mode < 3; mode++) {
+            tq_solver_params sp;
+            tq_solver_params_default(&sp);
+            sp.inverter = inv == 2 ? TQ_INV_MR : inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
+            sp.maxiter = 3000;
+            if (mode > 0) sp.prec_sloppy = TQ_SINGLE;
+            if (mode == 1) { sp.mixed = TQ_MIXED_DEFECT; sp.reliable_delta = 1e-12; }
+            tq_solver_result r[2];
+            for (int pipe = 0; pipe < 2; pipe++) {
+                setenv("TQ_SOLVER_PIPELINE", pipe ? "1" : "0", 1);
+                CHECK_OK(tq_solve(S.dirac, x, fb, &sp, &r[pipe]));
+                CHECK_OK(tq_field_export(x, pipe ? h1 : h2));
+                CHECK(r[pipe].true_residual <= 3e-9, "%s %s mode %d pipeline %d: true residual %.3g", what,
+                      tq_inverter_name(sp.inverter), mode, pipe, r[pipe].true_residual);
+            }
+            unsetenv("TQ_SOLVER_PIPELINE");
+            const char *mn = mode == 0 ? "double" : mode == 1 ? "single defect delta 1e-12" : "single reliable";
+            printf("    %-8s %-25s %4d (%d) pipelined, %4d (%d) one at a time\n", tq_inverter_name(sp.inverter), mn,
+                   r[1].iterations, r[1].reliable_updates, r[0].iterations, r[0].reliable_updates);
+            if (mode < 2) {
+                double e = sqrt(ref_vdiff2(h1, h2, n) / ref_vnorm2(h2, n));
+                CHECK(e == 0.0 && r[0].iterations == r[1].iterations && r[0].reliable_updates == r[1].reliable_updates,
+                      "%s %s %s: pipelined and one-at-a-time solutions differ by %.3g (%d vs %d iterations)", what,
+                      tq_inverter_name(sp.inverter), mn, e, r[1].iterations, r[0].iterations);
+            } else {
+                CHECK(abs(r[1].iterations - r[0].iterations) <= 2 + r[0].iterations / 10, "%s %s %s: %d iterations "
+                      "pipelined vs %d", what, tq_inverter_name(sp.inverter), mn, r[1].iterations, r[0].iterations);
+            }
+        }
+    tq_field_destroy(x);
+    tq_field_destroy(fb);
+    free(h1); free(h2);
+    setup_free(&S);
+}
+
 /* Three systems together give the one-by-one solutions (same arithmetic: each system has
  * its own operator work fields, reductions are in a fixed order). */
 static void test_many(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const char *what)
@@ -428,6 +480,7 @@ int main(void)
     clo.matpc = TQ_MATPC_SYMMETRIC;
     test_mixed(dims, &hg, &clo, b, "clover");
     test_many(dims, &hg, &clo, "clover");
+    test_pipeline(dims, &hg, &clo, b, "clover");
     test_multishift(dims, &hg, &clo, b, "clover");
     test_gcr(dims, &hg, &wil, b, "wilson");
     test_gcr(dims, &hg, &clo, b, "clover");

@@ -8,6 +8,7 @@
 #define TQ_BLAS_SITE_H
 
 #include "kernels/field_layout.h"
+#include "kernels/solver_scalars.h"
 
 enum tq_blas_op {
     TQ_OP_ZERO,               /* y = 0                                  [y]             */
@@ -28,6 +29,7 @@ enum tq_blas_op {
                                  sum |r|^2, sum conj(r0) r              [p, s, t, r0, x, r] */
     TQ_OP_BICGSTAB_DIRECTION, /* p = r + beta (p - omega v)             [r, v, p]       */
     TQ_OP_CDOT_NORM2,         /* sum conj(x) y, sum |x|^2               [x, y]          */
+    TQ_OP_CAXPYZ,             /* z = a x + y, a complex                 [x, y, z]       */
     TQ_NUM_BLAS_OPS
 };
 
@@ -42,7 +44,7 @@ TQ_HD int tq_blas_noperands(int op)
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: return 4;
     case TQ_OP_BICGSTAB_UPDATE: return 6;
-    case TQ_OP_BICGSTAB_DIRECTION: return 3;
+    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 3;
     default: return 2;
     }
 }
@@ -67,7 +69,7 @@ TQ_HD unsigned tq_blas_writes(int op)
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_CDOT: case TQ_OP_CDOT_NORM2: return 0u;
     case TQ_OP_CG_UPDATE: return 12u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
-    case TQ_OP_BICGSTAB_DIRECTION: return 4u;
+    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
     default: return 2u;
     }
 }
@@ -118,26 +120,58 @@ TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_lay
     }
 }
 
-/* Solver scalars: a small vector of doubles in a StarPU handle (kernels/solver_scalars.h)
- * that reductions write and BLAS tasks read, so a Krylov iteration's coefficients never
- * pass through the host. */
-#define TQ_NSCALARS 32
-
 /* Arguments of one BLAS task (the codelet's cl_arg). Coefficient k is c[k], or, when
- * slot[k] > 0, c[k] times scalar slot[k] - 1 of the task's scalar buffer (the last buffer;
- * then use_scalars is 1). */
+ * slot[k] > 0, c[k] times scalar slot[k] - 1 of the solver scalars (kernels/solver_scalars.h;
+ * then use_scalars is 1 and the task has the scalars' buffer).
+ *
+ * Solver tasks may also have: guard > 0: the task writes nothing while scalar guard - 1 is 0
+ * (a speculatively queued iteration after convergence); fused (reductions): the sums go to
+ * scalar slots dst, dst + 1, ... and then prog runs, in this task (scalars read-write, no
+ * partial buffer); snapshot: a buffer after the scalars receives a copy of all of them.
+ *
+ * Buffers in order: the op's operands; for reductions the partial sums (W, not when fused)
+ * and the CUDA scratch; the scalars (R, or RW when fused); the snapshot (W). */
 typedef struct tq_blas_args {
     int op;
     int use_scalars;
     double c[4];
     signed char slot[4];
+    signed char guard, fused, snapshot, dst, nprog;
+    tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
     tq_layout L[TQ_BLAS_MAX_OPERANDS];
 } tq_blas_args;
+
+/* Buffer indices of a task (see tq_blas_args). */
+TQ_HD int tq_blas_buf_partial(const tq_blas_args *a) { return tq_blas_noperands(a->op); }
+TQ_HD int tq_blas_buf_scratch(const tq_blas_args *a) { return tq_blas_noperands(a->op) + (a->fused ? 0 : 1); }
+TQ_HD int tq_blas_buf_scalars(const tq_blas_args *a)
+{
+    return tq_blas_noperands(a->op) + (tq_blas_nresults(a->op) ? (a->fused ? 1 : 2) : 0);
+}
+TQ_HD int tq_blas_nbuffers(const tq_blas_args *a)
+{
+    return tq_blas_buf_scalars(a) + (a->use_scalars ? 1 : 0) + (a->use_scalars && a->snapshot ? 1 : 0);
+}
 
 /* The coefficients of a task: immediate, or scaled scalars read from scal. */
 TQ_HD void tq_blas_coefficients(const tq_blas_args *a, const double *scal, double *c)
 {
     for (int k = 0; k < 4; k++) c[k] = a->slot[k] > 0 && scal ? a->c[k] * scal[a->slot[k] - 1] : a->c[k];
+}
+
+/* Whether the task's guard holds it back. */
+TQ_HD int tq_blas_frozen(const tq_blas_args *a, const double *scal)
+{
+    return a->guard > 0 && scal && scal[a->guard - 1] == 0.0;
+}
+
+/* The end of a fused reduction: sums into their slots, the program, all of it unless the
+ * guard holds the task back. */
+TQ_HD void tq_blas_fused_finish(const tq_blas_args *a, double *scal, const double *sum)
+{
+    if (tq_blas_frozen(a, scal)) return;
+    for (int r = 0; r < tq_blas_nresults(a->op); r++) scal[a->dst + r] = sum[r];
+    tq_scalar_run(scal, a->prog, a->nprog);
 }
 
 #endif

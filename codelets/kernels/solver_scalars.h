@@ -1,14 +1,18 @@
 /* Solver scalars: the TQ_NSCALARS doubles of one Krylov solve, kept in a StarPU handle.
- * Reduction combine tasks store their sums in slots and then run a short scalar program
- * (alpha = rho / <p, Ap>, beta = ..., complex for BiCGstab) so that the coefficients the
- * next BLAS tasks read (tq_blas_args.slot) never pass through the host; the host reads the
- * handle only for the stopping test. */
+ * A reduction stores its sums in slots and then runs a short scalar program (alpha = rho /
+ * <p, Ap>, beta = ..., complex for BiCGstab) so that the coefficients the next BLAS tasks
+ * read (tq_blas_args.slot) never pass through the host. When the reduction is one task it
+ * does this itself, on the device that ran it; otherwise a combine task sums the per-task
+ * partials first. The host reads a snapshot of the scalars, written by the iteration's last
+ * reduction, for the stopping test. */
 #ifndef TQ_SOLVER_SCALARS_H
 #define TQ_SOLVER_SCALARS_H
 
 #include "kernels/tq_hd.h"
 
 #include <math.h>
+
+#define TQ_NSCALARS 32
 
 enum tq_scalar_opcode {
     TQ_SC_NOP = 0,
@@ -24,6 +28,8 @@ enum tq_scalar_opcode {
     TQ_SC_MAX,     /* s[d] = max(s[a], s[b]) */
     TQ_SC_ZERO,    /* s[d] = 0 */
     TQ_SC_RSQRT,   /* s[d] = 1 / sqrt(s[a]) */
+    TQ_SC_STOP_LE, /* s[d] = 0 if s[a] <= s[b] (clears a guard slot: the solve converged) */
+    TQ_SC_SET,     /* s[d] = a (a small integer immediate) */
 };
 
 typedef struct tq_scalar_instr { signed char op, d, a, b; } tq_scalar_instr;
@@ -31,9 +37,11 @@ typedef struct tq_scalar_instr { signed char op, d, a, b; } tq_scalar_instr;
 #define TQ_SCALAR_PROGRAM_MAX 8
 
 /* Arguments of a combine task: the sums of n partial buffers (nres results each) go to
- * slots dst .. dst + nres - 1 (n = 0: no sums), then the program runs. */
+ * slots dst .. dst + nres - 1 (n = 0: no sums), then the program runs. guard > 0: nothing
+ * happens while slot guard - 1 is 0 (the BLAS tasks were skipped too). snapshot: one more
+ * buffer after the scalars receives a copy of all of them. */
 typedef struct tq_scalar_combine_args {
-    int n, nres, dst, nprog;
+    int n, nres, dst, nprog, guard, snapshot;
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
 } tq_scalar_combine_args;
 
@@ -64,6 +72,8 @@ TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
         case TQ_SC_MAX: s[d] = s[a] > s[b] ? s[a] : s[b]; break;
         case TQ_SC_ZERO: s[d] = 0.0; break;
         case TQ_SC_RSQRT: s[d] = 1.0 / sqrt(s[a]); break;
+        case TQ_SC_STOP_LE: if (s[a] <= s[b]) s[d] = 0.0; break;
+        case TQ_SC_SET: s[d] = (double)a; break;
         default: break;
         }
     }
