@@ -11,19 +11,28 @@ set -u
 source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}
 tq="$top/build/.libs/taskqcd"
-# one line per run: kappa inverter mode iterations reliable-updates true-residual seconds GFLOPS
+# one line per run: kappa inverter mode iterations reliable-updates true-residual seconds GFLOPS,
+# then the iterations alone (QUDA's solver time): seconds, GFLOPS
 row() {
     awk -v k="$1" -v i="$2" -v m="$3" '
         /"source": 0/ { match($0, /"iterations": [0-9]+/); it = substr($0, RSTART + 14, RLENGTH - 14)
                         match($0, /"reliable_updates": [0-9]+/); ru = substr($0, RSTART + 20, RLENGTH - 20)
                         match($0, /"true_residual": [0-9.e+-]+/); tr = substr($0, RSTART + 17, RLENGTH - 17)
                         match($0, /"seconds": [0-9.e+-]+/); s = substr($0, RSTART + 11, RLENGTH - 11)
-                        match($0, /"gflops": [0-9.e+-]+/); g = substr($0, RSTART + 10, RLENGTH - 10) }
+                        match($0, /"gflops": [0-9.e+-]+/); g = substr($0, RSTART + 10, RLENGTH - 10)
+                        match($0, /"iter_seconds": [0-9.e+-]+/); is = substr($0, RSTART + 16, RLENGTH - 16)
+                        match($0, /"iter_gflops": [0-9.e+-]+/); ig = substr($0, RSTART + 15, RLENGTH - 15) }
         END { if (it == "") printf "%-6s %-9s %-11s failed\n", k, i, m
-              else printf "%-6s %-9s %-11s %6s %4s %10s %9s %9s\n", k, i, m, it, ru, tr, s, g }' "$4"
+              else printf "%-6s %-9s %-11s %6s %4s %10s %9s %9s %9s %9s\n", k, i, m, it, ru, tr, s, g, is, ig }' "$4"
 }
 echo "dims $dims, clover c_sw 1, weak-field gauge (epsilon 0.2), recon 12 (sloppy recon 12), direct-pc, one source"
-echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS"
+"$tq" dslash --dim $dims --dslash-type clover --prec double,single,half --recon 12 --test matpc,matpcdagmatpc \
+    --where cuda --niter 50 --no-check > "$out/matpc.txt" 2>&1
+echo "the even-odd operator alone (taskqcd dslash, recon 12; the rate the solver rates compare with):"
+awk '/^taskqcd dslash:/ { t = $0; sub(/.*even-odd\) /, "", t); sub(/,.*/, "", t)
+                         p = $0; sub(/.*\(1\), /, "", p); sub(/, kappa.*/, "", p) }
+     /time .* per application/ { printf "  %-14s %-16s %s ms  %s GFLOPS\n", t, p, $2, $6 }' "$out/matpc.txt"
+echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS  it-secs  it-GFLOPS"
 for kappa in ${KAPPAS:-0.115 0.124}; do
     for inv in ${INVS:-bicgstab cg}; do
         for mode in double single-rel half-rel single half; do

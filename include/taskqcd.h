@@ -53,7 +53,8 @@ const char *tq_status_name(tq_status s);
 
 /* ---- runtime context ----------------------------------------------------------------- */
 typedef struct tq_init_params {
-    int ncpus;            /* CPU workers; -1: StarPU's default (or STARPU_NCPU) */
+    int ncpus;            /* CPU workers; -1: StarPU's default, less one core left to the application
+                             thread where there are 4 or more (or STARPU_NCPU) */
     int ncuda;            /* CUDA workers (GPUs); -1: all available (or STARPU_NCUDA) */
     const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: default */
     int verbosity;        /* 0 quiet, 1 summary, 2 debug */
@@ -358,8 +359,12 @@ typedef struct tq_solver_result {
     int reliable_updates;    /* mixed precision: updates (or defect-correction restarts) done */
     double residual;         /* iterated relative residual at the end */
     double true_residual;    /* |b - M x| / |b| on the full lattice */
-    double seconds;          /* solve time (set-up and true residual excluded) */
+    double seconds;          /* time to solution: from the source's preparation to the solution
+                                (the operator's set-up and the true residual excluded) */
     double flops;            /* operator and BLAS flops of the solve, counted as QUDA does */
+    double iter_seconds;     /* the inverter's iterations alone (what QUDA times as its solver:
+                                work fields' set-up, preparation and reconstruction excluded) */
+    double iter_flops;       /* the flops of those iterations (reliable updates included) */
 } tq_solver_result;
 tq_status tq_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
                    tq_solver_result *result);

@@ -7,12 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+static double now(void) { return tq_internal_now(); }
 
 tq_status tq_field_like(const tq_field *f, tq_field **out)
 {
@@ -182,7 +177,7 @@ typedef struct solve_system {
     tq_field *bs, *xs, *rhs, *y, *w;
     tq_krylov *k;
     tq_status st;
-    double t0;
+    double t0, t_iter, t_done;    /* prepare, first iteration, inverter finished */
 } solve_system;
 
 static void system_free(solve_system *S)
@@ -243,8 +238,10 @@ static tq_status system_start(solve_system *S, const tq_solver_params *p, int pc
     if (S->ds == S->d) S->ops.tmp = S->op.tmp;
     const int method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR
                      : p->inverter == TQ_INV_GCR ? TQ_KRYLOV_GCR : TQ_KRYLOV_CG;
-    return tq_krylov_start(&S->k, method, &S->op, &S->ops, normal == 2 ? S->y : S->xs,
-                           normal ? S->rhs : S->bs, p);
+    TQ_CHECK(tq_krylov_start(&S->k, method, &S->op, &S->ops, normal == 2 ? S->y : S->xs,
+                             normal ? S->rhs : S->bs, p));
+    S->t_iter = now();
+    return TQ_SUCCESS;
 }
 
 /* After the inverter: x = M^dag y (NE), reconstruction, time, flops and true residual. */
@@ -252,6 +249,7 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
 {
     const tq_krylov_out *ko = tq_krylov_result(S->k);
     tq_status st = tq_krylov_status(S->k);
+    if (S->t_done == 0.0) S->t_done = now();
     res->iterations = ko->iterations;
     res->reliable_updates = ko->reliable_updates;
     res->residual = ko->residual;
@@ -262,8 +260,10 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
     double dummy;
     TQ_CHECK(tq_blas_norm2(S->x, &dummy));   /* waits for this system's solution */
     res->seconds = now() - S->t0;
-    res->flops = S->op.flops * (double)S->op.applications + linop_flops(S->ds, S->ops.kind) * (double)S->ops.applications
-                 + S->single.flops * (double)S->single.applications + ko->blas_flops;
+    res->iter_flops = S->op.flops * (double)S->op.applications + linop_flops(S->ds, S->ops.kind) * (double)S->ops.applications
+                      + ko->blas_flops;
+    res->flops = res->iter_flops + S->single.flops * (double)S->single.applications;
+    res->iter_seconds = S->t_done - S->t_iter;
     TQ_CHECK(true_residual(S->d, S->x, S->b, S->w, &res->true_residual));
     /* the inverter's residual says converged but the full system's does not: a source with
      * a part in the null space of M^dag (singular system), or a far too ill-conditioned one */
@@ -336,6 +336,7 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
             solve_system *S = &sys[i];
             if (S->st != TQ_SUCCESS || tq_krylov_done(S->k)) continue;
             tq_krylov_check(S->k);
+            if (tq_krylov_done(S->k)) S->t_done = now();
             if (!tq_krylov_done(S->k)) nactive++;
             else if (p->verbosity >= 1 && n > 1)
                 fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations\n", i + 1, n,
@@ -353,10 +354,13 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
         }
         if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED))
             fprintf(stderr, "taskqcd: %s %s%s%s: %d iterations (%d reliable updates), residual %.3e, true residual %.3e, "
-                    "%.3f s, %.1f GFLOPS\n", tq_inverter_name(p->inverter), tq_solve_type_name(p->solve_type),
-                    sloppy ? ", sloppy " : "", sloppy ? tq_precision_name(sp) : "", results[i].iterations,
-                    results[i].reliable_updates, results[i].residual, results[i].true_residual, results[i].seconds,
-                    results[i].flops / results[i].seconds * 1e-9);
+                    "%.3f s (start %.3f, iterations %.3f, end %.3f), %.1f GFLOPS (%.1f over the iterations)\n",
+                    tq_inverter_name(p->inverter), tq_solve_type_name(p->solve_type), sloppy ? ", sloppy " : "",
+                    sloppy ? tq_precision_name(sp) : "", results[i].iterations, results[i].reliable_updates,
+                    results[i].residual, results[i].true_residual, results[i].seconds, S->t_iter - S->t0,
+                    results[i].iter_seconds, S->t0 + results[i].seconds - S->t_done,
+                    results[i].flops / results[i].seconds * 1e-9,
+                    results[i].iter_seconds > 0 ? results[i].iter_flops / results[i].iter_seconds * 1e-9 : 0.0);
         system_free(S);
     }
     free(sys);
@@ -443,6 +447,8 @@ tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shift
             r->true_residual = b2 > 0 ? sqrt(r2 / b2) : sqrt(r2);
             r->seconds = seconds;
             r->flops = k == 0 ? op.flops * (double)op.applications + ko[0].blas_flops : ko[k].blas_flops;
+            r->iter_seconds = seconds;   /* one solve for all shifts: no separate phases */
+            r->iter_flops = r->flops;
             if (p->verbosity >= 1)
                 fprintf(stderr, "taskqcd: multi-shift CG, shift %g: %d iterations, residual %.3e, true residual %.3e\n",
                         shifts[order[k]], r->iterations, r->residual, r->true_residual);

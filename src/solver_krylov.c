@@ -67,6 +67,7 @@ struct tq_krylov {
      * reaches the tolerance its last scalar program clears SLOT_GO, and the tasks of the
      * queued iteration (guarded by it) change nothing. */
     int pipelined;
+    double t0;               /* start (progress lines) */
     long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
     double queued_flops[2];  /* BLAS flops and operator applications of a queued iteration, */
     long queued_apps[2];     /* counted when it is read (not if it was held back) */
@@ -125,6 +126,7 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     k->nkrylov = p->gcr_nkrylov > 0 ? p->gcr_nkrylov : 8;
     k->who = bicgstab ? "tq_solve (BiCGstab)" : k->mr ? "tq_solve (MR)" : k->gcr ? "tq_solve (GCR)" : "tq_solve (CG)";
     k->p = *p;
+    k->t0 = tq_internal_now();
     k->op = op;
     k->ops = ops;
     k->x = x;
@@ -373,9 +375,9 @@ static tq_status reliable_update(tq_krylov *k)
 static void progress(const tq_krylov *k, const char *what)
 {
     if (k->p.verbosity >= 2)
-        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s\n",
+        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s (%.4f s)\n",
                 k->bicgstab ? "BiCGstab" : k->mr ? "MR" : k->gcr ? "GCR" : "CG",
-                k->out.iterations, k->out.residual, what);
+                k->out.iterations, k->out.residual, what, tq_internal_now() - k->t0);
 }
 
 /* Reads the oldest queued iteration's snapshot and evaluates it: breakdown tests, the

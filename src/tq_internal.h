@@ -19,6 +19,8 @@ void tq_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* MPI rank and size of the running context (0 and 1 without MPI). */
 int tq_internal_mpi_rank(void);
 int tq_internal_mpi_size(void);
+/* Monotonic wall clock in seconds (timings the library reports). */
+double tq_internal_now(void);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
 /* Unregisters the reduction scratch handles (before StarPU shuts down). */

@@ -138,7 +138,7 @@ int tq_cmd_propagator(int argc, char **argv)
     }
     if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&hg); return 1; }
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
-    if (!json) sp.verbosity = ip.verbosity >= 1 ? 1 : 0;
+    sp.verbosity = json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
 
     int rc = 1;
     const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
@@ -192,9 +192,11 @@ int tq_cmd_propagator(int argc, char **argv)
         }
         if (!json)
             for (int s = s0; s < s0 + n; s++)
-                printf("  solve %2d (spin %d, color %d): %5d iterations (%d reliable updates), true residual %.3e, %.3f s, %.1f GFLOPS\n",
+                printf("  solve %2d (spin %d, color %d): %5d iterations (%d reliable updates), true residual %.3e, %.3f s, "
+                       "%.1f GFLOPS; iterations %.3f s, %.1f GFLOPS\n",
                        s, s / 3, s % 3, res[s].iterations, res[s].reliable_updates, res[s].true_residual, res[s].seconds,
-                       res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0);
+                       res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
+                       res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
     }
     const double wall = tq_cli_now() - t0;
     double flops = 0;
@@ -219,8 +221,10 @@ int tq_cmd_propagator(int argc, char **argv)
                tq_inverter_name(sp.inverter), tq_solve_type_name(sp.solve_type), sp.tol, batch, wall, flops / wall * 1e-9);
         for (int s = 0; s < nsrc; s++)
             printf("%s{\"source\": %d, \"iterations\": %d, \"reliable_updates\": %d, \"true_residual\": %.6e, \"seconds\": %.6f, "
-                   "\"gflops\": %.3f}", s ? ",\n   " : "", s, res[s].iterations, res[s].reliable_updates, res[s].true_residual,
-                   res[s].seconds, res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0);
+                   "\"gflops\": %.3f, \"iter_seconds\": %.6f, \"iter_gflops\": %.3f}", s ? ",\n   " : "", s, res[s].iterations,
+                   res[s].reliable_updates, res[s].true_residual, res[s].seconds,
+                   res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
+                   res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
         printf("],\n \"correlator\": [");
         for (int t = 0; t < dims[3]; t++) printf("%s%.17g", t ? ", " : "", corr[t]);
         printf("],\n \"effective_mass\": [");
