@@ -4,8 +4,9 @@
 # kappa, BiCGstab and CG (CGNR on the even-odd system), in double, double with single-
 # and half-precision reliable updates (tol 1e-10), and uniform single (tol 1e-6) / half
 # (tol 1e-3) for the solver-vs-dslash rate; then the 12-source propagator with all solves
-# together vs one after another, on the GPU alone and on GPU + CPU workers. Full outputs
-# under $OUT, a table on stdout.
+# together vs one after another, on the GPU alone and on GPU + CPU workers. Each run solves
+# once untimed first (--warmup: the first solves in a process allocate their work fields'
+# device memory, about 50 ms at 32^4). Full outputs under $OUT, a table on stdout.
 # Usage: [KAPPAS="0.115 0.124"] [INVS="bicgstab cg"] [PROP=1] bash bench/solver-bench.sh [X Y Z T]
 set -u
 source "$(dirname "$0")/device-env.sh"
@@ -45,18 +46,22 @@ for kappa in ${KAPPAS:-0.115 0.124}; do
             esac
             f="$out/solve_${kappa}_${inv}_${mode}.json"
             timeout 300 "$tq" propagator --dim $dims --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc 1 \
-                --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
+                --warmup --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
             row "$kappa" "$inv" "$mode" "$f"
         done
     done
 done
 if [ "${PROP:-1}" = 1 ]; then
     echo "12-source propagator (kappa 0.12, BiCGstab, double with single reliable updates):"
-    echo "where  batch  wall-seconds  GFLOPS  iterations"
+    echo "where  batch  wall-seconds  GFLOPS  iterations   (per-solve phases in prop_*.err)"
     for where in cuda any; do
+        # GPU + CPU workers: dmda places tasks by their performance models (lws would hand
+        # CPU workers whole 32^4 operator applications)
+        sched=; [ $where = any ] && sched="--sched dmda"
         for batch in 12 1; do
             f="$out/prop_${where}_${batch}.json"
-            timeout 300 "$tq" propagator --dim $dims --kappa 0.12 --batch $batch --where $where --json --quiet > "$f" 2> "${f%.json}.err"
+            timeout ${PROP_TIMEOUT:-150} "$tq" propagator --dim $dims --kappa 0.12 --batch $batch --where $where $sched --warmup --json \
+                > "$f" 2> "${f%.json}.err"
             awk -v w="$where" -v b="$batch" '
                 /"wall_seconds"/ { match($0, /"wall_seconds": [0-9.e+-]+/); s = substr($0, RSTART + 16, RLENGTH - 16)
                                    match($0, /"gflops": [0-9.e+-]+/); g = substr($0, RSTART + 10, RLENGTH - 10) }

@@ -245,6 +245,8 @@ run 0 propagator --dim 4 4 4 8 --inv-type gcr --precond mr --prec-sloppy half --
     correlator "$out" > "$tmp/c4" && same_correlator "$tmp/c4" "propagator GCR with the MR preconditioner"
 run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c5" && same_correlator "$tmp/c5" "propagator MR"
+run 0 propagator --dim 4 4 4 8 --batch 4 --warmup --json --quiet --where cpu &&
+    correlator "$out" > "$tmp/c6" && same_correlator "$tmp/c6" "propagator --warmup"
 run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"
 ncuda=$("$tq" info 2>/dev/null | sed -n 's/.*workers: .* \([0-9][0-9]*\) CUDA.*/\1/p' | head -n1)
 if [ "${ncuda:-0}" -gt 0 ]; then
