@@ -58,7 +58,7 @@ if [ "${PROP:-1}" = 1 ]; then
         # GPU + CPU workers: dmda places tasks by their performance models (lws would hand
         # CPU workers whole 32^4 operator applications)
         sched=; [ $where = any ] && sched="--sched dmda"
-        for batch in 12 1; do
+        for batch in $([ $where = any ] && echo 1 12 || echo 12 1); do   # any: the batch-1 run calibrates the models first
             f="$out/prop_${where}_${batch}.json"
             timeout ${PROP_TIMEOUT:-150} "$tq" propagator --dim $dims --kappa 0.12 --batch $batch --where $where $sched --warmup --json \
                 > "$f" 2> "${f%.json}.err"
