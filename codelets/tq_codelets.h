@@ -8,6 +8,7 @@
 #include "kernels/clover_site.h"
 #include "kernels/clover_build_site.h"
 #include "kernels/solver_scalars.h"
+#include "kernels/heatbath_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,10 @@ void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K,
  * (codelets/clover_build.c documents the buffers). */
 extern struct starpu_codelet tq_cl_clover_build;
 
+/* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
+extern struct starpu_codelet tq_cl_heatbath;
+void tq_heatbath_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, uint64_t **refused);
+
 void tq_codelets_init(void);
 void tq_codelets_shutdown(void);
 starpu_data_handle_t tq_codelets_scratch(void);
@@ -58,6 +63,7 @@ void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
+void tq_heatbath_cuda(void *buffers[], void *cl_arg);
 void tq_clover_build_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,

@@ -238,6 +238,31 @@ tq_status tq_host_gauge_weak(tq_host_gauge *g, uint64_t seed, double epsilon);
  * NULL it receives G (18 doubles per site, row-major complex). */
 tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double *transform);
 
+/* ---- quenched generator (pure-gauge Wilson action) ------------------------------------- */
+/* Heat-bath (Cabibbo-Marinari over SU(2) subgroups, Kennedy-Pendleton sampling) and
+ * overrelaxation sweeps as task graphs on CPU workers and GPUs. The configuration depends
+ * only on the start, beta, the seed and the sweeps done: not on slabs, workers or scheduler
+ * (random numbers keyed by seed, global site, direction, sweep and subgroup). */
+typedef struct tq_generator tq_generator;
+typedef struct tq_generator_params {
+    double beta;          /* > 0 */
+    uint64_t seed;
+    int nslab;            /* tasks per sub-step (slabs of the lattice); 0: one per worker, up
+                             to 16, dividing the sites of one parity */
+} tq_generator_params;
+void tq_generator_params_default(tq_generator_params *p);   /* beta 6, seed 1, nslab 0 */
+/* All dimensions even (the sweep is a checkerboard). Starts cold (unit links). */
+tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, tq_generator **out);
+void tq_generator_destroy(tq_generator *g);
+/* One heat-bath sweep, then n_overrelax overrelaxation sweeps (submitted; import, export
+ * and tq_generator_refused wait for them). */
+tq_status tq_generator_sweep(tq_generator *g, int n_overrelax);
+tq_status tq_generator_import(tq_generator *g, const tq_host_gauge *h);   /* e.g. a hot start */
+tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h);
+/* Links whose heat bath found no positive weight (left unchanged) so far: 0 normally. */
+tq_status tq_generator_refused(tq_generator *g, uint64_t *count);
+int tq_generator_slabs(const tq_generator *g);
+
 /* ---- device-side gauge field ---------------------------------------------------------- */
 /* Import a host gauge field into a TQ_FIELD_GAUGE field (compressing to its recon). */
 tq_status tq_gauge_field_import(tq_field *f, const tq_host_gauge *g);

@@ -44,4 +44,9 @@ int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_
 int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
                          starpu_data_handle_t Ainv, starpu_data_handle_t status);
 
+/* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
+ * are the slab handles of the 8 link fields, refused the slab's refusal counter
+ * (codelets/heatbath.c). */
+int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t refused);
+
 #endif

@@ -1,0 +1,31 @@
+/* Quenched-generator sweep codelet: CUDA implementation (asynchronous on the worker's
+ * stream), one thread per link in double; the per-link arithmetic is
+ * kernels/heatbath_site.h, as on the CPU. */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <cuda_runtime.h>
+
+#define TQ_HEATBATH_THREADS 128
+
+__global__ void heatbath_kernel(tq_heatbath_args a, tq_heatbath_ptrs P, unsigned long long *refused)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= a.slab_len) return;
+    if (tq_heatbath_site(&P, &a, i)) atomicAdd(refused, 1ull);
+}
+
+extern "C" void tq_heatbath_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
+    tq_heatbath_ptrs P;
+    uint64_t *refused;
+    tq_heatbath_pointers(buffers, a, &P, &refused);
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    if (a->slab_len > 0) {
+        const unsigned grid = (unsigned)((a->slab_len + TQ_HEATBATH_THREADS - 1) / TQ_HEATBATH_THREADS);
+        heatbath_kernel<<<grid, TQ_HEATBATH_THREADS, 0, stream>>>(*a, P, (unsigned long long *)refused);
+    }
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}

@@ -1,0 +1,93 @@
+/* One link update of the quenched generator's sweep (issue 5), shared by the CPU and CUDA
+ * codelets: the staple from the generator's link storage, then the heat bath or the
+ * overrelaxation of kernels/su3_heatbath.h.
+ *
+ * Storage: the local lattice's links in double, recon 18, as 8 fields (direction mu,
+ * parity p: field 2 mu + p), each cut into nslab equal slabs of the checkerboard index
+ * cb = lex(x) / 2 (all dimensions even), one StarPU handle per slab. A sub-step (p, mu)
+ * updates field 2 mu + p one task per slab and reads the 7 other fields, which hold every
+ * link of its staples: the links updated together do not interact. Random numbers are keyed
+ * by the global lexicographic site, so the result depends on neither slabs nor workers. */
+#ifndef TQ_HEATBATH_SITE_H
+#define TQ_HEATBATH_SITE_H
+
+#include "kernels/su3_heatbath.h"
+#include "kernels/philox.h"
+
+#define TQ_HB_MAX_SLABS 16
+
+typedef struct tq_heatbath_args {
+    int dims[4];
+    int mu, parity, slab, nslab;
+    int overrelax;
+    int64_t slab_len;          /* checkerboard sites per slab */
+    double beta;
+    uint32_t key[2];
+    uint32_t sweep;
+} tq_heatbath_args;
+
+/* The links the kernel sees: per field, per slab, a pointer (the written slab's is the one
+ * updated; the other slabs of the written field are not read). */
+typedef struct tq_heatbath_ptrs { double *p[8][TQ_HB_MAX_SLABS]; } tq_heatbath_ptrs;
+
+TQ_HD double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu)
+{
+    const int64_t lex = (((int64_t)x[3] * a->dims[2] + x[2]) * a->dims[1] + x[1]) * a->dims[0] + x[0];
+    const int par = (x[0] + x[1] + x[2] + x[3]) & 1;
+    const int64_t cb = lex >> 1;
+    return P->p[2 * mu + par][cb / a->slab_len] + (cb % a->slab_len) * 18;
+}
+
+/* Staple sum A of U_mu(x) (as tq_su3_staple, from the checkerboard storage). */
+TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu, double *A)
+{
+    for (int k = 0; k < 18; k++) A[k] = 0.0;
+    for (int nu = 0; nu < 4; nu++) {
+        if (nu == mu) continue;
+        int y[4];
+        for (int d = 0; d < 4; d++) y[d] = x[d];
+        const double *u_nu_x = tq_hb_link(P, a, y, nu);
+        y[mu] = (x[mu] + 1) % a->dims[mu];
+        const double *u_nu_xmu = tq_hb_link(P, a, y, nu);
+        y[nu] = (x[nu] + a->dims[nu] - 1) % a->dims[nu];
+        const double *u_nu_xmu_mnu = tq_hb_link(P, a, y, nu);
+        y[mu] = x[mu];
+        const double *u_mu_xmnu = tq_hb_link(P, a, y, mu);
+        const double *u_nu_xmnu = tq_hb_link(P, a, y, nu);
+        y[nu] = (x[nu] + 1) % a->dims[nu];
+        const double *u_mu_xnu = tq_hb_link(P, a, y, mu);
+        double t[18], t2[18];
+        tq_su3_mul_adj(t, u_nu_xmu, u_mu_xnu);
+        tq_su3_mul_adj(t2, t, u_nu_x);
+        for (int k = 0; k < 18; k++) A[k] += t2[k];
+        tq_su3_mul(t, u_mu_xmnu, u_nu_xmu_mnu);
+        tq_su3_adj_mul(t2, t, u_nu_xmnu);
+        for (int k = 0; k < 18; k++) A[k] += t2[k];
+    }
+}
+
+/* Updates the link of checkerboard index i (within the task's slab) of field (mu, parity);
+ * returns nonzero when the heat bath refused a subgroup (weight not positive and finite). */
+TQ_HD int tq_heatbath_site(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, int64_t i)
+{
+    const int64_t cb = (int64_t)a->slab * a->slab_len + i;
+    /* the site of parity `parity` with index cb: x0 from the low bit left over */
+    const int64_t lex_even = cb * 2;
+    int x[4];
+    int64_t s = lex_even;
+    for (int d = 0; d < 4; d++) { x[d] = (int)(s % a->dims[d]); s /= a->dims[d]; }
+    if (((x[0] + x[1] + x[2] + x[3]) & 1) != a->parity) x[0] += 1;
+    double A[18];
+    tq_hb_staple(P, a, x, a->mu, A);
+    double *U = P->p[2 * a->mu + a->parity][a->slab] + i * 18;
+    if (a->overrelax) {
+        tq_su3_overrelax_link(A, U);
+        return 0;
+    }
+    const int64_t lex = (((int64_t)x[3] * a->dims[2] + x[2]) * a->dims[1] + x[1]) * a->dims[0] + x[0];
+    uint32_t ctr[4];
+    tq_rng_site_counter(ctr, 0, TQ_HB_STREAM | a->sweep << 8 | (uint32_t)a->mu << 2, (uint64_t)lex);
+    return tq_su3_heatbath_link(a->beta, A, U, a->key, ctr) != 0;
+}
+
+#endif

@@ -1,0 +1,198 @@
+/* The quenched generator: pure-gauge Wilson action, Cabibbo-Marinari heat bath and
+ * overrelaxation sweeps as task graphs (codelets/heatbath.c, kernels/heatbath_site.h).
+ * A sweep is 8 sub-steps (parity, then direction); each sub-step updates one of the 8 link
+ * fields slab by slab, one task per slab, reading the other 7 fields whole. */
+#include "tq_internal.h"
+#include "tq_tasks.h"
+#include "rng.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tq_generator {
+    int dims[4];
+    tq_generator_params p;
+    int nslab;
+    int64_t slab_len;
+    starpu_data_handle_t *fields[8];   /* [field][slab] */
+    starpu_data_handle_t *refused;     /* [slab] */
+    uint64_t sweeps;                   /* heat-bath sweeps done (the random stream's sweep word) */
+};
+
+void tq_generator_params_default(tq_generator_params *p)
+{
+    memset(p, 0, sizeof *p);
+    p->beta = 6.0;
+    p->seed = 1;
+    p->nslab = 0;
+}
+
+static void generator_free(tq_generator *g)
+{
+    if (!g) return;
+    for (int f = 0; f < 8; f++) {
+        for (int s = 0; g->fields[f] && s < g->nslab; s++)
+            if (g->fields[f][s]) starpu_data_unregister(g->fields[f][s]);
+        free(g->fields[f]);
+    }
+    for (int s = 0; g->refused && s < g->nslab; s++)
+        if (g->refused[s]) starpu_data_unregister(g->refused[s]);
+    free(g->refused);
+    free(g);
+}
+
+void tq_generator_destroy(tq_generator *g) { generator_free(g); }
+
+tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, tq_generator **out)
+{
+    const char *who = "tq_generator_create";
+    if (!out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL output pointer", who);
+    *out = NULL;
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "%s: call tq_init first", who);
+    if (!dims || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    for (int mu = 0; mu < 4; mu++)
+        if (dims[mu] < 2 || dims[mu] % 2)
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: dimension %d is %d (must be even and at least 2: the sweep is a "
+                            "checkerboard)", who, mu, dims[mu]);
+    if (!(p->beta > 0.0) || p->beta > 1e6) return tq_error(TQ_ERR_INVALID_ARG, "%s: beta must be positive (got %g)", who, p->beta);
+    if (p->nslab < 0 || p->nslab > TQ_HB_MAX_SLABS)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: nslab must lie in [0, %d] (got %d)", who, TQ_HB_MAX_SLABS, p->nslab);
+    if (tq_internal_mpi_size() > 1) return tq_error(TQ_ERR_UNSUPPORTED, "%s: the generator runs on one rank for now", who);
+    const int64_t half = (int64_t)dims[0] * dims[1] * dims[2] * dims[3] / 2;
+    /* slabs: the requested number, or one per worker up to the limit; it must divide the
+     * checkerboard volume (the slabs are equal) */
+    int nslab = p->nslab > 0 ? p->nslab : (int)starpu_worker_get_count();
+    if (nslab > TQ_HB_MAX_SLABS) nslab = TQ_HB_MAX_SLABS;
+    if (nslab < 1) nslab = 1;
+    while (half % nslab) nslab--;
+    if (p->nslab > 0 && nslab != p->nslab)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %d slabs do not divide the %lld sites of one parity", who, p->nslab,
+                        (long long)half);
+    tq_generator *g = calloc(1, sizeof *g);
+    if (!g) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    memcpy(g->dims, dims, sizeof g->dims);
+    g->p = *p;
+    g->nslab = nslab;
+    g->slab_len = half / nslab;
+    for (int f = 0; f < 8; f++) {
+        g->fields[f] = calloc((size_t)nslab, sizeof *g->fields[f]);
+        if (!g->fields[f]) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
+        for (int s = 0; s < nslab; s++)
+            starpu_vector_data_register(&g->fields[f][s], -1, 0, (uint32_t)(g->slab_len * 18), sizeof(double));
+    }
+    g->refused = calloc((size_t)nslab, sizeof *g->refused);
+    if (!g->refused) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
+    for (int s = 0; s < nslab; s++) starpu_vector_data_register(&g->refused[s], -1, 0, 1, sizeof(uint64_t));
+    /* cold start; refusal counters at 0 */
+    tq_host_gauge h;
+    tq_status st = tq_host_gauge_alloc(&h, dims);
+    if (st == TQ_SUCCESS) st = tq_host_gauge_unit(&h);
+    if (st == TQ_SUCCESS) st = tq_generator_import(g, &h);
+    tq_host_gauge_free(&h);
+    for (int s = 0; s < nslab && st == TQ_SUCCESS; s++) {
+        if (starpu_data_acquire(g->refused[s], STARPU_W)) st = tq_error(TQ_ERR_RUNTIME, "%s: StarPU acquire failed", who);
+        else {
+            *(uint64_t *)starpu_data_get_local_ptr(g->refused[s]) = 0;
+            starpu_data_release(g->refused[s]);
+        }
+    }
+    if (st != TQ_SUCCESS) { generator_free(g); return st; }
+    *out = g;
+    return TQ_SUCCESS;
+}
+
+int tq_generator_slabs(const tq_generator *g) { return g ? g->nslab : 0; }
+
+/* Visits the links of the generator's storage: host_in -> storage (import) or storage ->
+ * host_out (export). */
+static tq_status transfer(tq_generator *g, double *host_out, const double *host_in)
+{
+    const int *d = g->dims;
+    for (int f = 0; f < 8; f++) {
+        const int mu = f / 2, par = f % 2;
+        for (int s = 0; s < g->nslab; s++) {
+            starpu_data_handle_t h = g->fields[f][s];
+            if (starpu_data_acquire(h, host_in ? STARPU_W : STARPU_R))
+                return tq_error(TQ_ERR_RUNTIME, "generator: cannot acquire its links in main memory");
+            double *buf = (double *)starpu_data_get_local_ptr(h);
+            for (int64_t i = 0; i < g->slab_len; i++) {
+                const int64_t cb = (int64_t)s * g->slab_len + i;
+                int x[4];
+                int64_t r = 2 * cb;
+                for (int k = 0; k < 4; k++) { x[k] = (int)(r % d[k]); r /= d[k]; }
+                if (((x[0] + x[1] + x[2] + x[3]) & 1) != par) x[0] += 1;
+                const int64_t lex = (((int64_t)x[3] * d[2] + x[2]) * d[1] + x[1]) * d[0] + x[0];
+                if (host_in) memcpy(buf + i * 18, host_in + (lex * 4 + mu) * 18, 18 * sizeof(double));
+                else memcpy(host_out + (lex * 4 + mu) * 18, buf + i * 18, 18 * sizeof(double));
+            }
+            starpu_data_release(h);
+        }
+    }
+    return TQ_SUCCESS;
+}
+
+static tq_status check_host(const tq_generator *g, const tq_host_gauge *h, const char *who)
+{
+    if (!g || !h || !h->links) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    for (int mu = 0; mu < 4; mu++)
+        if (h->dims[mu] != g->dims[mu])
+            return tq_error(TQ_ERR_MISMATCH, "%s: the gauge field is %dx%dx%dx%d, the generator %dx%dx%dx%d", who,
+                            h->dims[0], h->dims[1], h->dims[2], h->dims[3], g->dims[0], g->dims[1], g->dims[2], g->dims[3]);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_generator_import(tq_generator *g, const tq_host_gauge *h)
+{
+    TQ_CHECK(check_host(g, h, "tq_generator_import"));
+    return transfer(g, NULL, h->links);
+}
+
+tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h)
+{
+    TQ_CHECK(check_host(g, h, "tq_generator_export"));
+    return transfer(g, h->links, NULL);
+}
+
+static tq_status submit_sweep(tq_generator *g, int overrelax)
+{
+    tq_heatbath_args a;
+    memset(&a, 0, sizeof a);
+    memcpy(a.dims, g->dims, sizeof a.dims);
+    a.nslab = g->nslab;
+    a.slab_len = g->slab_len;
+    a.beta = g->p.beta;
+    a.overrelax = overrelax;
+    a.sweep = (uint32_t)(g->sweeps & TQ_HB_MAX_SWEEP);
+    tq_rng_key(a.key, g->p.seed);
+    for (a.parity = 0; a.parity < 2; a.parity++)
+        for (a.mu = 0; a.mu < 4; a.mu++)
+            for (a.slab = 0; a.slab < g->nslab; a.slab++) {
+                int ret = tq_task_heatbath(&a, g->fields, g->refused[a.slab]);
+                if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_generator_sweep: task submission failed (%d)", ret);
+            }
+    return TQ_SUCCESS;
+}
+
+tq_status tq_generator_sweep(tq_generator *g, int n_overrelax)
+{
+    if (!g) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_sweep: NULL generator");
+    if (n_overrelax < 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_sweep: n_overrelax is %d (must be >= 0)", n_overrelax);
+    if (g->sweeps > TQ_HB_MAX_SWEEP)
+        return tq_error(TQ_ERR_UNSUPPORTED, "tq_generator_sweep: more than %d heat-bath sweeps with one seed", TQ_HB_MAX_SWEEP);
+    TQ_CHECK(submit_sweep(g, 0));
+    for (int k = 0; k < n_overrelax; k++) TQ_CHECK(submit_sweep(g, 1));
+    g->sweeps++;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_generator_refused(tq_generator *g, uint64_t *count)
+{
+    if (!g || !count) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_refused: NULL argument");
+    *count = 0;
+    for (int s = 0; s < g->nslab; s++) {
+        if (starpu_data_acquire(g->refused[s], STARPU_R)) return tq_error(TQ_ERR_RUNTIME, "tq_generator_refused: acquire failed");
+        *count += *(const uint64_t *)starpu_data_get_local_ptr(g->refused[s]);
+        starpu_data_release(g->refused[s]);
+    }
+    return TQ_SUCCESS;
+}

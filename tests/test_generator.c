@@ -1,0 +1,162 @@
+/* The quenched generator's sweeps as task graphs (src/generator.c) against plain host
+ * sweeps of the same per-link code (the driver of test_su3_heatbath): from the same hot
+ * start, heat-bath and overrelaxation sweeps give the same links, bit for bit on CPU
+ * workers whatever the number of slabs (tasks per sub-step), to rounding on a GPU (one
+ * sweep: a Markov chain amplifies last-bit differences). Links stay in SU(3); no refused
+ * link; bad parameters are refused with clear errors. */
+#include "taskqcd.h"
+#include "tq_test.h"
+#include "dirac_test_util.h"
+#include "kernels/su3_heatbath.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TQ_TEST_CUDA
+#define TEST_NAME "test_generator_cuda"
+#define WHERE TQ_WHERE_CUDA
+#else
+#define TEST_NAME "test_generator"
+#define WHERE TQ_WHERE_CPU
+#endif
+
+/* Host sweep n: parity, then direction, every site of the parity (test_su3_heatbath's). */
+static void host_sweep(tq_host_gauge *g, double beta, uint64_t seed, int n, int overrelax)
+{
+    const int *d = g->dims;
+    uint32_t key[2];
+    tq_rng_key(key, seed);
+    for (int parity = 0; parity < 2; parity++)
+        for (int mu = 0; mu < 4; mu++) {
+            int x[4];
+            for (x[3] = 0; x[3] < d[3]; x[3]++)
+            for (x[2] = 0; x[2] < d[2]; x[2]++)
+            for (x[1] = 0; x[1] < d[1]; x[1]++)
+            for (x[0] = 0; x[0] < d[0]; x[0]++) {
+                if (((x[0] + x[1] + x[2] + x[3]) & 1) != parity) continue;
+                const int64_t site = (((int64_t)x[3] * d[2] + x[2]) * d[1] + x[1]) * d[0] + x[0];
+                double A[18];
+                tq_su3_staple(g->links, d, x, mu, A);
+                double *U = g->links + (site * 4 + mu) * 18;
+                if (overrelax) {
+                    tq_su3_overrelax_link(A, U);
+                } else {
+                    uint32_t ctr[4];
+                    tq_rng_site_counter(ctr, 0, TQ_HB_STREAM | (uint32_t)n << 8 | (uint32_t)mu << 2, (uint64_t)site);
+                    tq_su3_heatbath_link(beta, A, U, key, ctr);
+                }
+            }
+        }
+}
+
+static double max_diff(const tq_host_gauge *a, const tq_host_gauge *b)
+{
+    const int64_t n = (int64_t)a->dims[0] * a->dims[1] * a->dims[2] * a->dims[3] * 72;
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(a->links[i] - b->links[i]);
+        if (!(d <= m)) m = d;   /* NaN counts */
+    }
+    return m;
+}
+
+/* nsweeps heat-bath sweeps (each followed by nor overrelaxation sweeps) from a hot start,
+ * by the generator with nslab slabs and by the host driver. */
+static void compare(const int dims[4], double beta, int nslab, int nsweeps, int nor, double tol)
+{
+    tq_host_gauge start, ref, out;
+    CHECK_OK(tq_host_gauge_alloc(&start, dims));
+    CHECK_OK(tq_host_gauge_alloc(&ref, dims));
+    CHECK_OK(tq_host_gauge_alloc(&out, dims));
+    CHECK_OK(tq_host_gauge_random(&start, 17));
+    const int64_t n = (int64_t)dims[0] * dims[1] * dims[2] * dims[3] * 72;
+    memcpy(ref.links, start.links, (size_t)n * sizeof(double));
+    tq_generator_params gp;
+    tq_generator_params_default(&gp);
+    gp.beta = beta;
+    gp.seed = 4242;
+    gp.nslab = nslab;
+    tq_generator *g = NULL;
+    CHECK_OK(tq_generator_create(dims, &gp, &g));
+    if (!g) goto out;
+    CHECK(tq_generator_slabs(g) == nslab, "%d slabs asked, %d made", nslab, tq_generator_slabs(g));
+    CHECK_OK(tq_generator_import(g, &start));
+    for (int s = 0; s < nsweeps; s++) {
+        CHECK_OK(tq_generator_sweep(g, nor));
+        host_sweep(&ref, beta, gp.seed, s, 0);
+        for (int k = 0; k < nor; k++) host_sweep(&ref, beta, gp.seed, s, 1);
+    }
+    CHECK_OK(tq_generator_export(g, &out));
+    const double d = max_diff(&out, &ref);
+    CHECK(d <= tol, "%dx%dx%dx%d beta %g, %d slabs, %d sweeps (+%d OR): generator and host sweeps differ by %.3g "
+          "(tolerance %.1g)", dims[0], dims[1], dims[2], dims[3], beta, nslab, nsweeps, nor, d, tol);
+    double dev = 1;
+    CHECK_OK(tq_host_gauge_unitarity(&out, &dev));
+    CHECK(dev <= 1e-12, "links left SU(3) by %.3g", dev);
+    uint64_t refused = 1;
+    CHECK_OK(tq_generator_refused(g, &refused));
+    CHECK(refused == 0, "%llu links refused", (unsigned long long)refused);
+    tq_plaquette p;
+    CHECK_OK(tq_host_gauge_plaquette(&out, &p));
+    printf("  %dx%dx%dx%d beta %.2f, %2d slabs, %d sweeps (+%d OR): max |generator - host| %.3g, plaquette %.6f\n",
+           dims[0], dims[1], dims[2], dims[3], beta, nslab, nsweeps, nor, d, p.total);
+out:
+    tq_generator_destroy(g);
+    tq_host_gauge_free(&start);
+    tq_host_gauge_free(&ref);
+    tq_host_gauge_free(&out);
+}
+
+static void test_errors(void)
+{
+    tq_generator_params gp;
+    tq_generator_params_default(&gp);
+    tq_generator *g = NULL;
+    const int odd[4] = {4, 4, 4, 5}, ok[4] = {4, 4, 4, 4}, zero[4] = {4, 0, 4, 4};
+    CHECK_ERR(tq_generator_create(odd, &gp, &g), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "even") != NULL, "odd dimension message: %s", tq_last_error());
+    CHECK_ERR(tq_generator_create(zero, &gp, &g), TQ_ERR_INVALID_ARG);
+    gp.beta = 0.0;
+    CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "beta") != NULL, "beta message: %s", tq_last_error());
+    gp.beta = 6.0;
+    gp.nslab = 3;   /* 128 sites per parity */
+    CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    gp.nslab = 17;
+    CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    CHECK(g == NULL, "no generator left behind after errors");
+    gp.nslab = 2;
+    CHECK_OK(tq_generator_create(ok, &gp, &g));
+    tq_host_gauge h;
+    const int other[4] = {4, 4, 4, 6};
+    CHECK_OK(tq_host_gauge_alloc(&h, other));
+    CHECK_ERR(tq_generator_export(g, &h), TQ_ERR_MISMATCH);
+    CHECK_ERR(tq_generator_sweep(g, -1), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_generator_sweep(NULL, 0), TQ_ERR_INVALID_ARG);
+    tq_host_gauge_free(&h);
+    tq_generator_destroy(g);
+}
+
+int main(void)
+{
+    int start = dirac_test_start(TEST_NAME, WHERE);
+    if (start) return start;
+    const int d4[4] = {4, 4, 4, 4}, d6[4] = {4, 6, 4, 8};
+#ifdef TQ_TEST_CUDA
+    /* one sweep at a time: CPU and GPU arithmetic differ in the last bits */
+    compare(d4, 5.7, 1, 1, 0, 1e-12);
+    compare(d4, 5.7, 4, 1, 1, 1e-12);
+    compare(d6, 6.0, 2, 1, 0, 1e-12);
+#else
+    compare(d4, 5.7, 1, 2, 1, 0.0);
+    compare(d4, 5.7, 4, 2, 1, 0.0);
+    compare(d4, 1.0, 16, 3, 0, 0.0);
+    compare(d6, 6.0, 3, 2, 2, 0.0);
+#endif
+    test_errors();
+    CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
+    tq_finalize();
+    return tq_test_finish(TEST_NAME);
+}
