@@ -3,43 +3,6 @@
 #include "tq_tasks.h"
 #include "taskqcd.h"
 
-#include <stdlib.h>
-#include <string.h>
-
-static int submit(struct starpu_codelet *cl, const void *a, size_t asize,
-                  const struct starpu_data_descr *d, int n, int priority)
-{
-    struct starpu_task *task = starpu_task_create();
-    task->cl = cl;
-    task->nbuffers = n;
-    if (n > STARPU_NMAXBUFS) {
-        task->dyn_handles = malloc((size_t)n * sizeof *task->dyn_handles);
-        task->dyn_modes = malloc((size_t)n * sizeof *task->dyn_modes);
-        if (!task->dyn_handles || !task->dyn_modes) {
-            free(task->dyn_handles); free(task->dyn_modes);
-            task->dyn_handles = NULL; task->dyn_modes = NULL;
-            starpu_task_destroy(task);
-            return -ENOMEM;
-        }
-    }
-    for (int i = 0; i < n; i++) {
-        STARPU_TASK_SET_HANDLE(task, d[i].handle, i);
-        STARPU_TASK_SET_MODE(task, d[i].mode, i);
-    }
-    void *arg = malloc(asize);
-    if (!arg) { starpu_task_destroy(task); return -ENOMEM; }
-    memcpy(arg, a, asize);
-    task->cl_arg = arg;
-    task->cl_arg_size = asize;
-    task->cl_arg_free = 1;
-    task->priority = priority;
-    tq_where w = tq_get_placement();
-    if (w == TQ_WHERE_CPU) task->where = STARPU_CPU;
-    else if (w == TQ_WHERE_CUDA) task->where = STARPU_CUDA;
-    int ret = starpu_task_submit(task);
-    if (ret) starpu_task_destroy(task);
-    return ret;
-}
 
 int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
                         const starpu_data_handle_t *faces, int nfaces)
@@ -49,7 +12,7 @@ int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu
     d[1].handle = g; d[1].mode = STARPU_R;
     for (int i = 0; i < nfaces; i++) { d[2 + i].handle = faces[i]; d[2 + i].mode = STARPU_W; }
     /* faces gate other blocks' exterior work */
-    return submit(&tq_cl_wilson_pack, a, sizeof *a, d, 2 + nfaces, STARPU_MAX_PRIO);
+    return tq_task_submit_descr(&tq_cl_wilson_pack, a, sizeof *a, d, 2 + nfaces, STARPU_MAX_PRIO);
 }
 
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
@@ -64,7 +27,7 @@ int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
     int n = 4;
     if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
     if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
-    return submit(&tq_cl_wilson_interior, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
+    return tq_task_submit_descr(&tq_cl_wilson_interior, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
@@ -81,7 +44,7 @@ int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
     if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
     if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
     for (int i = 0; i < nfaces; i++) { d[n + i].handle = faces[i]; d[n + i].mode = STARPU_R; }
-    return submit(&tq_cl_wilson_exterior, a, sizeof *a, d, n + nfaces, STARPU_MAX_PRIO);
+    return tq_task_submit_descr(&tq_cl_wilson_exterior, a, sizeof *a, d, n + nfaces, STARPU_MAX_PRIO);
 }
 
 int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
@@ -97,7 +60,7 @@ int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_
         d[n].handle = out; d[n++].mode = STARPU_W;
     }
     if (a->xpay) { d[n].handle = x; d[n++].mode = STARPU_R; }
-    return submit(&tq_cl_clover, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
+    return tq_task_submit_descr(&tq_cl_clover, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
@@ -106,5 +69,5 @@ int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t lin
     struct starpu_data_descr d[4] = {
         {links, STARPU_R}, {A, STARPU_W}, {Ainv, STARPU_W}, {status, STARPU_W},
     };
-    return submit(&tq_cl_clover_build, a, sizeof *a, d, 4, STARPU_DEFAULT_PRIO);
+    return tq_task_submit_descr(&tq_cl_clover_build, a, sizeof *a, d, 4, STARPU_DEFAULT_PRIO);
 }

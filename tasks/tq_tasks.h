@@ -5,6 +5,11 @@
 
 #include "tq_codelets.h"
 
+/* Submits one task of codelet cl on buffers d[0..n-1] (handles and modes) with a copy of
+ * arg, the priority, and the placement of tq_set_placement. Returns 0 or a StarPU error. */
+int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
+                         int n, int priority);
+
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
  * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:
  * the solver scalars (a->use_scalars: coefficients, guard, fused reduction); snapshot: the
