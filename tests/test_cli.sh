@@ -260,6 +260,20 @@ fi
 run 0 propagator --dim 4 4 4 8 --nsrc 2 --quiet --where cpu &&
     expect "$out" "solve  1 [(]spin 0, color 1[)]" "propagator --nsrc 2 table" &&
     expect "$out" "pion correlator" "propagator prints the correlator"
+# generate: the same configuration (SciDAC checksums: the record dates differ) whatever the
+# slabs and the scheduler; SU(3) kept; errors before any work
+run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 --nslab 1 --out "$tmp/gen1.lime" --quiet &&
+    run 0 gauge info "$tmp/gen1.lime" && grep 'checksums' "$out" > "$tmp/gen1.sum"
+for opt in "--nslab 4 --sched eager" "--nslab 8 --sched dmda"; do
+    run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 $opt --out "$tmp/gen2.lime" --quiet &&
+        run 0 gauge info "$tmp/gen2.lime" && grep 'checksums' "$out" > "$tmp/gen2.sum"
+    ok
+    cmp -s "$tmp/gen1.sum" "$tmp/gen2.sum" || fail "generate $opt: another configuration than with 1 slab ($(cat "$tmp/gen2.sum"))"
+done
+run 0 generate --dim 4 4 4 4 --sweeps 2 --start hot --seed 3 && expect "$out" "sweep +2: plaquette 0[.][0-9]+" "generate progress line"
+run 2 generate --dim 4 4 4 5 && expect "$err" "even" "generate odd dimension"
+run 2 generate --beta -1 && expect "$err" "beta" "generate bad beta"
+run 1 generate --dim 4 4 4 4 --out "$tmp/no/such/dir/x.lime" && expect "$err" "cannot write" "generate unwritable output"
 run 2 propagator --inv-type gmres && expect "$err" "inv-type" "propagator bad --inv-type"
 run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
 run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"

@@ -14,6 +14,8 @@ static void usage(FILE *out)
         "commands:\n"
         "  propagator the main job: solve for the 12 point sources and print the pion\n"
         "            correlator (--gauge FILE or a generated field; --inv-type, --prec-sloppy ...)\n"
+        "  generate  quenched SU(3) configurations by heat bath and overrelaxation:\n"
+        "            --dim X Y Z T --beta B --sweeps N --or K --seed S --out FILE\n"
         "  demo      generate or load a gauge field, print its plaquette, then time\n"
         "            BLAS/reduction kernels on every worker kind\n"
         "  info      show the StarPU workers, scheduler and build options\n"
@@ -47,6 +49,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "blas")) return tq_cmd_blas(argc - 1, argv + 1);
     if (!strcmp(cmd, "dslash")) return tq_cmd_dslash(argc - 1, argv + 1);
     if (!strcmp(cmd, "propagator")) return tq_cmd_propagator(argc - 1, argv + 1);
+    if (!strcmp(cmd, "generate")) return tq_cmd_generate(argc - 1, argv + 1);
     fprintf(stderr, "taskqcd: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return 2;
