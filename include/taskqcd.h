@@ -225,6 +225,9 @@ typedef struct tq_plaquette {
 tq_status tq_host_gauge_plaquette(const tq_host_gauge *g, tq_plaquette *p);
 /* Re Tr U / 3 averaged over all links (NERSC's link trace). */
 tq_status tq_host_gauge_link_trace(const tq_host_gauge *g, double *trace);
+/* Polyakov loop: Tr of the product of the time links along each spatial site's line, / 3,
+ * averaged over the spatial sites (1 for unit links; gauge invariant). */
+tq_status tq_host_gauge_polyakov(const tq_host_gauge *g, double *re, double *im);
 /* Largest |U U^dag - 1| element and |det U - 1| over all links. */
 tq_status tq_host_gauge_unitarity(const tq_host_gauge *g, double *max_deviation);
 tq_status tq_host_gauge_reunitarize(tq_host_gauge *g);

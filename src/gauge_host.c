@@ -75,6 +75,28 @@ tq_status tq_host_gauge_link_trace(const tq_host_gauge *g, double *trace)
     return TQ_SUCCESS;
 }
 
+tq_status tq_host_gauge_polyakov(const tq_host_gauge *g, double *re, double *im)
+{
+    if (!g || !g->links || !re || !im) return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_polyakov: NULL argument");
+    for (int mu = 0; mu < 4; mu++)
+        if (g->dims[mu] <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_polyakov: dimension %d is %d", mu, g->dims[mu]);
+    const int64_t vs = (int64_t)g->dims[0] * g->dims[1] * g->dims[2];
+    double sr = 0, si = 0;
+    for (int64_t x = 0; x < vs; x++) {
+        double P[18], t[18];
+        memcpy(P, g->links + (x * 4 + 3) * 18, sizeof P);
+        for (int64_t tt = 1; tt < g->dims[3]; tt++) {
+            tq_su3_mul(t, P, g->links + ((tt * vs + x) * 4 + 3) * 18);
+            memcpy(P, t, sizeof P);
+        }
+        sr += P[0] + P[8] + P[16];
+        si += P[1] + P[9] + P[17];
+    }
+    *re = sr / (3.0 * (double)vs);
+    *im = si / (3.0 * (double)vs);
+    return TQ_SUCCESS;
+}
+
 tq_status tq_host_gauge_unitarity(const tq_host_gauge *g, double *max_deviation)
 {
     if (!g || !g->links || !max_deviation) return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_unitarity: NULL argument");

@@ -44,6 +44,20 @@ static void test_unit(tq_host_gauge *g)
           "unit plaquette %.17g %.17g %.17g", p.total, p.spatial, p.temporal);
     CHECK_OK(tq_host_gauge_link_trace(g, &trace));
     CHECK(trace == 1.0, "unit link trace %.17g", trace);
+    double pr, pi;
+    CHECK_OK(tq_host_gauge_polyakov(g, &pr, &pi));
+    CHECK(pr == 1.0 && pi == 0.0, "unit Polyakov loop (%.17g, %.17g)", pr, pi);
+    /* a constant time link diag(e^{i a}, e^{i a}, e^{-2 i a}): the loop is its T-th power */
+    const double a = 0.3;
+    const int T = g->dims[3];
+    for (int64_t s = 0; s < volume(); s++) {
+        double *u = g->links + (s * 4 + 3) * 18;
+        u[0] = cos(a); u[1] = sin(a); u[8] = cos(a); u[9] = sin(a); u[16] = cos(2 * a); u[17] = -sin(2 * a);
+    }
+    CHECK_OK(tq_host_gauge_polyakov(g, &pr, &pi));
+    const double wr = (2 * cos(T * a) + cos(2 * T * a)) / 3, wi = (2 * sin(T * a) - sin(2 * T * a)) / 3;
+    CHECK(fabs(pr - wr) < 1e-14 && fabs(pi - wi) < 1e-14, "Polyakov loop (%.17g, %.17g), expected (%.17g, %.17g)", pr, pi, wr, wi);
+    CHECK_OK(tq_host_gauge_unit(g));
     CHECK_OK(tq_host_gauge_unitarity(g, &dev));
     CHECK(dev == 0.0, "unit unitarity %g", dev);
 }
@@ -158,7 +172,12 @@ static void test_gauge_invariance(tq_host_gauge *g, tq_host_gauge *h)
     memcpy(h->links, g->links, (size_t)n * sizeof(double));
     CHECK_OK(tq_host_gauge_plaquette(g, &p0));
     CHECK_OK(tq_host_gauge_link_trace(g, &tr0));
+    double pl0r, pl0i, pl1r, pl1i;
+    CHECK_OK(tq_host_gauge_polyakov(g, &pl0r, &pl0i));
     CHECK_OK(tq_host_gauge_transform_random(g, 31415, G));
+    CHECK_OK(tq_host_gauge_polyakov(g, &pl1r, &pl1i));
+    CHECK(fabs(pl1r - pl0r) < 1e-12 && fabs(pl1i - pl0i) < 1e-12 && fabs(pl0r) + fabs(pl0i) > 1e-6,
+          "Polyakov loop not gauge invariant (or vanishing): (%.17g, %.17g) -> (%.17g, %.17g)", pl0r, pl0i, pl1r, pl1i);
     CHECK_OK(tq_host_gauge_plaquette(g, &p1));
     CHECK_OK(tq_host_gauge_link_trace(g, &tr1));
     CHECK(fabs(p1.total - p0.total) < 1e-12 && fabs(p1.spatial - p0.spatial) < 1e-12

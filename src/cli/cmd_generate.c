@@ -18,7 +18,7 @@ static void generate_usage(FILE *o)
         "Pure-gauge Wilson action (SU(3)): each sweep is one Cabibbo-Marinari heat-bath sweep\n"
         "(Kennedy-Pendleton SU(2) sampling) followed by K overrelaxation sweeps, on a checkerboard,\n"
         "as tasks on every worker. Prints the average plaquette (normalised to 1; spatial and\n"
-        "temporal parts) every M sweeps with the time per sweep, reunitarises every R sweeps,\n"
+        "temporal parts) and the Polyakov loop every M sweeps with the time per sweep, reunitarises every R sweeps,\n"
         "and writes the last configuration to FILE. The result depends only on the dimensions,\n"
         "beta, the seed, the start and the sweeps (not on slabs, workers or scheduler).\n"
         "Defaults: 8 8 8 8, beta 6.0, 20 sweeps, 4 overrelaxation sweeps, seed 1, cold start,\n"
@@ -110,10 +110,11 @@ int tq_cmd_generate(int argc, char **argv)
         const double t = tq_cli_now();
         if (reu && (tq_host_gauge_reunitarize(&h) || tq_generator_import(g, &h))) goto done;
         if (meas) {
-            if (tq_host_gauge_plaquette(&h, &p)) goto done;
+            double pr, pi;
+            if (tq_host_gauge_plaquette(&h, &p) || tq_host_gauge_polyakov(&h, &pr, &pi)) goto done;
             if (ip.verbosity >= 1) {
-                printf("  sweep %5d: plaquette %.10f (spatial %.10f, temporal %.10f), %.4f s per sweep\n", s, p.total,
-                       p.spatial, p.temporal, (t - t_last) / since);
+                printf("  sweep %5d: plaquette %.10f (spatial %.10f, temporal %.10f), Polyakov loop (%+.6f, %+.6f), "
+                       "%.4f s per sweep\n", s, p.total, p.spatial, p.temporal, pr, pi, (t - t_last) / since);
                 fflush(stdout);
             }
             t_last = tq_cli_now();
