@@ -7,7 +7,9 @@
 # together vs one after another, on the GPU alone and on GPU + CPU workers. Each run solves
 # once untimed first (--warmup: the first solves in a process allocate their work fields'
 # device memory, about 50 ms at 32^4). Full outputs under $OUT, a table on stdout.
-# Usage: [KAPPAS="0.115 0.124"] [INVS="bicgstab cg"] [PROP=1] bash bench/solver-bench.sh [X Y Z T]
+# Usage: [KAPPAS="0.115 0.124"] [INVS="bicgstab cg"] [MODES="double single-rel ..."] [PROP=1]
+#        [GAUGE=FILE] bash bench/solver-bench.sh [X Y Z T]
+# GAUGE: solve on a configuration file (e.g. from taskqcd generate) instead of the weak field.
 set -u
 source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}
@@ -26,7 +28,7 @@ row() {
         END { if (it == "") printf "%-6s %-9s %-11s failed\n", k, i, m
               else printf "%-6s %-9s %-11s %6s %4s %10s %9s %9s %9s %9s\n", k, i, m, it, ru, tr, s, g, is, ig }' "$4"
 }
-echo "dims $dims, clover c_sw 1, weak-field gauge (epsilon 0.2), recon 12 (sloppy recon 12), direct-pc, one source"
+echo "dims $dims, clover c_sw 1, ${GAUGE:-weak-field gauge (epsilon 0.2)}, recon 12 (sloppy recon 12), direct-pc, one source"
 "$tq" dslash --dim $dims --dslash-type clover --prec double,single,half --recon 12 --test matpc,matpcdagmatpc \
     --where cuda --niter 50 --no-check > "$out/matpc.txt" 2>&1
 echo "the even-odd operator alone (taskqcd dslash, recon 12; the rate the solver rates compare with):"
@@ -36,7 +38,7 @@ awk '/^taskqcd dslash:/ { t = $0; sub(/.*even-odd\) /, "", t); sub(/,.*/, "", t)
 echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS  it-secs  it-GFLOPS"
 for kappa in ${KAPPAS:-0.115 0.124}; do
     for inv in ${INVS:-bicgstab cg}; do
-        for mode in double single-rel half-rel single half; do
+        for mode in ${MODES:-double single-rel half-rel single half}; do
             args=(--prec double --prec-sloppy double --tol 1e-10)
             case $mode in
                 single-rel) args=(--prec double --prec-sloppy single --tol 1e-10) ;;
@@ -45,7 +47,8 @@ for kappa in ${KAPPAS:-0.115 0.124}; do
                 half) args=(--prec half --tol 1e-3) ;;
             esac
             f="$out/solve_${kappa}_${inv}_${mode}.json"
-            timeout 300 "$tq" propagator --dim $dims --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc 1 \
+            src=(--dim $dims); [ -n "${GAUGE:-}" ] && src=(--gauge "$GAUGE")
+            timeout 300 "$tq" propagator "${src[@]}" --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc 1 \
                 --warmup --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
             row "$kappa" "$inv" "$mode" "$f"
         done
