@@ -56,13 +56,7 @@ TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, co
         const double *u_nu_xmnu = tq_hb_link(P, a, y, nu);
         y[nu] = (x[nu] + 1) % a->dims[nu];
         const double *u_mu_xnu = tq_hb_link(P, a, y, mu);
-        double t[18], t2[18];
-        tq_su3_mul_adj(t, u_nu_xmu, u_mu_xnu);
-        tq_su3_mul_adj(t2, t, u_nu_x);
-        for (int k = 0; k < 18; k++) A[k] += t2[k];
-        tq_su3_mul(t, u_mu_xmnu, u_nu_xmu_mnu);
-        tq_su3_adj_mul(t2, t, u_nu_xmnu);
-        for (int k = 0; k < 18; k++) A[k] += t2[k];
+        tq_su3_staple_add(A, u_nu_x, u_nu_xmu, u_mu_xnu, u_mu_xmnu, u_nu_xmu_mnu, u_nu_xmnu);
     }
 }
 

@@ -113,6 +113,22 @@ TQ_HD void tq_su3_overrelax_link(const double *A, double *U)
     }
 }
 
+/* Adds to A the two staples of U_mu(x) in the plane (mu, nu), from their six links (every
+ * storage layout gathers these pointers, then calls this):
+ *   U_nu(x+mu) U_mu(x+nu)^dag U_nu(x)^dag + U_nu(x+mu-nu)^dag U_mu(x-nu)^dag U_nu(x-nu). */
+TQ_HD void tq_su3_staple_add(double *A, const double *u_nu_x, const double *u_nu_xmu, const double *u_mu_xnu,
+                             const double *u_mu_xmnu, const double *u_nu_xmu_mnu, const double *u_nu_xmnu)
+{
+    double t[18], t2[18];
+    tq_su3_mul_adj(t, u_nu_xmu, u_mu_xnu);
+    tq_su3_mul_adj(t2, t, u_nu_x);
+    for (int k = 0; k < 18; k++) A[k] += t2[k];
+    /* (U_mu(x-nu) U_nu(x+mu-nu))^dag U_nu(x-nu) */
+    tq_su3_mul(t, u_mu_xmnu, u_nu_xmu_mnu);
+    tq_su3_adj_mul(t2, t, u_nu_xmnu);
+    for (int k = 0; k < 18; k++) A[k] += t2[k];
+}
+
 /* Staple sum A of U_mu(x) from the local links in the host API layout (72 doubles a site,
  * periodic in every direction):
  *   A = sum_{nu != mu} U_nu(x+mu) U_mu(x+nu)^dag U_nu(x)^dag
@@ -141,15 +157,7 @@ TQ_HD void tq_su3_staple(const double *links, const int dims[4], const int x[4],
         const double *u_nu_x = links + (s0 * 4 + nu) * 18;
         const double *u_nu_xmu_mnu = links + (s_mu_mnu * 4 + nu) * 18, *u_mu_xmnu = links + (s_mnu * 4 + mu) * 18;
         const double *u_nu_xmnu = links + (s_mnu * 4 + nu) * 18;
-        double t[18], t2[18];
-        /* upper: U_nu(x+mu) U_mu(x+nu)^dag U_nu(x)^dag */
-        tq_su3_mul_adj(t, u_nu_xmu, u_mu_xnu);
-        tq_su3_mul_adj(t2, t, u_nu_x);
-        for (int k = 0; k < 18; k++) A[k] += t2[k];
-        /* lower: U_nu(x+mu-nu)^dag U_mu(x-nu)^dag U_nu(x-nu) = (U_mu(x-nu) U_nu(x+mu-nu))^dag U_nu(x-nu) */
-        tq_su3_mul(t, u_mu_xmnu, u_nu_xmu_mnu);
-        tq_su3_adj_mul(t2, t, u_nu_xmnu);
-        for (int k = 0; k < 18; k++) A[k] += t2[k];
+        tq_su3_staple_add(A, u_nu_x, u_nu_xmu, u_mu_xnu, u_mu_xmnu, u_nu_xmu_mnu, u_nu_xmnu);
     }
 }
 
