@@ -9,6 +9,7 @@
 #include "kernels/clover_build_site.h"
 #include "kernels/solver_scalars.h"
 #include "kernels/heatbath_site.h"
+#include "kernels/gauge_measure_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,11 @@ extern struct starpu_codelet tq_cl_clover_build;
 /* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;
 void tq_heatbath_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, uint64_t **refused);
+/* The generator's measurement (one slab's sites, every link read) and reunitarisation (one
+ * slab of one field) (codelets/gauge_measure.c documents the buffers). */
+extern struct starpu_codelet tq_cl_gauge_measure;
+extern struct starpu_codelet tq_cl_gauge_reunitarize;
+void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result);
 
 void tq_codelets_init(void);
 void tq_codelets_shutdown(void);
@@ -64,6 +70,8 @@ void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
 void tq_heatbath_cuda(void *buffers[], void *cl_arg);
+void tq_gauge_measure_cuda(void *buffers[], void *cl_arg);
+void tq_gauge_reunitarize_cuda(void *buffers[], void *cl_arg);
 void tq_clover_build_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,

@@ -264,6 +264,13 @@ tq_status tq_generator_import(tq_generator *g, const tq_host_gauge *h);   /* e.g
 tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h);
 /* Links whose heat bath found no positive weight (left unchanged) so far: 0 normally. */
 tq_status tq_generator_refused(tq_generator *g, uint64_t *count);
+/* The average plaquette (as tq_host_gauge_plaquette) and the Polyakov loop (as
+ * tq_host_gauge_polyakov, either output may be NULL) of the current links, computed by
+ * tasks (one per slab) where the links are; waits for those tasks. */
+tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double *polyakov_re, double *polyakov_im);
+/* Projects every link back to SU(3) (tq_host_gauge_reunitarize's projection), as tasks
+ * (submitted, not waited for). */
+tq_status tq_generator_reunitarize(tq_generator *g);
 int tq_generator_slabs(const tq_generator *g);
 
 /* ---- device-side gauge field ---------------------------------------------------------- */

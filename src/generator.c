@@ -16,6 +16,7 @@ struct tq_generator {
     int64_t slab_len;
     starpu_data_handle_t *fields[8];   /* [field][slab] */
     starpu_data_handle_t *refused;     /* [slab] */
+    starpu_data_handle_t *measured;    /* [slab]: the measurement tasks' results */
     uint64_t sweeps;                   /* heat-bath sweeps done (the random stream's sweep word) */
 };
 
@@ -38,6 +39,9 @@ static void generator_free(tq_generator *g)
     for (int s = 0; g->refused && s < g->nslab; s++)
         if (g->refused[s]) starpu_data_unregister(g->refused[s]);
     free(g->refused);
+    for (int s = 0; g->measured && s < g->nslab; s++)
+        if (g->measured[s]) starpu_data_unregister(g->measured[s]);
+    free(g->measured);
     free(g);
 }
 
@@ -83,6 +87,10 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
     g->refused = calloc((size_t)nslab, sizeof *g->refused);
     if (!g->refused) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
     for (int s = 0; s < nslab; s++) starpu_vector_data_register(&g->refused[s], -1, 0, 1, sizeof(uint64_t));
+    g->measured = calloc((size_t)nslab, sizeof *g->measured);
+    if (!g->measured) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
+    for (int s = 0; s < nslab; s++)
+        starpu_vector_data_register(&g->measured[s], -1, 0, (uint32_t)tq_measure_result_len(g->slab_len), sizeof(double));
     /* cold start; refusal counters at 0 */
     tq_host_gauge h;
     tq_status st = tq_host_gauge_alloc(&h, dims);
@@ -118,9 +126,7 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
             for (int64_t i = 0; i < g->slab_len; i++) {
                 const int64_t cb = (int64_t)s * g->slab_len + i;
                 int x[4];
-                int64_t r = 2 * cb;
-                for (int k = 0; k < 4; k++) { x[k] = (int)(r % d[k]); r /= d[k]; }
-                if (((x[0] + x[1] + x[2] + x[3]) & 1) != par) x[0] += 1;
+                tq_hb_coords(d, par, cb, x);
                 const int64_t lex = (((int64_t)x[3] * d[2] + x[2]) * d[1] + x[1]) * d[0] + x[0];
                 if (host_in) memcpy(buf + i * 18, host_in + (lex * 4 + mu) * 18, 18 * sizeof(double));
                 else memcpy(host_out + (lex * 4 + mu) * 18, buf + i * 18, 18 * sizeof(double));
@@ -153,13 +159,20 @@ tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h)
     return transfer(g, h->links, NULL);
 }
 
-static tq_status submit_sweep(tq_generator *g, int overrelax)
+/* The arguments every generator task shares: geometry and slabs. */
+static tq_heatbath_args slab_args(const tq_generator *g)
 {
     tq_heatbath_args a;
     memset(&a, 0, sizeof a);
     memcpy(a.dims, g->dims, sizeof a.dims);
     a.nslab = g->nslab;
     a.slab_len = g->slab_len;
+    return a;
+}
+
+static tq_status submit_sweep(tq_generator *g, int overrelax)
+{
+    tq_heatbath_args a = slab_args(g);
     a.beta = g->p.beta;
     a.overrelax = overrelax;
     a.sweep = (uint32_t)(g->sweeps & TQ_HB_MAX_SWEEP);
@@ -194,5 +207,43 @@ tq_status tq_generator_refused(tq_generator *g, uint64_t *count)
         *count += *(const uint64_t *)starpu_data_get_local_ptr(g->refused[s]);
         starpu_data_release(g->refused[s]);
     }
+    return TQ_SUCCESS;
+}
+
+tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double *polyakov_re, double *polyakov_im)
+{
+    const char *who = "tq_generator_measure";
+    if (!g) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL generator", who);
+    tq_heatbath_args a = slab_args(g);
+    for (a.slab = 0; a.slab < g->nslab; a.slab++) {
+        int ret = tq_task_gauge_measure(&a, g->fields, g->measured[a.slab]);
+        if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+    }
+    double sum[TQ_MEASURE_NSUMS] = {0};
+    for (int s = 0; s < g->nslab; s++) {   /* in slab order: the same bits every time */
+        if (starpu_data_acquire(g->measured[s], STARPU_R)) return tq_error(TQ_ERR_RUNTIME, "%s: acquire failed", who);
+        const double *r = (const double *)starpu_data_get_local_ptr(g->measured[s]);
+        for (int k = 0; k < TQ_MEASURE_NSUMS; k++) sum[k] += r[k];
+        starpu_data_release(g->measured[s]);
+    }
+    const double vol = 2.0 * (double)g->nslab * (double)g->slab_len, nt = g->dims[3];
+    if (plaquette) {
+        plaquette->spatial = sum[0] / (9.0 * vol);
+        plaquette->temporal = sum[1] / (9.0 * vol);
+        plaquette->total = 0.5 * (plaquette->spatial + plaquette->temporal);
+    }
+    if (polyakov_re) *polyakov_re = sum[2] / (3.0 * vol / nt);
+    if (polyakov_im) *polyakov_im = sum[3] / (3.0 * vol / nt);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_generator_reunitarize(tq_generator *g)
+{
+    if (!g) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_reunitarize: NULL generator");
+    for (int f = 0; f < 8; f++)
+        for (int s = 0; s < g->nslab; s++) {
+            int ret = tq_task_gauge_reunitarize(g->fields[f][s]);
+            if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_generator_reunitarize: task submission failed (%d)", ret);
+        }
     return TQ_SUCCESS;
 }

@@ -1,4 +1,5 @@
-/* Insert function for the quenched generator's sub-step codelet. */
+/* Insert functions for the quenched generator's codelets: the sweep sub-step, the
+ * measurement and the reunitarisation. */
 #include "tq_tasks.h"
 
 #include <stdlib.h>
@@ -21,4 +22,28 @@ int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fie
     int ret = tq_task_submit_descr(&tq_cl_heatbath, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
     free(d);
     return ret;
+}
+
+int tq_task_gauge_measure(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result)
+{
+    const int n = 8 * a->nslab + 1;
+    struct starpu_data_descr *d = malloc((size_t)n * sizeof *d);
+    if (!d) return -ENOMEM;
+    int k = 0;
+    for (int f = 0; f < 8; f++)
+        for (int s = 0; s < a->nslab; s++) {
+            d[k].handle = fields[f][s];
+            d[k++].mode = STARPU_R;
+        }
+    d[k].handle = result;
+    d[k].mode = STARPU_W;
+    int ret = tq_task_submit_descr(&tq_cl_gauge_measure, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
+    free(d);
+    return ret;
+}
+
+int tq_task_gauge_reunitarize(starpu_data_handle_t links)
+{
+    struct starpu_data_descr d = {.handle = links, .mode = STARPU_RW};
+    return tq_task_submit_descr(&tq_cl_gauge_reunitarize, NULL, 0, &d, 1, STARPU_DEFAULT_PRIO);
 }

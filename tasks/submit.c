@@ -27,12 +27,14 @@ int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asiz
         STARPU_TASK_SET_HANDLE(task, d[i].handle, i);
         STARPU_TASK_SET_MODE(task, d[i].mode, i);
     }
-    void *copy = malloc(asize);
-    if (!copy) { starpu_task_destroy(task); return -ENOMEM; }
-    memcpy(copy, arg, asize);
-    task->cl_arg = copy;
-    task->cl_arg_size = asize;
-    task->cl_arg_free = 1;
+    if (asize) {
+        void *copy = malloc(asize);
+        if (!copy) { starpu_task_destroy(task); return -ENOMEM; }
+        memcpy(copy, arg, asize);
+        task->cl_arg = copy;
+        task->cl_arg_size = asize;
+        task->cl_arg_free = 1;
+    }
     task->priority = priority;
     tq_where w = tq_get_placement();
     if (w == TQ_WHERE_CPU) task->where = STARPU_CPU;

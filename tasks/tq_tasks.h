@@ -53,5 +53,10 @@ int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t lin
  * are the slab handles of the 8 link fields, refused the slab's refusal counter
  * (codelets/heatbath.c). */
 int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t refused);
+/* The generator's observables over slab a->slab's sites (every slab of the 8 fields read)
+ * into result, and the reunitarisation of one slab handle of one field
+ * (codelets/gauge_measure.c). */
+int tq_task_gauge_measure(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result);
+int tq_task_gauge_reunitarize(starpu_data_handle_t links);
 
 #endif

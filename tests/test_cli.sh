@@ -260,12 +260,12 @@ fi
 run 0 propagator --dim 4 4 4 8 --nsrc 2 --quiet --where cpu &&
     expect "$out" "solve  1 [(]spin 0, color 1[)]" "propagator --nsrc 2 table" &&
     expect "$out" "pion correlator" "propagator prints the correlator"
-# generate: the same configuration (SciDAC checksums: the record dates differ) whatever the
-# slabs and the scheduler; SU(3) kept; errors before any work
-run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 --nslab 1 --out "$tmp/gen1.lime" --quiet &&
+# generate: the same configuration (SciDAC checksums: the record dates differ; reunitarised
+# as tasks on the way) whatever the slabs and the scheduler; errors before any work
+run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 --reunit-every 2 --nslab 1 --out "$tmp/gen1.lime" --quiet &&
     run 0 gauge info "$tmp/gen1.lime" && grep 'checksums' "$out" > "$tmp/gen1.sum"
 for opt in "--nslab 4 --sched eager" "--nslab 8 --sched dmda"; do
-    run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 $opt --out "$tmp/gen2.lime" --quiet &&
+    run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 --reunit-every 2 $opt --out "$tmp/gen2.lime" --quiet &&
         run 0 gauge info "$tmp/gen2.lime" && grep 'checksums' "$out" > "$tmp/gen2.sum"
     ok
     cmp -s "$tmp/gen1.sum" "$tmp/gen2.sum" || fail "generate $opt: another configuration than with 1 slab ($(cat "$tmp/gen2.sum"))"

@@ -3,7 +3,8 @@
  * start, heat-bath and overrelaxation sweeps give the same links, bit for bit on CPU
  * workers whatever the number of slabs (tasks per sub-step), to rounding on a GPU (one
  * sweep: a Markov chain amplifies last-bit differences). Links stay in SU(3); no refused
- * link; bad parameters are refused with clear errors; at beta = 6.0 on 8^4 the average
+ * link; the measurements and the reunitarisation as tasks agree with the host functions;
+ * bad parameters are refused with clear errors; at beta = 6.0 on 8^4 the average
  * plaquette is the published quenched value (CPU). */
 #include "taskqcd.h"
 #include "tq_test.h"
@@ -104,8 +105,7 @@ static void test_beta6(void)
         CHECK_OK(tq_generator_sweep(g, 4));
         if (s < therm) continue;
         tq_plaquette p;
-        CHECK_OK(tq_generator_export(g, &h));
-        CHECK_OK(tq_host_gauge_plaquette(&h, &p));
+        CHECK_OK(tq_generator_measure(g, &p, NULL, NULL));
         sum += p.total;
         bsum += p.total;
         if ((s - therm + 1) % 10 == 0) { blocks[nb++] = bsum / 10; bsum = 0; }
@@ -130,6 +130,56 @@ static void test_beta6(void)
     }
     tq_generator_destroy(g);
     tq_host_gauge_free(&h);
+}
+
+/* Measurement and reunitarisation as tasks against the host functions, on a hot start and
+ * after sweeps (nslab slabs): the plaquette parts and the Polyakov loop agree to rounding;
+ * links pushed off SU(3) come back as tq_host_gauge_reunitarize brings them back. */
+static void test_measure(const int dims[4], int nslab)
+{
+    tq_host_gauge h, ref;
+    CHECK_OK(tq_host_gauge_alloc(&h, dims));
+    CHECK_OK(tq_host_gauge_alloc(&ref, dims));
+    CHECK_OK(tq_host_gauge_random(&h, 5));
+    tq_generator_params gp;
+    tq_generator_params_default(&gp);
+    gp.beta = 5.5;
+    gp.nslab = nslab;
+    tq_generator *g = NULL;
+    CHECK_OK(tq_generator_create(dims, &gp, &g));
+    if (!g) goto out;
+    CHECK_OK(tq_generator_import(g, &h));
+    for (int round = 0; round < 2; round++) {
+        if (round) CHECK_OK(tq_generator_sweep(g, 1));
+        tq_plaquette p = {0, 0, 0}, q;
+        double pr = 9, pi = 9, qr, qi;
+        CHECK_OK(tq_generator_measure(g, &p, &pr, &pi));
+        CHECK_OK(tq_generator_export(g, &ref));
+        CHECK_OK(tq_host_gauge_plaquette(&ref, &q));
+        CHECK_OK(tq_host_gauge_polyakov(&ref, &qr, &qi));
+        const double d = fmax(fmax(fabs(p.spatial - q.spatial), fabs(p.temporal - q.temporal)),
+                              fmax(fmax(fabs(p.total - q.total), fabs(pr - qr)), fabs(pi - qi)));
+        printf("  %dx%dx%dx%d, %d slabs, %s: plaquette %.12f (spatial %.6f, temporal %.6f), Polyakov (%+.6f, %+.6f); "
+               "max |tasks - host| %.2g\n", dims[0], dims[1], dims[2], dims[3], nslab, round ? "after a sweep" : "hot start",
+               p.total, p.spatial, p.temporal, pr, pi, d);
+        CHECK(d <= 1e-13, "measurement as tasks differs from the host's by %.3g", d);
+    }
+    /* scale every link by 1.01 and add an admixture: far from SU(3) */
+    const int64_t n = (int64_t)dims[0] * dims[1] * dims[2] * dims[3] * 72;
+    for (int64_t i = 0; i < n; i++) h.links[i] = 1.01 * h.links[i] + 0.003 * (double)((i * 7919) % 13 - 6);
+    CHECK_OK(tq_generator_import(g, &h));
+    CHECK_OK(tq_generator_reunitarize(g));
+    CHECK_OK(tq_generator_export(g, &ref));
+    CHECK_OK(tq_host_gauge_reunitarize(&h));
+    double dev = 1, d = max_diff(&ref, &h);
+    CHECK_OK(tq_host_gauge_unitarity(&ref, &dev));
+    printf("  reunitarised as tasks: max |tasks - host| %.2g, max deviation from SU(3) %.2g\n", d, dev);
+    CHECK(d <= 1e-14, "reunitarisation as tasks differs from the host's by %.3g", d);
+    CHECK(dev <= 1e-13, "reunitarised links are off SU(3) by %.3g", dev);
+out:
+    tq_generator_destroy(g);
+    tq_host_gauge_free(&h);
+    tq_host_gauge_free(&ref);
 }
 
 static void test_errors(void)
@@ -158,6 +208,8 @@ static void test_errors(void)
     CHECK_ERR(tq_generator_export(g, &h), TQ_ERR_MISMATCH);
     CHECK_ERR(tq_generator_sweep(g, -1), TQ_ERR_INVALID_ARG);
     CHECK_ERR(tq_generator_sweep(NULL, 0), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_generator_measure(NULL, NULL, NULL, NULL), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_generator_reunitarize(NULL), TQ_ERR_INVALID_ARG);
     tq_host_gauge_free(&h);
     tq_generator_destroy(g);
 }
@@ -172,7 +224,11 @@ int main(void)
     compare(d4, 5.7, 1, 1, 0, 1e-12);
     compare(d4, 5.7, 4, 1, 1, 1e-12);
     compare(d6, 6.0, 2, 1, 0, 1e-12);
+    test_measure(d6, 1);
+    test_measure(d6, 4);
 #else
+    test_measure(d6, 1);
+    test_measure(d6, 3);
     compare(d4, 5.7, 1, 2, 1, 0.0);
     compare(d4, 5.7, 4, 2, 1, 0.0);
     compare(d4, 1.0, 16, 3, 0, 0.0);

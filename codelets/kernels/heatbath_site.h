@@ -38,6 +38,15 @@ TQ_HD double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, c
     return P->p[2 * mu + par][cb / a->slab_len] + (cb % a->slab_len) * 18;
 }
 
+/* The coordinates of the site of parity `parity` with checkerboard index cb = lex / 2: the
+ * even lexicographic index 2 cb, moved one step in x0 when its parity is the other one. */
+TQ_HD void tq_hb_coords(const int dims[4], int parity, int64_t cb, int x[4])
+{
+    int64_t s = 2 * cb;
+    for (int d = 0; d < 4; d++) { x[d] = (int)(s % dims[d]); s /= dims[d]; }
+    if (((x[0] + x[1] + x[2] + x[3]) & 1) != parity) x[0] += 1;
+}
+
 /* Staple sum A of U_mu(x) (as tq_su3_staple, from the checkerboard storage). */
 TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu, double *A)
 {
@@ -64,13 +73,8 @@ TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, co
  * returns nonzero when the heat bath refused a subgroup (weight not positive and finite). */
 TQ_HD int tq_heatbath_site(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, int64_t i)
 {
-    const int64_t cb = (int64_t)a->slab * a->slab_len + i;
-    /* the site of parity `parity` with index cb: x0 from the low bit left over */
-    const int64_t lex_even = cb * 2;
     int x[4];
-    int64_t s = lex_even;
-    for (int d = 0; d < 4; d++) { x[d] = (int)(s % a->dims[d]); s /= a->dims[d]; }
-    if (((x[0] + x[1] + x[2] + x[3]) & 1) != a->parity) x[0] += 1;
+    tq_hb_coords(a->dims, a->parity, (int64_t)a->slab * a->slab_len + i, x);
     double A[18];
     tq_hb_staple(P, a, x, a->mu, A);
     double *U = P->p[2 * a->mu + a->parity][a->slab] + i * 18;

@@ -18,7 +18,8 @@ static void generate_usage(FILE *o)
         "Pure-gauge Wilson action (SU(3)): each sweep is one Cabibbo-Marinari heat-bath sweep\n"
         "(Kennedy-Pendleton SU(2) sampling) followed by K overrelaxation sweeps, on a checkerboard,\n"
         "as tasks on every worker. Prints the average plaquette (normalised to 1; spatial and\n"
-        "temporal parts) and the Polyakov loop every M sweeps with the time per sweep, reunitarises every R sweeps,\n"
+        "temporal parts) and the Polyakov loop every M sweeps with the time per sweep (measurements\n"
+        "included), reunitarises every R sweeps (both as tasks, where the links are),\n"
         "and writes the last configuration to FILE. The result depends only on the dimensions,\n"
         "beta, the seed, the start and the sweeps (not on slabs, workers or scheduler).\n"
         "Defaults: 8 8 8 8, beta 6.0, 20 sweeps, 4 overrelaxation sweeps, seed 1, cold start,\n"
@@ -104,29 +105,25 @@ int tq_cmd_generate(int argc, char **argv)
     for (int s = 1; s <= sweeps; s++) {
         if (tq_generator_sweep(g, nor)) goto done;
         since++;
-        const int meas = s % measure == 0 || s == sweeps, reu = s % reunit == 0;
-        if (!meas && !reu) continue;
-        if (tq_generator_export(g, &h)) goto done;
+        const int meas = s % measure == 0 || s == sweeps;
+        if (s % reunit == 0 && tq_generator_reunitarize(g)) goto done;
+        if (!meas) continue;
+        double pr, pi;
+        if (tq_generator_measure(g, &p, &pr, &pi)) goto done;
         const double t = tq_cli_now();
-        if (reu && (tq_host_gauge_reunitarize(&h) || tq_generator_import(g, &h))) goto done;
-        if (meas) {
-            double pr, pi;
-            if (tq_host_gauge_plaquette(&h, &p) || tq_host_gauge_polyakov(&h, &pr, &pi)) goto done;
-            if (ip.verbosity >= 1) {
-                printf("  sweep %5d: plaquette %.10f (spatial %.10f, temporal %.10f), Polyakov loop (%+.6f, %+.6f), "
-                       "%.4f s per sweep\n", s, p.total, p.spatial, p.temporal, pr, pi, (t - t_last) / since);
-                fflush(stdout);
-            }
-            t_last = tq_cli_now();
-            since = 0;
+        if (ip.verbosity >= 1) {
+            printf("  sweep %5d: plaquette %.10f (spatial %.10f, temporal %.10f), Polyakov loop (%+.6f, %+.6f), "
+                   "%.4f s per sweep\n", s, p.total, p.spatial, p.temporal, pr, pi, (t - t_last) / since);
+            fflush(stdout);
         }
+        t_last = t;
+        since = 0;
     }
     uint64_t refused = 0;
     if (tq_generator_refused(g, &refused)) goto done;
     if (refused) fprintf(stderr, "%s: warning: %llu link updates found no positive weight (left unchanged)\n", me,
                          (unsigned long long)refused);
-    if (tq_generator_export(g, &h) || tq_host_gauge_plaquette(&h, &p)) goto done;
-    if (out && tq_gauge_write(out, fmt, &h, prec)) goto done;
+    if (out && (tq_generator_export(g, &h) || tq_gauge_write(out, fmt, &h, prec))) goto done;
     if (ip.verbosity >= 1)
         printf("  %d sweeps in %.3f s; plaquette %.16g%s%s\n", sweeps, tq_cli_now() - t0, p.total, out ? ", written to " : "",
                out ? out : "");

@@ -1,0 +1,55 @@
+/* Observables and reunitarisation of the quenched generator's links (issue 5), per site,
+ * shared by the CPU and CUDA codelets (codelets/gauge_measure.c): the storage is the
+ * generator's 8 slabbed fields of kernels/heatbath_site.h, read through tq_hb_link. */
+#ifndef TQ_GAUGE_MEASURE_SITE_H
+#define TQ_GAUGE_MEASURE_SITE_H
+
+#include "kernels/heatbath_site.h"
+
+/* Sums one measurement task returns: Re Tr of the spatial and of the temporal plaquettes,
+ * and Re, Im Tr of the Polyakov loops starting in the task's sites. */
+#define TQ_MEASURE_NSUMS 4
+/* CUDA threads per block; the task's result vector also holds one partial per block. */
+#define TQ_MEASURE_THREADS 128
+
+/* Doubles in a measurement task's result vector for slabs of slab_len checkerboard sites:
+ * the sums, then the CUDA blocks' partials. */
+TQ_HD int64_t tq_measure_result_len(int64_t slab_len)
+{
+    return TQ_MEASURE_NSUMS * (1 + (2 * slab_len + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
+}
+
+/* Site i of the task's slab (0 <= i < 2 slab_len: parity i / slab_len, checkerboard index
+ * slab * slab_len + i % slab_len): adds Re Tr of its 6 plaquettes U_mu(x) U_nu(x+mu)
+ * U_mu(x+nu)^dag U_nu(x)^dag to v[0] (mu, nu spatial) or v[1] (nu = 3), and, when x3 = 0,
+ * the trace of the Polyakov loop through x to v[2], v[3]. */
+TQ_HD void tq_gauge_measure_site(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, int64_t i, double v[4])
+{
+    const int parity = (int)(i / a->slab_len);
+    int x[4], y[4];
+    tq_hb_coords(a->dims, parity, (int64_t)a->slab * a->slab_len + i % a->slab_len, x);
+    double ab[18], cd[18];
+    for (int mu = 0; mu < 4; mu++)
+        for (int nu = mu + 1; nu < 4; nu++) {
+            for (int d = 0; d < 4; d++) y[d] = x[d];
+            y[mu] = (x[mu] + 1) % a->dims[mu];
+            const double *unu_xmu = tq_hb_link(P, a, y, nu);
+            y[mu] = x[mu];
+            y[nu] = (x[nu] + 1) % a->dims[nu];
+            const double *umu_xnu = tq_hb_link(P, a, y, mu);
+            tq_su3_mul(ab, tq_hb_link(P, a, x, mu), unu_xmu);
+            tq_su3_mul(cd, tq_hb_link(P, a, x, nu), umu_xnu);
+            v[nu == 3] += tq_su3_re_trace_mul_adj(ab, cd);
+        }
+    if (x[3] != 0) return;
+    double L[18], t[18];
+    for (int k = 0; k < 18; k++) L[k] = tq_hb_link(P, a, x, 3)[k];
+    for (y[0] = x[0], y[1] = x[1], y[2] = x[2], y[3] = 1; y[3] < a->dims[3]; y[3]++) {
+        tq_su3_mul(t, L, tq_hb_link(P, a, y, 3));
+        for (int k = 0; k < 18; k++) L[k] = t[k];
+    }
+    v[2] += L[0] + L[8] + L[16];
+    v[3] += L[1] + L[9] + L[17];
+}
+
+#endif
