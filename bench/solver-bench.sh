@@ -7,9 +7,11 @@
 # together vs one after another, on the GPU alone and on GPU + CPU workers. Each run solves
 # once untimed first (--warmup: the first solves in a process allocate their work fields'
 # device memory, about 50 ms at 32^4). Full outputs under $OUT, a table on stdout.
-# Usage: [KAPPAS="0.115 0.124"] [INVS="bicgstab cg"] [MODES="double single-rel ..."] [PROP=1]
-#        [GAUGE=FILE] bash bench/solver-bench.sh [X Y Z T]
-# GAUGE: solve on a configuration file (e.g. from taskqcd generate) instead of the weak field.
+# Usage: [KAPPAS="0.125 0.140"] [INVS="bicgstab cg"] [MODES="double single-rel ..."] [PROP=1]
+#        [GAUGE=FILE | WEAK=EPS] [THERM=N] bash bench/solver-bench.sh [X Y Z T]
+# The gauge field: the propagator's default, a quenched beta 6.0 configuration (THERM sweeps
+# of 1 heat bath + 4 overrelaxation, default 100, generated on the GPU by the first run and
+# cached); GAUGE: a configuration file instead; WEAK: a weak-field one (earlier sessions).
 set -u
 source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}
@@ -28,7 +30,12 @@ row() {
         END { if (it == "") printf "%-6s %-9s %-11s failed\n", k, i, m
               else printf "%-6s %-9s %-11s %6s %4s %10s %9s %9s %9s %9s\n", k, i, m, it, ru, tr, s, g, is, ig }' "$4"
 }
-echo "dims $dims, clover c_sw 1, ${GAUGE:-weak-field gauge (epsilon 0.2)}, recon 12 (sloppy recon 12), direct-pc, one source"
+export TASKQCD_CACHE="${TASKQCD_CACHE:-$out/cache}"
+if [ -n "${GAUGE:-}" ]; then src=(--gauge "$GAUGE"); gdesc=$GAUGE
+elif [ -n "${WEAK:-}" ]; then src=(--dim $dims --weak-field "$WEAK"); gdesc="weak field (epsilon $WEAK)"
+else src=(--dim $dims --therm "${THERM:-100}"); gdesc="quenched beta 6.0 (${THERM:-100} sweeps, cached in $TASKQCD_CACHE)"
+fi
+echo "dims $dims, clover c_sw 1, $gdesc, recon 12 (sloppy recon 12), direct-pc, one source"
 "$tq" dslash --dim $dims --dslash-type clover --prec double,single,half --recon 12 --test matpc,matpcdagmatpc \
     --where cuda --niter 50 --no-check > "$out/matpc.txt" 2>&1
 echo "the even-odd operator alone (taskqcd dslash, recon 12; the rate the solver rates compare with):"
@@ -36,7 +43,7 @@ awk '/^taskqcd dslash:/ { t = $0; sub(/.*even-odd\) /, "", t); sub(/,.*/, "", t)
                          p = $0; sub(/.*\(1\), /, "", p); sub(/, kappa.*/, "", p) }
      /time .* per application/ { printf "  %-14s %-16s %s ms  %s GFLOPS\n", t, p, $2, $6 }' "$out/matpc.txt"
 echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS  it-secs  it-GFLOPS"
-for kappa in ${KAPPAS:-0.115 0.124}; do
+for kappa in ${KAPPAS:-0.125 0.140}; do
     for inv in ${INVS:-bicgstab cg}; do
         for mode in ${MODES:-double single-rel half-rel single half}; do
             args=(--prec double --prec-sloppy double --tol 1e-10)
@@ -47,7 +54,6 @@ for kappa in ${KAPPAS:-0.115 0.124}; do
                 half) args=(--prec half --tol 1e-3) ;;
             esac
             f="$out/solve_${kappa}_${inv}_${mode}.json"
-            src=(--dim $dims); [ -n "${GAUGE:-}" ] && src=(--gauge "$GAUGE")
             timeout 300 "$tq" propagator "${src[@]}" --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc 1 \
                 --warmup --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
             row "$kappa" "$inv" "$mode" "$f"
@@ -55,7 +61,8 @@ for kappa in ${KAPPAS:-0.115 0.124}; do
     done
 done
 if [ "${PROP:-1}" = 1 ]; then
-    echo "12-source propagator (kappa 0.12, BiCGstab, double with single reliable updates):"
+    pk=${PROP_KAPPA:-0.140}
+    echo "12-source propagator (kappa $pk, BiCGstab, double with single reliable updates):"
     echo "where  batch  wall-seconds  GFLOPS  iterations   (per-solve phases in prop_*.err)"
     for where in cuda any; do
         # GPU + CPU workers: dmda places tasks by their performance models (lws would hand
@@ -63,7 +70,7 @@ if [ "${PROP:-1}" = 1 ]; then
         sched=; [ $where = any ] && sched="--sched dmda"
         for batch in $([ $where = any ] && echo 1 12 || echo 12 1); do   # any: the batch-1 run calibrates the models first
             f="$out/prop_${where}_${batch}.json"
-            timeout ${PROP_TIMEOUT:-150} "$tq" propagator --dim $dims --kappa 0.12 --batch $batch --where $where $sched --warmup --json \
+            timeout ${PROP_TIMEOUT:-150} "$tq" propagator "${src[@]}" --kappa $pk --batch $batch --where $where $sched --warmup --json \
                 > "$f" 2> "${f%.json}.err"
             awk -v w="$where" -v b="$batch" '
                 /"wall_seconds"/ { match($0, /"wall_seconds": [0-9.e+-]+/); s = substr($0, RSTART + 16, RLENGTH - 16)

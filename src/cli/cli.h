@@ -30,4 +30,21 @@ double tq_cli_now(void);
 /* Parses a positive int (whole string); returns 0 on success. */
 int tq_cli_parse_positive(const char *s, int *out);
 
+/* The propagator's default gauge field (src/cli/gauge_cache.c): a quenched configuration
+ * (cold start, sweeps of 1 heat bath + nor overrelaxation) read from cache_dir when it was
+ * made before, otherwise generated (after tq_init, on one kind of worker) and cached there
+ * (cache_dir NULL: not cached). desc receives a one-line description. Returns 0, or 1 with
+ * the library's error message set. */
+typedef struct tq_cli_quenched {
+    int dims[4];
+    double beta;
+    unsigned long long seed;
+    int sweeps, nor;
+    const char *cache_dir;
+} tq_cli_quenched;
+int tq_cli_quenched_gauge(const tq_cli_quenched *q, int verbosity, tq_host_gauge *out, char *desc, size_t desc_len);
+/* $TASKQCD_CACHE, else $XDG_CACHE_HOME/taskqcd, else $HOME/.cache/taskqcd (in buf); NULL
+ * when none is set. */
+const char *tq_cli_default_cache_dir(char *buf, size_t len);
+
 #endif

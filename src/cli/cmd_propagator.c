@@ -1,5 +1,5 @@
 /* taskqcd propagator: the main job (in the spirit of QUDA's invert_test). Loads a gauge
- * configuration (or generates a weak-field one), sets up the Wilson or clover operator,
+ * configuration (or generates a quenched one, cached for later runs), sets up the Wilson or clover operator,
  * solves M x = b for the 12 spin-color point sources at the origin (or the first --nsrc of
  * them), reports per solve the iterations, true residual, time and GFLOPS, and prints the
  * pion (gamma5-gamma5) two-point function C(t) = sum_{x in t} sum_src |x_src(x)|^2 with its
@@ -17,7 +17,8 @@
 static void propagator_usage(FILE *o)
 {
     fprintf(o,
-        "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T] [--block X Y Z T]\n"
+        "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T [--beta B] [--therm N]\n"
+        "         [--gauge-seed S] [--cache DIR|off] | --dim X Y Z T --weak-field EPS] [--block X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
         "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
@@ -27,8 +28,12 @@ static void propagator_usage(FILE *o)
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
         "prints per solve iterations, true residual |b - M x| / |b|, time and GFLOPS, then the\n"
         "pion correlator C(t) summed over space and its effective mass. Without --gauge the\n"
-        "gauge field is weak-field random (seed 1, epsilon 0.2) of --dim (default 8 8 8 16).\n"
-        "Defaults: clover (c_sw 1), kappa 0.12, double, recon 12, BiCGstab on the even-odd\n"
+        "gauge field is a quenched configuration of --dim (default 8 8 8 16) at --beta (6.0):\n"
+        "--therm sweeps (50) of 1 heat bath + 4 overrelaxation from a cold start with\n"
+        "--gauge-seed (1), made by `taskqcd generate`'s generator the first time and kept in\n"
+        "the cache directory (--cache, default $TASKQCD_CACHE, $XDG_CACHE_HOME/taskqcd or\n"
+        "~/.cache/taskqcd; off: not kept); --weak-field EPS uses a weak-field random one instead.\n"
+        "Defaults: clover (c_sw 1), kappa 0.13, double, recon 12, BiCGstab on the even-odd\n"
         "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
         "all solves in one batch. --json prints one JSON object instead of the tables.\n"
         "--warmup solves the first batch once, untimed, before the timed solves: the first\n"
@@ -36,6 +41,16 @@ static void propagator_usage(FILE *o)
         "the sloppy operator (benchmarks time the steady state with it).\n");
 }
 
+
+/* s as the inside of a JSON string (file names may hold quotes or backslashes) */
+static void print_json_chars(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
+        else putchar(*s);
+    }
+}
 
 static int parse_recon(const char *s, tq_recon *r)
 {
@@ -55,7 +70,7 @@ int tq_cmd_propagator(int argc, char **argv)
     tq_dirac_params dp;
     memset(&dp, 0, sizeof dp);
     dp.type = TQ_DSLASH_CLOVER;
-    dp.kappa = 0.12;
+    dp.kappa = 0.13;
     dp.csw = 1.0;
     tq_solver_params sp;
     tq_solver_params_default(&sp);
@@ -65,6 +80,10 @@ int tq_cmd_propagator(int argc, char **argv)
     tq_recon recon = TQ_RECON_12;
     int nsrc = 12, batch = 0, json = 0, warmup = 0;
     const char *gauge_file = NULL, *where = "any";
+    char cache_buf[4096];
+    tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(cache_buf, sizeof cache_buf)};
+    double weak = 0;
+    int generator_option = 0;   /* an option of the generated configuration was given */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -72,6 +91,11 @@ int tq_cmd_propagator(int argc, char **argv)
         if (!strcmp(a, "--dim") || !strcmp(a, "--block")) {
             bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? dims : block);
         } else if (!strcmp(a, "--gauge") && v) { gauge_file = v; i++; }
+        else if (!strcmp(a, "--beta") && v) { i++; char *e; q.beta = strtod(v, &e); bad = *e || !(q.beta > 0); generator_option = 1; }
+        else if (!strcmp(a, "--therm") && v) { i++; char *e; q.sweeps = (int)strtol(v, &e, 10); bad = *e || q.sweeps < 0; generator_option = 1; }
+        else if (!strcmp(a, "--gauge-seed") && v) { i++; char *e; q.seed = strtoull(v, &e, 0); bad = *e || v[0] == '-'; generator_option = 1; }
+        else if (!strcmp(a, "--cache") && v) { i++; q.cache_dir = strcmp(v, "off") ? v : NULL; generator_option = 1; }
+        else if (!strcmp(a, "--weak-field") && v) { i++; char *e; weak = strtod(v, &e); bad = *e || !(weak > 0); }
         else if (!strcmp(a, "--dslash-type") && v) {
             i++;
             if (!strcmp(v, "wilson")) dp.type = TQ_DSLASH_WILSON;
@@ -130,18 +154,42 @@ int tq_cmd_propagator(int argc, char **argv)
     if (sp.prec_sloppy == prec || prec != TQ_DOUBLE) sp.prec_sloppy = (tq_precision)0;
     if (sp.prec_sloppy == 0 && sp.recon_sloppy == 0) sp.mixed = TQ_MIXED_RELIABLE;
 
+    if ((gauge_file || weak > 0) && generator_option) {
+        fprintf(stderr, "%s: --beta, --therm, --gauge-seed and --cache describe the generated configuration: not with %s\n",
+                me, gauge_file ? "--gauge" : "--weak-field");
+        return 2;
+    }
+    if (gauge_file && weak > 0) { fprintf(stderr, "%s: --gauge and --weak-field exclude each other\n", me); return 2; }
+    if (!gauge_file && weak == 0)
+        for (int mu = 0; mu < 4; mu++)
+            if (dims[mu] % 2) {
+                fprintf(stderr, "%s: dimension %d is %d: the generated configuration needs even extents (or use --gauge "
+                        "or --weak-field)\n", me, mu, dims[mu]);
+                return 2;
+            }
     tq_host_gauge hg;
     memset(&hg, 0, sizeof hg);
+    char gauge_desc[512];
     if (gauge_file) {
         if (tq_gauge_read(gauge_file, TQ_FORMAT_AUTO, &hg, NULL)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
         memcpy(dims, hg.dims, sizeof dims);
         tq_host_gauge_reunitarize(&hg);
-    } else {
+        snprintf(gauge_desc, sizeof gauge_desc, "%s", gauge_file);
+    } else if (weak > 0) {
         if (tq_host_gauge_alloc(&hg, dims)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
-        tq_host_gauge_weak(&hg, 1, 0.2);
+        tq_host_gauge_weak(&hg, 1, weak);
+        snprintf(gauge_desc, sizeof gauge_desc, "weak field, epsilon %g, seed 1", weak);
     }
     if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&hg); return 1; }
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
+    if (!hg.links) {
+        memcpy(q.dims, dims, sizeof q.dims);
+        if (tq_cli_quenched_gauge(&q, json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc)) {
+            fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());
+            tq_finalize();
+            return 1;
+        }
+    }
     sp.verbosity = json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
 
     int rc = 1;
@@ -184,7 +232,7 @@ int tq_cmd_propagator(int argc, char **argv)
         if (sp.prec_sloppy) printf(", sloppy %s (%s)", tq_precision_name(sp.prec_sloppy), sp.mixed == TQ_MIXED_DEFECT ? "defect correction" : "reliable updates");
         printf(", %d sources in batches of %d, where %s, %d CPU + %d CUDA workers\n", nsrc, batch, where, ri.ncpu_workers,
                ri.ncuda_workers);
-        printf("  set-up (gauge import, operator): %.3f s\n", t_setup);
+        printf("  gauge field: %s\n  set-up (gauge import, operator): %.3f s\n", gauge_desc, t_setup);
     }
     if (warmup) {
         const double tw = tq_cli_now();
@@ -228,7 +276,9 @@ int tq_cmd_propagator(int argc, char **argv)
         }
     }
     if (json) {
-        printf("{\"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
+        printf("{\"gauge\": \"");
+        print_json_chars(gauge_desc);
+        printf("\", \"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
                "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
                "\"wall_seconds\": %.6f, \"gflops\": %.3f,\n \"solves\": [",
                dims[0], dims[1], dims[2], dims[3], dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", dp.kappa, dp.csw,
