@@ -1,6 +1,7 @@
 /* Time per quenched-generator sweep (one heat-bath sweep and --or overrelaxation sweeps)
  * on the chosen workers, cold start; the first sweep (device allocation, warm-up) is
- * reported apart. Usage: bench_generator [--dim X Y Z T] [--beta B] [--sweeps N] [--or K]
+ * reported apart; then the time of a measurement (plaquette parts and Polyakov loop, as
+ * tasks, result on the host) and of a reunitarisation (as tasks). Usage: bench_generator [--dim X Y Z T] [--beta B] [--sweeps N] [--or K]
  * [--where any|cpu|cuda] [--nslab S] [runtime options] */
 #include "taskqcd.h"
 #include "config.h"
@@ -36,8 +37,7 @@ int main(int argc, char **argv)
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
     int rc = 0;
     tq_generator *g = NULL;
-    tq_host_gauge h = {{0}, NULL};
-    if (tq_generator_create(dims, &gp, &g) || tq_host_gauge_alloc(&h, dims)) { rc = 1; goto done; }
+    if (tq_generator_create(dims, &gp, &g)) { rc = 1; goto done; }
     double first = 0, rest = 0;
     for (int s = 0; s < sweeps; s++) {
         double t0 = tq_cli_now();
@@ -47,14 +47,27 @@ int main(int argc, char **argv)
         if (s == 0) first = t; else rest += t;
     }
     tq_plaquette p;
-    if (tq_generator_export(g, &h) || tq_host_gauge_plaquette(&h, &p)) { rc = 1; goto done; }
+    double pr, pi, t_meas = 0, t_reunit = 0;
+    const int nrep = 3;
+    for (int k = 0; k < nrep; k++) {
+        double t0 = tq_cli_now();
+        if (tq_generator_measure(g, &p, &pr, &pi)) { rc = 1; goto done; }
+        t_meas += tq_cli_now() - t0;
+        t0 = tq_cli_now();
+        if (tq_generator_reunitarize(g) || tq_wait_all()) { rc = 1; goto done; }
+        t_reunit += tq_cli_now() - t0;
+    }
+    /* nominal traffic, counted as QUDA counts stencils (every read once, no cache reuse):
+     * a link update reads its 18 staple links and reads and writes itself, 144 bytes each */
+    const double per_sweep = rest / (sweeps - 1);
+    const double bytes = (1.0 + nor) * 4.0 * (double)dims[0] * dims[1] * dims[2] * dims[3] * 20.0 * 144.0;
     printf("generator %dx%dx%dx%d beta %.2f, %d slabs, where %s (%d CPU + %d CUDA workers): %.2f ms per sweep "
-           "(1 heat bath + %d OR; first sweep %.2f ms), plaquette %.6f after %d sweeps\n", dims[0], dims[1], dims[2],
-           dims[3], gp.beta, tq_generator_slabs(g), where, ri.ncpu_workers, ri.ncuda_workers,
-           rest / (sweeps - 1) * 1e3, nor, first * 1e3, p.total, sweeps);
+           "(1 heat bath + %d OR; first sweep %.2f ms; %.0f GB/s nominal), measurement %.2f ms, reunitarisation %.2f ms, "
+           "plaquette %.6f after %d sweeps\n", dims[0], dims[1], dims[2], dims[3], gp.beta, tq_generator_slabs(g), where,
+           ri.ncpu_workers, ri.ncuda_workers, per_sweep * 1e3, nor, first * 1e3, bytes / per_sweep * 1e-9,
+           t_meas / nrep * 1e3, t_reunit / nrep * 1e3, p.total, sweeps);
 done:
     if (rc) fprintf(stderr, "bench_generator: %s\n", tq_last_error());
-    tq_host_gauge_free(&h);
     tq_generator_destroy(g);
     tq_finalize();
     return rc;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (device tool, carrying build and .deps/starpu) or here: the
 # generator's tests, then the time per heat-bath sweep (+ 1 overrelaxation sweep) at the
-# given volumes on the CPU workers and on the GPU, through bench_generator. Logs under $OUT.
+# given volumes on the CPU workers and on the GPU, through bench_generator (with the times of
+# a measurement and a reunitarisation, and the sweep's nominal traffic in GB/s), and the
+# GPU's copy bandwidth in the same run (the ceiling). Logs under $OUT.
 # Usage: bash bench/generator-bench.sh [L ...]   (default: 16 32)
 set -u
 source "$(dirname "$0")/device-env.sh"
@@ -12,3 +14,5 @@ b="$top/build/bench/.libs/bench_generator"; [ -x "$b" ] || b="$top/build/bench/b
 for L in ${*:-16 32}; do
     for w in cuda cpu; do "$b" --dim $L $L $L $L --sweeps 3 --or 1 --where $w 2>&1 | tail -n 1; done
 done
+"$top/build/.libs/taskqcd" blas --dim 32 32 32 32 --prec double --op copy --where cuda --niter 50 > "$out/copy.txt" 2>&1
+echo "ceiling (taskqcd blas --op copy, double, 32^4, GPU):"; tail -n 2 "$out/copy.txt"
