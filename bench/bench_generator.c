@@ -49,6 +49,8 @@ int main(int argc, char **argv)
     tq_plaquette p;
     double pr, pi, t_meas = 0, t_reunit = 0;
     const int nrep = 3;
+    /* once untimed: the first launch of a kernel also loads it */
+    if (tq_generator_measure(g, &p, &pr, &pi) || tq_generator_reunitarize(g) || tq_wait_all()) { rc = 1; goto done; }
     for (int k = 0; k < nrep; k++) {
         double t0 = tq_cli_now();
         if (tq_generator_measure(g, &p, &pr, &pi)) { rc = 1; goto done; }

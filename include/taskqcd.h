@@ -250,8 +250,8 @@ typedef struct tq_generator tq_generator;
 typedef struct tq_generator_params {
     double beta;          /* > 0 */
     uint64_t seed;
-    int nslab;            /* tasks per sub-step (slabs of the lattice); 0: one per worker, up
-                             to 16, dividing the sites of one parity */
+    int nslab;            /* tasks per sub-step (slabs of the lattice); 0: at least one per worker
+                             (at most 16), dividing the sites of one parity */
 } tq_generator_params;
 void tq_generator_params_default(tq_generator_params *p);   /* beta 6, seed 1, nslab 0 */
 /* All dimensions even (the sweep is a checkerboard). Starts cold (unit links). */

@@ -63,15 +63,20 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
         return tq_error(TQ_ERR_INVALID_ARG, "%s: nslab must lie in [0, %d] (got %d)", who, TQ_HB_MAX_SLABS, p->nslab);
     if (tq_internal_mpi_size() > 1) return tq_error(TQ_ERR_UNSUPPORTED, "%s: the generator runs on one rank for now", who);
     const int64_t half = (int64_t)dims[0] * dims[1] * dims[2] * dims[3] / 2;
-    /* slabs: the requested number, or one per worker up to the limit; it must divide the
-     * checkerboard volume (the slabs are equal) */
-    int nslab = p->nslab > 0 ? p->nslab : (int)starpu_worker_get_count();
-    if (nslab > TQ_HB_MAX_SLABS) nslab = TQ_HB_MAX_SLABS;
-    if (nslab < 1) nslab = 1;
-    while (half % nslab) nslab--;
-    if (p->nslab > 0 && nslab != p->nslab)
+    /* slabs: the requested number, or by default at least one per worker (up to the limit);
+     * it must divide the checkerboard volume (the slabs are equal) */
+    int nslab = p->nslab;
+    if (nslab > 0 && half % nslab)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: %d slabs do not divide the %lld sites of one parity", who, p->nslab,
                         (long long)half);
+    if (nslab == 0) {
+        int want = (int)starpu_worker_get_count();
+        if (want > TQ_HB_MAX_SLABS) want = TQ_HB_MAX_SLABS;
+        if (want < 1) want = 1;
+        for (nslab = want; nslab <= TQ_HB_MAX_SLABS && half % nslab; nslab++) {}
+        if (nslab > TQ_HB_MAX_SLABS)
+            for (nslab = want; half % nslab; nslab--) {}
+    }
     tq_generator *g = calloc(1, sizeof *g);
     if (!g) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     memcpy(g->dims, dims, sizeof g->dims);
