@@ -13,7 +13,7 @@ static void generate_usage(FILE *o)
     fprintf(o,
         "usage: taskqcd generate [--dim X Y Z T] [--beta B] [--sweeps N] [--or K] [--seed S]\n"
         "         [--start cold|hot] [--out FILE [--format scidac|ildg|milc|nersc] [--precision 4|8]]\n"
-        "         [--measure-every M] [--reunit-every R] [--nslab S] [--where any|cpu|cuda]\n"
+        "         [--measure-every M] [--reunit-every R] [--nslab S] [--where auto|cpu|cuda|any]\n"
         "         [runtime options]\n"
         "Pure-gauge Wilson action (SU(3)): each sweep is one Cabibbo-Marinari heat-bath sweep\n"
         "(Kennedy-Pendleton SU(2) sampling) followed by K overrelaxation sweeps, on a checkerboard,\n"
@@ -23,7 +23,10 @@ static void generate_usage(FILE *o)
         "and writes the last configuration to FILE. The result depends only on the dimensions,\n"
         "beta, the seed, the start and the sweeps (not on slabs, workers or scheduler).\n"
         "Defaults: 8 8 8 8, beta 6.0, 20 sweeps, 4 overrelaxation sweeps, seed 1, cold start,\n"
-        "measure every sweep, reunitarise every 10, SciDAC in double precision.\n");
+        "measure every sweep, reunitarise every 10, SciDAC in double precision, on the GPUs\n"
+        "when there are any, otherwise on the CPU workers (--where auto; any mixes both kinds,\n"
+        "and the configuration then depends on which kind ran which task); one slab on GPUs,\n"
+        "one per CPU worker otherwise.\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -40,7 +43,7 @@ int tq_cmd_generate(int argc, char **argv)
     tq_init_params_default(&ip);
     if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
     int dims[4] = {8, 8, 8, 8}, sweeps = 20, nor = 4, measure = 1, reunit = 10, prec = 0, hot = 0;
-    const char *out = NULL, *where = "any";
+    const char *out = NULL, *where = "auto";
     tq_gauge_format fmt = TQ_FORMAT_SCIDAC;
     tq_generator_params gp;
     tq_generator_params_default(&gp);
@@ -68,7 +71,7 @@ int tq_cmd_generate(int argc, char **argv)
             if (!strcmp(v, "hot")) hot = 1;
             else if (strcmp(v, "cold")) return usage_error("bad --start (cold or hot)", v);
         } else if (!strcmp(a, "--where")) {
-            if (strcmp(v, "any") && strcmp(v, "cpu") && strcmp(v, "cuda")) return usage_error("bad --where", v);
+            if (strcmp(v, "auto") && strcmp(v, "any") && strcmp(v, "cpu") && strcmp(v, "cuda")) return usage_error("bad --where", v);
             where = v;
         } else return usage_error("unknown option", a);
     }
@@ -84,6 +87,11 @@ int tq_cmd_generate(int argc, char **argv)
         if (pos == 0) remove(out);
     }
     if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    /* auto: one kind of worker, so the configuration does not depend on which kind ran which
+     * task (CPU and GPU arithmetic differ in the last bits) */
+    if (!strcmp(where, "auto")) where = ri.ncuda_workers > 0 ? "cuda" : "cpu";
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
     tq_generator *g = NULL;
     tq_host_gauge h = {{0}, NULL};
@@ -92,8 +100,6 @@ int tq_cmd_generate(int argc, char **argv)
     if (hot) {
         if (tq_host_gauge_random(&h, gp.seed) || tq_generator_import(g, &h)) goto done;
     }
-    tq_runtime_info ri;
-    tq_get_runtime_info(&ri);
     if (ip.verbosity >= 1)
         printf("taskqcd generate: %dx%dx%dx%d, beta %g, %s start, seed %llu, %d sweeps of 1 heat bath + %d overrelaxation, "
                "%d slabs, where %s, %d CPU + %d CUDA workers\n", dims[0], dims[1], dims[2], dims[3], gp.beta,
