@@ -56,7 +56,8 @@ typedef struct tq_init_params {
     int ncpus;            /* CPU workers; -1: StarPU's default, less one core left to the application
                              thread where there are 4 or more (or STARPU_NCPU) */
     int ncuda;            /* CUDA workers (GPUs); -1: all available (or STARPU_NCUDA) */
-    const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: default */
+    const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: dmda when
+                             there are GPUs, StarPU's default (lws) otherwise (or STARPU_SCHED) */
     int verbosity;        /* 0 quiet, 1 summary, 2 debug */
     int use_mpi;          /* -1 auto (when launched by mpirun), 0 off, 1 on */
 } tq_init_params;
