@@ -72,11 +72,16 @@ int tq_cli_quenched_gauge(const tq_cli_quenched *q, int verbosity, tq_host_gauge
     if (cache && (size_t)snprintf(path, sizeof path, "%s/%s", q->cache_dir, name) >= sizeof path) cache = 0;
     if (cache && access(path, F_OK) == 0) {
         if (tq_gauge_read(path, TQ_FORMAT_SCIDAC, out, NULL) == TQ_SUCCESS) {
-            if (verbosity >= 1) printf("  gauge: %s, read from the cache %s\n", desc, path);
-            return 0;
+            if (!memcmp(out->dims, q->dims, sizeof out->dims)) {
+                if (verbosity >= 1) printf("  gauge: %s, read from the cache %s\n", desc, path);
+                return 0;
+            }
+            tq_host_gauge_free(out);
+            fprintf(stderr, "%s: warning: the cached configuration %s has other dimensions; generating it again\n", me, path);
+        } else {
+            fprintf(stderr, "%s: warning: the cached configuration %s cannot be read (%s); generating it again\n", me, path,
+                    tq_last_error());
         }
-        fprintf(stderr, "%s: warning: the cached configuration %s cannot be read (%s); generating it again\n", me, path,
-                tq_last_error());
     }
     if (tq_host_gauge_alloc(out, q->dims)) return 1;
     /* the configuration depends on the kind of worker that made it (last bits of CPU and GPU
