@@ -9,6 +9,7 @@ static const char *const op_names[TQ_NUM_BLAS_OPS] = {
     "tq_zero", "tq_copy", "tq_scale", "tq_axpy", "tq_xpay", "tq_axpby", "tq_caxpy",
     "tq_caxpby", "tq_norm2", "tq_rdot", "tq_cdot", "tq_axpy_norm2", "tq_cg_update",
     "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2", "tq_caxpyz",
+    "tq_cg_x_direction",
 };
 
 const char *tq_blas_op_name(int op)
@@ -45,7 +46,7 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
         TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
         TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
         TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
-        TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ)
+        TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ) TQ_BLAS_CASE(TQ_OP_CG_X_DIRECTION)
 #undef TQ_BLAS_CASE
         default: break;
         }
@@ -98,7 +99,7 @@ static void scalar_combine_cpu(void *buffers[], void *cl_arg)
 static struct starpu_perfmodel blas_models[TQ_NUM_BLAS_OPS];
 static char blas_model_symbols[TQ_NUM_BLAS_OPS][48];
 static struct starpu_perfmodel combine_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "tq_reduce_combine_v1",
+    .type = STARPU_HISTORY_BASED, .symbol = "tq_reduce_combine_v2",
 };
 
 struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
@@ -106,17 +107,25 @@ struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
 struct starpu_codelet tq_cl_reduce_combine = {
     .cpu_funcs = {reduce_combine_cpu},
     .cpu_funcs_name = {"reduce_combine_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_reduce_combine_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &combine_model,
     .name = "tq_reduce_combine",
 };
 
 static struct starpu_perfmodel scalar_combine_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "tq_scalar_combine_v1",
+    .type = STARPU_HISTORY_BASED, .symbol = "tq_scalar_combine_v2",
 };
 struct starpu_codelet tq_cl_scalar_combine = {
     .cpu_funcs = {scalar_combine_cpu},
     .cpu_funcs_name = {"scalar_combine_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_scalar_combine_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &scalar_combine_model,
     .name = "tq_scalar_combine",

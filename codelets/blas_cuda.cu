@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include "reduce_cuda.cuh"
+
 struct blas_bufs { void *p[TQ_BLAS_MAX_OPERANDS]; };
 
 /* PREC and NREAL > 0 fix every operand's precision and reals per site at compile time, so
@@ -73,24 +75,6 @@ __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *sc
     }
     if (threadIdx.x == 0)
         for (int r = 0; r < nres; r++) scratch[blockIdx.x * TQ_BLAS_MAX_RESULTS + r] = sh[r][0];
-}
-
-/* One block sums the per-block results: thread t takes blocks t, t + T, ... in order,
- * then the same fixed tree as above; thread 0 ends with the sums. (One thread summing them
- * serially cost ~200 us: a chain of ~1000 dependent global loads.) */
-__device__ void block_results(const double *scratch, int nblocks, int nres, double sh[][TQ_REDUCE_THREADS])
-{
-    for (int r = 0; r < nres; r++) {
-        double s = 0.0;
-        for (int i = threadIdx.x; i < nblocks; i += TQ_REDUCE_THREADS) s += scratch[i * TQ_BLAS_MAX_RESULTS + r];
-        sh[r][threadIdx.x] = s;
-    }
-    __syncthreads();
-    for (int w = TQ_REDUCE_THREADS / 2; w > 0; w >>= 1) {
-        if (threadIdx.x < w)
-            for (int r = 0; r < nres; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
-        __syncthreads();
-    }
 }
 
 __global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
@@ -200,10 +184,73 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
     TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
     TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
     TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
-    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ)
+    TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ) TQ_BLAS_CASE(TQ_OP_CG_X_DIRECTION)
 #undef TQ_BLAS_CASE
     default: break;
     }
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+/* ---- combine codelets (tq_cl_reduce_combine, tq_cl_scalar_combine) on a GPU -------------
+ * The sums are taken in buffer order, starting from 0.0, exactly as the CPU versions do, so
+ * the result has the same bits whichever worker combined. The partial buffers are passed
+ * a chunk of pointers at a time. */
+#define TQ_COMBINE_CHUNK 32
+struct partial_chunk { const double *p[TQ_COMBINE_CHUNK]; int n; };
+
+/* sum[r] (r < nres) = (first ? 0 : sum[r]) + the chunk's partials, unless guard > 0 and
+ * s[guard - 1] is 0 (s: the solver scalars, or NULL). */
+__global__ void combine_chunk(partial_chunk c, double *sum, int nres, int first, const double *s, int guard)
+{
+    const int r = threadIdx.x;
+    if (r >= nres || (guard > 0 && s && s[guard - 1] == 0.0)) return;
+    double acc = first ? 0.0 : sum[r];
+    for (int i = 0; i < c.n; i++) acc += c.p[i][r];
+    sum[r] = acc;
+}
+
+__global__ void scalar_program(tq_scalar_combine_args a, double *s, double *snap)
+{
+    if (threadIdx.x != 0) return;
+    if (!(a.guard > 0 && s[a.guard - 1] == 0.0)) tq_scalar_run(s, a.prog, a.nprog);
+    if (snap)
+        for (int i = 0; i < TQ_NSCALARS; i++) snap[i] = s[i];
+}
+
+static void combine_partials(void *buffers[], int n, double *sum, int nres, const double *s, int guard,
+                             cudaStream_t stream)
+{
+    for (int i0 = 0; i0 < n; i0 += TQ_COMBINE_CHUNK) {
+        partial_chunk c;
+        c.n = n - i0 < TQ_COMBINE_CHUNK ? n - i0 : TQ_COMBINE_CHUNK;
+        for (int i = 0; i < c.n; i++) c.p[i] = (const double *)STARPU_VECTOR_GET_PTR(buffers[i0 + i]);
+        combine_chunk<<<1, TQ_BLAS_MAX_RESULTS, 0, stream>>>(c, sum, nres, i0 == 0, s, guard);
+    }
+}
+
+extern "C" void tq_reduce_combine_cuda(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    struct starpu_task *task = starpu_task_get_current();
+    const int n = (int)STARPU_TASK_GET_NBUFFERS(task);
+    double *out = (double *)STARPU_VECTOR_GET_PTR(buffers[n - 1]);
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    /* every result slot is written, as on the CPU (unused ones get the partials' zeros) */
+    if (n > 1) combine_partials(buffers, n - 1, out, TQ_BLAS_MAX_RESULTS, NULL, 0, stream);
+    else cudaMemsetAsync(out, 0, TQ_BLAS_MAX_RESULTS * sizeof(double), stream);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+extern "C" void tq_scalar_combine_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
+    double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
+    double *snap = a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]) : NULL;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    if (a->n > 0) combine_partials(buffers, a->n, s + a->dst, a->nres, s, a->guard, stream);
+    scalar_program<<<1, 1, 0, stream>>>(*a, s, snap);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }

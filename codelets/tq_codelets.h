@@ -26,7 +26,9 @@ const char *tq_blas_op_name(int op);
  * is bitwise reproducible whatever the scheduler did). */
 extern struct starpu_codelet tq_cl_reduce_combine;
 /* Sums partial-sum buffers into solver-scalar slots, then runs a scalar program
- * (kernels/solver_scalars.h); CPU (the values are a few doubles). */
+ * (kernels/solver_scalars.h). Both combine codelets have CPU and CUDA versions (the
+ * values are a few doubles: the CUDA ones exist so that a run without CPU workers works,
+ * and so that partials already on a GPU need not travel). */
 extern struct starpu_codelet tq_cl_scalar_combine;
 
 /* CUDA reductions: threads per block, the most blocks (one full wave of the largest GPU),
@@ -65,6 +67,8 @@ starpu_data_handle_t tq_codelets_scratch(void);
 void tq_blas_cpu(void *buffers[], void *cl_arg);
 #ifdef TQ_HAVE_CUDA
 void tq_blas_cuda(void *buffers[], void *cl_arg);
+void tq_reduce_combine_cuda(void *buffers[], void *cl_arg);
+void tq_scalar_combine_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);

@@ -5,7 +5,9 @@
  *   pack:      in (R), gauge of the packed parity (R), faces (W): per split mu, lower, upper
  *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
- *              when a->clover]
+ *              when a->clover], [with an epilogue (a->epi.kind): reduction scratch
+ *              (SCRATCH), solver scalars (RW), snapshot (W) when a->epi.snapshot; out is
+ *              read-write for TQ_EPI_AXPY_NORM2]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
  *              the one from above
@@ -13,6 +15,8 @@
  * them, each site whole (kernels/wilson_site.h). */
 #include "config.h"
 #include "tq_codelets.h"
+
+#include <string.h>
 
 /* The CPU loops take precision, compression and dagger as compile-time constants through
  * TQ_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
@@ -45,6 +49,28 @@ static void wilson_pack_cpu(void *buffers[], void *cl_arg)
 #undef PACK
 }
 
+/* The interior task with a reduction epilogue (kernels/solver_scalars.h): sites in order,
+ * each site's contribution (summed in the site's type) added to a double total. */
+static void interior_epilogue_cpu(void *buffers[], const tq_wilson_args *a, const void *in, const void *gp,
+                                  const void *gq, const void *x, const void *k, void *out)
+{
+    const int e = tq_wilson_buf_epilogue(a);
+    double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
+    if (!tq_epilogue_frozen(&a->epi, scal)) {
+        const double c = tq_epilogue_coefficient(&a->epi, scal);
+        double sum = 0.0;
+#define INTERIOR_EPI(P, R, D)                                                                      \
+        for (int64_t s = 0; s < a->cb; s++) {                                                   \
+            if (P == 8) sum += tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c); \
+            else sum += tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, (float)c); \
+        }
+        TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR_EPI);
+#undef INTERIOR_EPI
+        tq_scalars_finish(scal, a->epi.guard, a->epi.dst, 1, &sum, a->epi.prog, a->epi.nprog);
+    }
+    if (a->epi.snapshot) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), scal, TQ_NSCALARS * sizeof(double));
+}
+
 static void wilson_interior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
@@ -55,10 +81,14 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
     /* in-place xpay (x is out) passes out once, read-write */
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
+    if (a->epi.kind != TQ_EPI_NONE) {
+        interior_epilogue_cpu(buffers, a, in, gp, gq, x, k, out);
+        return;
+    }
 #define INTERIOR(P, R, D)                                                                          \
     for (int64_t s = 0; s < a->cb; s++) {                                                       \
-        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover);    \
-        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover);         \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0); \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0);      \
     }
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime.h>
 
+#include "reduce_cuda.cuh"
+
 #define TQ_WILSON_THREADS 128
 /* Half precision: cap the interior kernel at 5 resident blocks' worth of registers (96 per
  * thread, no spills; it took 128 and ran fewer warps per SM than single precision). */
@@ -23,8 +25,45 @@ wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const v
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s >= a.cb) return;
-    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER);
-    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER);
+    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, 0);
+    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, 0);
+}
+
+/* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
+ * most TQ_REDUCE_MAX_BLOCKS blocks strides over the sites (the scratch holds one result per
+ * block); each block sums its threads' totals in a fixed tree, and epilogue_final the
+ * blocks in order. A frozen task (its guard) does nothing. */
+template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
+__global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
+wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp, const void *gq,
+                                const void *x, const void *k, void *out, double *scratch, const double *scal)
+{
+    __shared__ double sh[TQ_WILSON_THREADS];
+    if (tq_epilogue_frozen(&a.epi, scal)) return;
+    const double c = tq_epilogue_coefficient(&a.epi, scal);
+    double acc = 0.0;
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < a.cb; s += (int64_t)gridDim.x * blockDim.x) {
+        if constexpr (PREC == 8) acc += tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c);
+        else acc += tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, (float)c);
+    }
+    sh[threadIdx.x] = acc;
+    __syncthreads();
+    for (int w = TQ_WILSON_THREADS / 2; w > 0; w >>= 1) {
+        if (threadIdx.x < w) sh[threadIdx.x] += sh[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) scratch[blockIdx.x * TQ_BLAS_MAX_RESULTS] = sh[0];
+}
+
+__global__ void epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
+{
+    __shared__ double sh[1][TQ_REDUCE_THREADS];
+    const int frozen = tq_epilogue_frozen(&e, scal);
+    if (!frozen) block_results(scratch, nblocks, 1, sh);
+    if (threadIdx.x != 0) return;
+    if (!frozen) tq_scalars_finish(scal, e.guard, e.dst, 1, &sh[0][0], e.prog, e.nprog);
+    if (snap)
+        for (int i = 0; i < TQ_NSCALARS; i++) snap[i] = scal[i];
 }
 
 template <int PREC, int RECON, int DAG>
@@ -73,6 +112,34 @@ static void check_launch(void)
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
 
+/* The epilogue kernels exist for the two halves of M_pc^dag M_pc in CG: |y|^2 after M_pc
+ * (dagger 0), r += c y after M_pc^dag (dagger 1); src/dirac.c asks for no other pairing. */
+static void interior_epilogue_cuda(void *buffers[], const tq_wilson_args *a, const void *in, const void *gp,
+                                   const void *gq, const void *x, const void *k, void *out, cudaStream_t stream)
+{
+    const int e = tq_wilson_buf_epilogue(a);
+    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[e]);
+    double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
+    double *snap = a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
+    const int64_t want = (int64_t)grid_for(a->cb);
+    const int grid = (int)(want < 1 ? 1 : want < TQ_REDUCE_MAX_BLOCKS ? want : TQ_REDUCE_MAX_BLOCKS);
+    const int epi = a->epi.kind;
+#define LAUNCH_E(P, R, D, C, E) wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, scratch, scal)
+#define LAUNCH(P, R, D)                                                                            \
+    do {                                                                                           \
+        if (D == 0 && epi == TQ_EPI_NORM2) {                                                       \
+            if (a->clover) LAUNCH_E(P, R, 0, 1, TQ_EPI_NORM2); else LAUNCH_E(P, R, 0, 0, TQ_EPI_NORM2); \
+        } else if (D == 1 && epi == TQ_EPI_AXPY_NORM2) {                                           \
+            if (a->clover) LAUNCH_E(P, R, 1, 1, TQ_EPI_AXPY_NORM2); else LAUNCH_E(P, R, 1, 0, TQ_EPI_AXPY_NORM2); \
+        }                                                                                          \
+    } while (0)
+    TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+#undef LAUNCH_E
+    epilogue_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
+    check_launch();
+}
+
 extern "C" void tq_wilson_interior_cuda(void *buffers[], void *cl_arg)
 {
     const tq_wilson_args *a = (const tq_wilson_args *)cl_arg;
@@ -84,6 +151,10 @@ extern "C" void tq_wilson_interior_cuda(void *buffers[], void *cl_arg)
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
     cudaStream_t stream = starpu_cuda_get_local_stream();
+    if (a->epi.kind != TQ_EPI_NONE) {
+        interior_epilogue_cuda(buffers, a, in, gp, gq, x, k, out, stream);
+        return;
+    }
     if (a->cb == 0) return;
 #define LAUNCH_K(P, R, D, C) wilson_interior_kernel<P, R, D, C><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)

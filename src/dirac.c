@@ -2,6 +2,7 @@
  * interior, exterior per block), the clover term (one task per block and parity), and the
  * operators built from them. */
 #include "field_internal.h"
+#include "solver_internal.h"
 #include "tq_tasks.h"
 
 #include <math.h>
@@ -279,13 +280,15 @@ static void block_phases(const tq_dirac *d, int b, tq_wilson_args *ia, int bcoor
  * sum before it leaves registers), on parity `parity`: per block a pack task (when the
  * lattice is split into blocks), an interior task and an exterior task; the operator's
  * face handles are what StarPU moves between the memories of the blocks' workers. */
-static tq_status hopping_k(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
-                           int parity, int dagger, double a, const tq_field *x, const tq_field *K)
+static tq_status hopping_ke(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
+                            int parity, int dagger, double a, const tq_field *x, const tq_field *K,
+                            const tq_dirac_epilogue *e)
 {
     const tq_lattice *lat = d->lat;
     const int q = 1 - parity;
     tq_wilson_args base;
     const int nsplit = hopping_args(d, out, in, dagger, a, x, K, &base);
+    if (e) base.epi = e->args;
 
     const int nb = lat->nblocks, nf = 2 * nsplit;
     starpu_data_handle_t *faces = d->faces;
@@ -308,7 +311,8 @@ static tq_status hopping_k(const char *who, const tq_dirac *d, tq_field *out, co
         ia.x_separate = hx && hx != ho;
         starpu_data_handle_t hk = K ? tq_field_handle(K, b, parity) : NULL;
         ret = tq_task_wilson_interior(&ia, parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
-                                      tq_field_handle(d->gauge, b, q), ho, hx, hk);
+                                      tq_field_handle(d->gauge, b, q), ho, hx, hk, e ? e->scalars : NULL,
+                                      e ? e->snapshot : NULL);
         if (ret || !nf) continue;
         /* the faces this block reads: from the block below (its upper face) and from the
          * block above (its lower face), per split direction */
@@ -329,6 +333,12 @@ static tq_status hopping_k(const char *who, const tq_dirac *d, tq_field *out, co
     }
     if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
     return st;
+}
+
+static tq_status hopping_k(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
+                           int parity, int dagger, double a, const tq_field *x, const tq_field *K)
+{
+    return hopping_ke(who, d, out, in, parity, dagger, a, x, K, NULL);
 }
 
 /* out = a D in (+ x) on parity `parity` (hopping_k without a clover term). */
@@ -472,6 +482,37 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     return TQ_SUCCESS;
 }
 
+/* M_pc (or M_pc^dag) in on parity p. The last kernel is always a hopping term with xpay; an
+ * epilogue e goes there, and with TQ_EPI_AXPY_NORM2 that kernel updates e->r instead of
+ * writing out (out may still serve as the clover term's intermediate). */
+static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
+                       int dagger, const tq_dirac_epilogue *e)
+{
+    const int q = 1 - p;
+    const double k2 = d->p.kappa * d->p.kappa;
+    tq_field *last = e && e->args.kind == TQ_EPI_AXPY_NORM2 ? e->r : out;
+    if (!d->clover) {
+        /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
+        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
+        return hopping_ke(who, d, last, d->tmp[q], p, dagger, -k2, in, NULL, e);
+    }
+    if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
+        /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
+        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv));
+        TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
+        return hopping_ke(who, d, last, d->tmp[q], p, dagger, -k2, out, NULL, e);
+    }
+    if (!dagger) {
+        /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp: two fused hopping + clover applications */
+        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv));
+        return hopping_ke(who, d, last, d->tmp[q], p, 0, -k2, in, d->clover_inv, e);
+    }
+    /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
+    TQ_CHECK(clover_term(who, d, 1, d->tmp[p], in, p, 0.0, NULL));
+    TQ_CHECK(hopping_k(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv));
+    return hopping_ke(who, d, last, d->tmp[q], p, 1, -k2, in, NULL, e);
+}
+
 tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                          int dagger)
 {
@@ -481,28 +522,35 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
     TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
-    const int p = (int)parity, q = 1 - p;
-    const double k2 = d->p.kappa * d->p.kappa;
-    if (!d->clover) {
-        /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
-        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
-        return hopping(who, d, out, d->tmp[q], p, dagger, -k2, in);
+    return matpc(who, d, out, in, (int)parity, dagger, NULL);
+}
+
+int tq_internal_dirac_can_fuse(const tq_dirac *d)
+{
+    const tq_lattice *lat = d->lat;
+    return lat->nblocks == 1 && d->nfaces == 0 && lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1;
+}
+
+tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                                           int dagger, const tq_dirac_epilogue *e)
+{
+    const char *who = "tq_dirac_matpc (fused reduction)";
+    if (!d || !e) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    TQ_CHECK(check_parity(who, parity));
+    TQ_CHECK(check_spinor(who, d, out, (int)parity, "out"));
+    TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
+    if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    if (!tq_internal_dirac_can_fuse(d))
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: needs one block on one process", who);
+    /* the kernels built: |y|^2 after M_pc, r += c y after M_pc^dag (CG on M_pc^dag M_pc) */
+    const int kind = e->args.kind;
+    if (!((kind == TQ_EPI_NORM2 && !dagger) || (kind == TQ_EPI_AXPY_NORM2 && dagger)))
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: epilogue %d with dagger %d", who, kind, dagger);
+    if (kind == TQ_EPI_AXPY_NORM2) {
+        TQ_CHECK(check_spinor(who, d, e->r, (int)parity, "r"));
+        if (e->r == in || e->r == out) return tq_error(TQ_ERR_INVALID_ARG, "%s: r is in or out", who);
     }
-    if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
-        /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
-        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv));
-        TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
-        return hopping(who, d, out, d->tmp[q], p, dagger, -k2, out);
-    }
-    if (!dagger) {
-        /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp: two fused hopping + clover applications */
-        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv));
-        return hopping_k(who, d, out, d->tmp[q], p, 0, -k2, in, d->clover_inv);
-    }
-    /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
-    TQ_CHECK(clover_term(who, d, 1, d->tmp[p], in, p, 0.0, NULL));
-    TQ_CHECK(hopping_k(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv));
-    return hopping(who, d, out, d->tmp[q], p, 1, -k2, in);
+    return matpc(who, d, out, in, (int)parity, dagger, e);
 }
 
 tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_field *in,

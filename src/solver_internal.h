@@ -37,6 +37,20 @@ tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values
 tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog);
 
+/* M_pc or M_pc^dag with a reduction fused into its last kernel (src/dirac.c; the kinds in
+ * kernels/solver_scalars.h), for CG on M_pc^dag M_pc: NORM2 after M_pc (dagger 0), AXPY_NORM2
+ * on r after M_pc^dag (dagger 1). Only where tq_internal_dirac_can_fuse (one block on one
+ * process: the whole parity is one kernel). scalars: the solve's scalars; snapshot: the
+ * snapshot handle when args.snapshot. */
+typedef struct tq_dirac_epilogue {
+    tq_epilogue_args args;
+    tq_field *r;
+    starpu_data_handle_t scalars, snapshot;
+} tq_dirac_epilogue;
+int tq_internal_dirac_can_fuse(const tq_dirac *d);
+tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                                           int dagger, const tq_dirac_epilogue *e);
+
 /* The linear operators the inverters see: the Dirac operator in one of its forms. */
 typedef enum tq_linop_kind {
     TQ_LINOP_MAT,              /* M (full fields) */

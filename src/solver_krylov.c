@@ -43,6 +43,7 @@ enum { SLOT_B2 = 24, SLOT_GO = 25, SLOT_STOP2 = 26 };
 
 struct tq_krylov {
     int bicgstab, mr, gcr, mixed, defect;
+    int fused;                 /* CG on M_pc^dag M_pc with its reductions in the operator's kernels */
     int nkrylov, kcycle;       /* GCR: directions per cycle, index of the next one */
     tq_field *z[TQ_GCR_MAX], *az[TQ_GCR_MAX];   /* GCR: directions and their A-images */
     tq_field *pr;              /* GCR's MR preconditioner: its residual */
@@ -139,6 +140,9 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     k->n_precise = field_reals(b);
     const char *pipe_env = getenv("TQ_SOLVER_PIPELINE");
     k->pipelined = (method == TQ_KRYLOV_CG || bicgstab || method == TQ_KRYLOV_MR) && !(pipe_env && pipe_env[0] == '0');
+    const char *fuse_env = getenv("TQ_SOLVER_FUSE");
+    k->fused = method == TQ_KRYLOV_CG && ops->kind == TQ_LINOP_MATPC_DAG_MATPC && ops->shift == 0.0 &&
+               tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
     tq_status st = TQ_SUCCESS;
     if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
     if (st == TQ_SUCCESS && k->mixed) {
@@ -200,6 +204,33 @@ const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }
 
 /* The snapshot the iteration being submitted ends with: set just before its last reduction. */
 static void last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued & 1); }
+
+static long fused_iterations;   /* tq_internal_solver_fused_iterations */
+long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_iterations, __ATOMIC_RELAXED); }
+
+/* M_pc (dagger 0) or M_pc^dag (dagger 1) of the sloppy operator with a reduction in its
+ * last kernel into scalar slot dst, then prog; AXPY_NORM2: r += -scalar[slot - 1] y. Takes
+ * the pending snapshot and guard like a BLAS reduction. */
+static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, int dagger, int kind, int dst,
+                             int slot, tq_field *r, const tq_scalar_instr *prog, int nprog)
+{
+    tq_dirac_epilogue e;
+    memset(&e, 0, sizeof e);
+    e.args.kind = (signed char)kind;
+    e.args.c = -1.0;
+    e.args.slot = (signed char)slot;
+    e.args.guard = (signed char)k->sc->guard;
+    e.args.dst = (signed char)dst;
+    e.args.nprog = (signed char)nprog;
+    memcpy(e.args.prog, prog, (size_t)nprog * sizeof *prog);
+    const int snap = k->sc->snap_next;
+    k->sc->snap_next = -1;
+    e.args.snapshot = snap >= 0;
+    e.snapshot = snap >= 0 ? k->sc->snap[snap & 1] : NULL;
+    e.scalars = k->sc->h;
+    e.r = r;
+    return tq_internal_dirac_matpc_epilogue(k->ops->d, out, in, k->ops->parity, dagger, &e);
+}
 
 /* Queues one iteration's tasks. */
 static tq_status submit_iteration(tq_krylov *k)
@@ -271,6 +302,22 @@ static tq_status submit_iteration(tq_krylov *k)
             {TQ_SC_DIV, CG_BETA, CG_RR_NEW, CG_RR}, {TQ_SC_COPY, CG_RR, CG_RR_NEW, 0},
             {TQ_SC_STOP_LE, SLOT_GO, CG_RR, SLOT_STOP2}};
         const signed char alpha_slot[4] = {CG_ALPHA + 1, 0, 0, 0}, beta_slot[4] = {CG_BETA + 1, 0, 0, 0};
+        if (k->fused) {
+            /* w = M_pc p and <p, Ap> = |w|^2 in its last kernel; r -= alpha M_pc^dag w and
+             * |r|^2 in the next one's (Ap is never stored); then x += alpha p, p = r + beta p
+             * in one pass: 6 vector streams besides the operator instead of 11 */
+            k->ops->applications++;
+            __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED);
+            TQ_CHECK(fused_matpc(k, k->ops->tmp, k->pv, 0, TQ_EPI_NORM2, CG_PAP, 0, NULL, alpha_prog, 1));
+            last_reduction(k);
+            TQ_CHECK(fused_matpc(k, k->w1, k->ops->tmp, 1, TQ_EPI_AXPY_NORM2, CG_RR_NEW, CG_ALPHA + 1, k->rs,
+                                 beta_prog, 3));
+            const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
+            tq_field *fxp[3] = {k->rs, k->pv, k->xs};
+            TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0));
+            k->out.blas_flops += 10 * k->n_sloppy;   /* as below: the same arithmetic */
+            return TQ_SUCCESS;
+        }
         TQ_CHECK(tq_linop_apply(k->ops, k->w1, k->pv));
         TQ_CHECK(submit1(k, TQ_OP_RDOT, k->pv, k->w1, NULL, NULL, CG_PAP, alpha_prog, 1));
         tq_field *fupd[4] = {k->pv, k->w1, k->xs, k->rs};
@@ -418,6 +465,15 @@ static tq_status consume(tq_krylov *k)
                 st = tq_error(TQ_ERR_BREAKDOWN, "%s: NaN or Inf in the iteration's scalars at iteration %d "
                               "(<r0, A p> or |A s| vanished: a singular system?)", k->who, it);
         k->rr = s[BI_RR];
+    }
+    if (st == TQ_SUCCESS && k->fused && k->pipelined && s[SLOT_GO] == 0.0) {
+        /* the iteration reached the tolerance on the device, and its guard then held back
+         * its own last task, x += alpha p; p = r + beta p (and all of the queued one):
+         * that task runs now, with the scalars the held-back iteration left unchanged */
+        const double one[4] = {1, 1, 1, 1};
+        const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
+        tq_field *fxp[3] = {k->rs, k->pv, k->xs};
+        st = tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0);
     }
     if (st == TQ_SUCCESS) {
         k->out.residual = sqrt(k->rr / k->b2);

@@ -31,6 +31,11 @@ void tq_internal_blas_release(void);
 tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                                   int niter, double *seconds);
 
+/* CG iterations submitted so far (all solves) with the reductions fused into the operator
+ * (solve type normop-pc on one block; TQ_SOLVER_FUSE=0 turns it off): lets tests check that
+ * the fused path ran. */
+long tq_internal_solver_fused_iterations(void);
+
 /* The gauge field and parameters an operator was made with. */
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);
 const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d);

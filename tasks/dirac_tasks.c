@@ -17,17 +17,26 @@ int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu
 
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
-                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K)
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
+                            starpu_data_handle_t scalars, starpu_data_handle_t snapshot)
 {
-    struct starpu_data_descr d[6];
+    struct starpu_data_descr d[9];
+    const int epi = a->epi.kind != TQ_EPI_NONE;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
-    d[3].handle = out; d[3].mode = (x && x == out) ? STARPU_RW : STARPU_W;
+    d[3].handle = out;
+    d[3].mode = (x && x == out) || a->epi.kind == TQ_EPI_AXPY_NORM2 ? STARPU_RW : STARPU_W;
     int n = 4;
     if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
     if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
-    return tq_task_submit_descr(&tq_cl_wilson_interior, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
+    if (epi) {
+        d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
+        d[n].handle = scalars; d[n++].mode = STARPU_RW;
+        if (a->epi.snapshot) { d[n].handle = snapshot; d[n++].mode = STARPU_W; }
+    }
+    /* an epilogue's reduction gates the solver's next step */
+    return tq_task_submit_descr(&tq_cl_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,

@@ -14,6 +14,7 @@
 #include "tq_test.h"
 #include "wilson_reference.h"
 #include "dirac_test_util.h"
+#include "../src/tq_internal.h"   /* tq_internal_solver_fused_iterations */
 
 #include <math.h>
 #include <stdio.h>
@@ -142,6 +143,64 @@ static void test_mixed(const int dims[4], const tq_host_gauge *hg, const tq_dira
     }
     tq_field_destroy(x);
     tq_field_destroy(fb);
+    setup_free(&S);
+}
+
+/* CG on M_pc^dag M_pc with its reductions fused into the operator's last kernels (one block:
+ * the default there) against the separate BLAS reductions (TQ_SOLVER_FUSE=0): the fused
+ * path must actually run (the library's counter), reach the tolerance with the true
+ * residual checked here, and follow the unfused iteration closely: the same iterations (+-1)
+ * and the same solution to 1e-8 in double; sloppy single and half with reliable updates
+ * within 10 % of the unfused iterations. */
+static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b,
+                       const char *what)
+{
+    setup S;
+    if (setup_make_op(&S, dims, dims, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) { setup_free(&S); return; }
+    const int64_t n = 24 * ref_volume(dims);
+    double *h[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
+    tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+    printf("  CG normop-pc with fused operator reductions vs separate ones, %s: iterations (reliable updates), "
+           "true residual\n", what);
+    static const tq_precision sloppy[3] = {0, TQ_SINGLE, TQ_HALF};
+    for (int c = 0; c < 3; c++) {
+        tq_solver_params sp;
+        tq_solver_params_default(&sp);
+        sp.inverter = TQ_INV_CG;
+        sp.solve_type = TQ_SOLVE_NORMOP_PC;
+        sp.prec_sloppy = sloppy[c];
+        sp.maxiter = 3000;
+        tq_solver_result r[2];
+        double rr[2] = {0, 0};
+        for (int fused = 0; fused < 2; fused++) {
+            setenv("TQ_SOLVER_FUSE", fused ? "1" : "0", 1);
+            const long before = tq_internal_solver_fused_iterations();
+            tq_status st = tq_solve(S.dirac, x, fb, &sp, &r[fused]);
+            const long ran = tq_internal_solver_fused_iterations() - before;
+            CHECK(st == TQ_SUCCESS, "%s fused %d sloppy %d: %s", what, fused, c, tq_last_error());
+            if (st != TQ_SUCCESS) { r[fused].iterations = 0; continue; }
+            CHECK(fused ? ran >= r[fused].iterations : ran == 0, "%s: %ld fused iterations ran in a solve of %d "
+                  "iterations (fusion %s)", what, ran, r[fused].iterations, fused ? "on" : "off");
+            CHECK_OK(tq_field_export(x, h[fused]));
+            rr[fused] = reference_residual(&S, hg, dp, x, b);
+            CHECK(rr[fused] <= 3e-9, "%s fused %d sloppy %d: true residual %.3g", what, fused, c, rr[fused]);
+        }
+        unsetenv("TQ_SOLVER_FUSE");
+        const char *pn = c ? tq_precision_name(sloppy[c]) : "double";
+        printf("    %-6s fused %4d (%d) %.2e, separate %4d (%d) %.2e\n", pn, r[1].iterations, r[1].reliable_updates,
+               rr[1], r[0].iterations, r[0].reliable_updates, rr[0]);
+        if (c == 0) {
+            const double e = sqrt(ref_vdiff2(h[0], h[1], n) / ref_vnorm2(h[0], n));
+            CHECK(abs(r[1].iterations - r[0].iterations) <= 1 && e <= 1e-8, "%s double: fused %d iterations vs %d, "
+                  "solutions differ by %.3g", what, r[1].iterations, r[0].iterations, e);
+        } else {
+            CHECK(abs(r[1].iterations - r[0].iterations) <= 2 + r[0].iterations / 10, "%s %s: fused %d iterations vs %d",
+                  what, pn, r[1].iterations, r[0].iterations);
+        }
+    }
+    tq_field_destroy(x);
+    tq_field_destroy(fb);
+    free(h[0]); free(h[1]);
     setup_free(&S);
 }
 
@@ -476,8 +535,11 @@ int main(void)
     test_operator(dims, split, &hg, &clo, b, "clover");
     clo.matpc = TQ_MATPC_ASYMMETRIC;
     test_operator(dims, NULL, &hg, &clo, b, "clover-asym");
+    test_fused(dims, &hg, &clo, b, "clover-asym");
     test_mixed(dims, &hg, &wil, b, "wilson");
+    test_fused(dims, &hg, &wil, b, "wilson");
     clo.matpc = TQ_MATPC_SYMMETRIC;
+    test_fused(dims, &hg, &clo, b, "clover");
     test_mixed(dims, &hg, &clo, b, "clover");
     test_many(dims, &hg, &clo, "clover");
     test_pipeline(dims, &hg, &clo, b, "clover");

@@ -30,6 +30,8 @@ enum tq_blas_op {
     TQ_OP_BICGSTAB_DIRECTION, /* p = r + beta (p - omega v)             [r, v, p]       */
     TQ_OP_CDOT_NORM2,         /* sum conj(x) y, sum |x|^2               [x, y]          */
     TQ_OP_CAXPYZ,             /* z = a x + y, a complex                 [x, y, z]       */
+    TQ_OP_CG_X_DIRECTION,     /* x += a p; p = r + b p (the old p in both)
+                                 (CG whose r update is fused into the operator) [r, p, x] */
     TQ_NUM_BLAS_OPS
 };
 
@@ -44,7 +46,7 @@ TQ_HD int tq_blas_noperands(int op)
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: return 4;
     case TQ_OP_BICGSTAB_UPDATE: return 6;
-    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 3;
+    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: return 3;
     default: return 2;
     }
 }
@@ -57,7 +59,7 @@ TQ_HD unsigned tq_blas_reads(int op)
     case TQ_OP_SCALE: case TQ_OP_NORM2: return 1u;
     case TQ_OP_CG_UPDATE: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 31u;      /* r is write-only */
-    case TQ_OP_BICGSTAB_DIRECTION: return 7u;
+    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CG_X_DIRECTION: return 7u;
     default: return 3u;
     }
 }
@@ -70,6 +72,7 @@ TQ_HD unsigned tq_blas_writes(int op)
     case TQ_OP_CG_UPDATE: return 12u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
+    case TQ_OP_CG_X_DIRECTION: return 6u;
     default: return 2u;
     }
 }
@@ -169,9 +172,7 @@ TQ_HD int tq_blas_frozen(const tq_blas_args *a, const double *scal)
  * guard holds the task back. */
 TQ_HD void tq_blas_fused_finish(const tq_blas_args *a, double *scal, const double *sum)
 {
-    if (tq_blas_frozen(a, scal)) return;
-    for (int r = 0; r < tq_blas_nresults(a->op); r++) scal[a->dst + r] = sum[r];
-    tq_scalar_run(scal, a->prog, a->nprog);
+    tq_scalars_finish(scal, a->guard, a->dst, tq_blas_nresults(a->op), sum, a->prog, a->nprog);
 }
 
 #endif

@@ -68,6 +68,11 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
         v[2][0] = v[1][0] + c[0] * v[0][0] - c[1] * v[0][1];
         v[2][1] = v[1][1] + c[0] * v[0][1] + c[1] * v[0][0];
         break;
+    case TQ_OP_CG_X_DIRECTION:
+        /* operands r p x; c = alpha, beta */
+        v[2][0] += c[0] * v[1][0]; v[2][1] += c[0] * v[1][1];
+        v[1][0] = v[0][0] + c[1] * v[1][0]; v[1][1] = v[0][1] + c[1] * v[1][1];
+        break;
     case TQ_OP_CDOT_NORM2:
         acc[0] += v[0][0] * v[1][0] + v[0][1] * v[1][1];
         acc[1] += v[0][0] * v[1][1] - v[0][1] * v[1][0];

@@ -79,4 +79,38 @@ TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
     }
 }
 
+/* The end of a reduction done inside one task: unless the guard (> 0: slot guard - 1) is 0,
+ * the nres sums go to slots dst.. and the program runs. */
+TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const double *sum,
+                             const tq_scalar_instr *prog, int nprog)
+{
+    if (guard > 0 && s[guard - 1] == 0.0) return;
+    for (int r = 0; r < nres; r++) s[dst + r] = sum[r];
+    tq_scalar_run(s, prog, nprog);
+}
+
+/* A reduction fused into the last kernel of an operator application (the Wilson interior
+ * kernel; src/dirac.c): with result y of the site, kind
+ *   TQ_EPI_NORM2:      y is stored as usual; sum |y|^2
+ *   TQ_EPI_AXPY_NORM2: the output buffer holds r: r += c y, with c = c times scalar
+ *                      slot - 1 when slot > 0; sum |r|^2 (y itself is not stored)
+ * The sum goes to scalar slot dst and the program runs (tq_scalars_finish); guard and
+ * snapshot as for BLAS tasks (kernels/blas_site.h): a frozen task writes nothing. */
+enum { TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2 };
+typedef struct tq_epilogue_args {
+    double c;
+    signed char kind, slot, guard, dst, nprog, snapshot;
+    tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
+} tq_epilogue_args;
+
+TQ_HD int tq_epilogue_frozen(const tq_epilogue_args *e, const double *s)
+{
+    return e->guard > 0 && s[e->guard - 1] == 0.0;
+}
+
+TQ_HD double tq_epilogue_coefficient(const tq_epilogue_args *e, const double *s)
+{
+    return e->slot > 0 ? e->c * s[e->slot - 1] : e->c;
+}
+
 #endif

@@ -21,6 +21,7 @@
 
 #include "kernels/field_layout.h"
 #include "kernels/clover_site.h"
+#include "kernels/solver_scalars.h"
 
 /* DeGrand-Rossi: gamma_x, gamma_y have their non-zeros on the anti-diagonal, gamma_z,
  * gamma_t on the off-diagonal 2x2 blocks. */
@@ -57,7 +58,17 @@ typedef struct tq_wilson_args {
                                buffer) applied to each site's hopping sum before a and x */
     tq_layout L_in, L_out, L_x, L_gauge, L_clover;
     tq_layout L_face[4];    /* 12 reals per face site; stride = cb / B[mu] */
+    tq_epilogue_args epi;   /* interior task of an unsplit block: a reduction fused into the
+                               kernel (kind TQ_EPI_NONE: none); then the task has three more
+                               buffers (tq_wilson_buf_epilogue) */
 } tq_wilson_args;
+
+/* The interior task's buffers after its operands when it has an epilogue: the reduction
+ * scratch (CUDA), the solver scalars (RW), the snapshot (W) if epi.snapshot. */
+TQ_HD int tq_wilson_buf_epilogue(const tq_wilson_args *a)
+{
+    return 4 + (a->xpay && a->x_separate ? 1 : 0) + (a->clover ? 1 : 0);
+}
 
 /* Block-local coordinates of the site with index cb in the parity subset `parity`. */
 TQ_HD void tq_block_coords(const int *B, int parity, int64_t cb, int *x)
