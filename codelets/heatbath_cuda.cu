@@ -29,3 +29,16 @@ extern "C" void tq_heatbath_cuda(void *buffers[], void *cl_arg)
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
+
+extern "C" void tq_gauge_face_pack_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
+    const double *slab = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const size_t n = (size_t)tq_hb_slice_len(a->dims) * 18;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaMemcpyAsync((void *)STARPU_VECTOR_GET_PTR(buffers[1]), slab, n * sizeof(double), cudaMemcpyDeviceToDevice, stream);
+    cudaMemcpyAsync((void *)STARPU_VECTOR_GET_PTR(buffers[2]), slab + (size_t)a->slab_len * 18 - n, n * sizeof(double),
+                    cudaMemcpyDeviceToDevice, stream);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}

@@ -54,6 +54,9 @@ extern struct starpu_codelet tq_cl_clover_build;
 /* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;
 void tq_heatbath_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, uint64_t **refused);
+/* A slab's first and last time slices into its two face buffers (the halos of the slabs
+ * next to it; codelets/heatbath.c). */
+extern struct starpu_codelet tq_cl_gauge_face_pack;
 /* The generator's measurement (one slab's sites, every link read) and reunitarisation (one
  * slab of one field) (codelets/gauge_measure.c documents the buffers). */
 extern struct starpu_codelet tq_cl_gauge_measure;
@@ -74,6 +77,7 @@ void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
 void tq_heatbath_cuda(void *buffers[], void *cl_arg);
+void tq_gauge_face_pack_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_measure_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_reunitarize_cuda(void *buffers[], void *cl_arg);
 void tq_clover_build_cuda(void *buffers[], void *cl_arg);

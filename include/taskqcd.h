@@ -251,9 +251,10 @@ typedef struct tq_generator tq_generator;
 typedef struct tq_generator_params {
     double beta;          /* > 0 */
     uint64_t seed;
-    int nslab;            /* tasks per sub-step (slabs of the lattice); 0: 1 when the placement
-                             (tq_set_placement) is CUDA, otherwise at least one per CPU worker
-                             (at most 16), dividing the sites of one parity */
+    int nslab;            /* tasks per sub-step (slabs of whole time slices; a task reads its
+                             slab and the time slices next to it); must divide the time
+                             extent; 0: 1 when the placement (tq_set_placement) is CUDA,
+                             otherwise at least one per CPU worker (at most 16) */
 } tq_generator_params;
 void tq_generator_params_default(tq_generator_params *p);   /* beta 6, seed 1, nslab 0 */
 /* All dimensions even (the sweep is a checkerboard). Starts cold (unit links). */

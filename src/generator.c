@@ -1,7 +1,10 @@
 /* The quenched generator: pure-gauge Wilson action, Cabibbo-Marinari heat bath and
  * overrelaxation sweeps as task graphs (codelets/heatbath.c, kernels/heatbath_site.h).
  * A sweep is 8 sub-steps (parity, then direction); each sub-step updates one of the 8 link
- * fields slab by slab, one task per slab, reading the other 7 fields whole. */
+ * fields slab by slab (slabs: whole time slices), one task per slab, reading the other 7
+ * fields' links in its slab and in the time slices next to it (halos); after each sub-step
+ * one pack task per slab copies the updated field's first and last slices into face
+ * buffers, which the neighbour slabs' tasks read. */
 #include "tq_internal.h"
 #include "tq_tasks.h"
 #include "rng.h"
@@ -15,6 +18,7 @@ struct tq_generator {
     int nslab;
     int64_t slab_len;
     starpu_data_handle_t *fields[8];   /* [field][slab] */
+    starpu_data_handle_t *faces[8];    /* [field][2 slab + 0/1]: first/last time slice (nslab > 1) */
     starpu_data_handle_t *refused;     /* [slab] */
     starpu_data_handle_t *measured;    /* [slab]: the measurement tasks' results */
     uint64_t sweeps;                   /* heat-bath sweeps done (the random stream's sweep word) */
@@ -35,6 +39,9 @@ static void generator_free(tq_generator *g)
         for (int s = 0; g->fields[f] && s < g->nslab; s++)
             if (g->fields[f][s]) starpu_data_unregister(g->fields[f][s]);
         free(g->fields[f]);
+        for (int s = 0; g->faces[f] && s < 2 * g->nslab; s++)
+            if (g->faces[f][s]) starpu_data_unregister(g->faces[f][s]);
+        free(g->faces[f]);
     }
     for (int s = 0; g->refused && s < g->nslab; s++)
         if (g->refused[s]) starpu_data_unregister(g->refused[s]);
@@ -66,19 +73,21 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
     /* slabs: the requested number; by default one when the tasks go to GPUs (a slab per GPU
      * kernel keeps it busy, and every task costs scheduling time: with 16 slabs a 32^4 sweep
      * took 5x longer on an H200), otherwise at least one per CPU worker (up to the limit).
-     * It must divide the checkerboard volume (the slabs are equal). */
+     * Slabs are equal runs of whole time slices: the number divides the time extent. */
     int nslab = p->nslab;
-    if (nslab > 0 && half % nslab)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: %d slabs do not divide the %lld sites of one parity", who, p->nslab,
-                        (long long)half);
+    const int nt = dims[3];
+    if (nslab > 0 && nt % nslab)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %d slabs do not divide the %d time slices (a slab is whole time "
+                        "slices)", who, p->nslab, nt);
     if (nslab == 0) {
         const tq_where w = tq_get_placement();
         int want = w == TQ_WHERE_CUDA ? 1 : (int)starpu_cpu_worker_get_count();
         if (want > TQ_HB_MAX_SLABS) want = TQ_HB_MAX_SLABS;
+        if (want > nt) want = nt;
         if (want < 1) want = 1;
-        for (nslab = want; nslab <= TQ_HB_MAX_SLABS && half % nslab; nslab++) {}
+        for (nslab = want; nslab <= TQ_HB_MAX_SLABS && nt % nslab; nslab++) {}
         if (nslab > TQ_HB_MAX_SLABS)
-            for (nslab = want; half % nslab; nslab--) {}
+            for (nslab = want; nt % nslab; nslab--) {}
     }
     tq_generator *g = calloc(1, sizeof *g);
     if (!g) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
@@ -91,6 +100,11 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
         if (!g->fields[f]) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
         for (int s = 0; s < nslab; s++)
             starpu_vector_data_register(&g->fields[f][s], -1, 0, (uint32_t)(g->slab_len * 18), sizeof(double));
+        if (nslab == 1) continue;   /* one slab: its own halos (periodic) */
+        g->faces[f] = calloc((size_t)2 * nslab, sizeof *g->faces[f]);
+        if (!g->faces[f]) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
+        for (int s = 0; s < 2 * nslab; s++)
+            starpu_vector_data_register(&g->faces[f][s], -1, 0, (uint32_t)(tq_hb_slice_len(dims) * 18), sizeof(double));
     }
     g->refused = calloc((size_t)nslab, sizeof *g->refused);
     if (!g->refused) { generator_free(g); return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who); }
@@ -118,6 +132,30 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
 }
 
 int tq_generator_slabs(const tq_generator *g) { return g ? g->nslab : 0; }
+
+/* The arguments every generator task shares: geometry and slabs. */
+static tq_heatbath_args slab_args(const tq_generator *g)
+{
+    tq_heatbath_args a;
+    memset(&a, 0, sizeof a);
+    memcpy(a.dims, g->dims, sizeof a.dims);
+    a.nslab = g->nslab;
+    a.slab_len = g->slab_len;
+    return a;
+}
+
+/* Submits the face copies of field f (fmax > f: fields f .. fmax - 1) after they changed. */
+static tq_status pack_faces(tq_generator *g, int f, int fmax, const char *who)
+{
+    if (g->nslab == 1) return TQ_SUCCESS;
+    tq_heatbath_args a = slab_args(g);
+    for (; f < fmax; f++)
+        for (a.slab = 0; a.slab < g->nslab; a.slab++) {
+            int ret = tq_task_gauge_face_pack(&a, g->fields[f][a.slab], g->faces[f][2 * a.slab], g->faces[f][2 * a.slab + 1]);
+            if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+        }
+    return TQ_SUCCESS;
+}
 
 /* Visits the links of the generator's storage: host_in -> storage (import) or storage ->
  * host_out (export). */
@@ -158,7 +196,8 @@ static tq_status check_host(const tq_generator *g, const tq_host_gauge *h, const
 tq_status tq_generator_import(tq_generator *g, const tq_host_gauge *h)
 {
     TQ_CHECK(check_host(g, h, "tq_generator_import"));
-    return transfer(g, NULL, h->links);
+    TQ_CHECK(transfer(g, NULL, h->links));
+    return pack_faces(g, 0, 8, "tq_generator_import");
 }
 
 tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h)
@@ -167,30 +206,23 @@ tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h)
     return transfer(g, h->links, NULL);
 }
 
-/* The arguments every generator task shares: geometry and slabs. */
-static tq_heatbath_args slab_args(const tq_generator *g)
-{
-    tq_heatbath_args a;
-    memset(&a, 0, sizeof a);
-    memcpy(a.dims, g->dims, sizeof a.dims);
-    a.nslab = g->nslab;
-    a.slab_len = g->slab_len;
-    return a;
-}
-
 static tq_status submit_sweep(tq_generator *g, int overrelax)
 {
     tq_heatbath_args a = slab_args(g);
     a.beta = g->p.beta;
     a.overrelax = overrelax;
     a.sweep = (uint32_t)(g->sweeps & TQ_HB_MAX_SWEEP);
+    a.halo = g->nslab > 1;
     tq_rng_key(a.key, g->p.seed);
     for (a.parity = 0; a.parity < 2; a.parity++)
-        for (a.mu = 0; a.mu < 4; a.mu++)
+        for (a.mu = 0; a.mu < 4; a.mu++) {
             for (a.slab = 0; a.slab < g->nslab; a.slab++) {
-                int ret = tq_task_heatbath(&a, g->fields, g->refused[a.slab]);
+                int ret = tq_task_heatbath(&a, g->fields, g->faces, g->refused[a.slab]);
                 if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_generator_sweep: task submission failed (%d)", ret);
             }
+            const int f = 2 * a.mu + a.parity;
+            TQ_CHECK(pack_faces(g, f, f + 1, "tq_generator_sweep"));
+        }
     return TQ_SUCCESS;
 }
 
@@ -253,5 +285,5 @@ tq_status tq_generator_reunitarize(tq_generator *g)
             int ret = tq_task_gauge_reunitarize(g->fields[f][s]);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_generator_reunitarize: task submission failed (%d)", ret);
         }
-    return TQ_SUCCESS;
+    return pack_faces(g, 0, 8, "tq_generator_reunitarize");
 }

@@ -55,7 +55,13 @@ int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t lin
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter
  * (codelets/heatbath.c). */
-int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t refused);
+int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t *const *faces,
+                     starpu_data_handle_t refused);
+/* faces[f][2 s] and faces[f][2 s + 1]: the first and last time slice of slab s of field f
+ * (the halos the sweep tasks of slabs s - 1 and s + 1 read when a->halo). The pack task
+ * copies them from slab a->slab of one field. */
+int tq_task_gauge_face_pack(const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
+                            starpu_data_handle_t last);
 /* The generator's observables over slab a->slab's sites (every slab of the 8 fields read)
  * into result, and the reunitarisation of one slab handle of one field
  * (codelets/gauge_measure.c). */

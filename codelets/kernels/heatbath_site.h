@@ -7,7 +7,14 @@
  * cb = lex(x) / 2 (all dimensions even), one StarPU handle per slab. A sub-step (p, mu)
  * updates field 2 mu + p one task per slab and reads the 7 other fields, which hold every
  * link of its staples: the links updated together do not interact. Random numbers are keyed
- * by the global lexicographic site, so the result depends on neither slabs nor workers. */
+ * by the global lexicographic site, so the result depends on neither slabs nor workers.
+ *
+ * Slabs are whole time slices (cb runs over t slowest). A sweep task reads, of the other 7
+ * fields, its own slab and the two time slices next to it (the halos, tq_heatbath_args.halo):
+ * the last slice of the slab below and the first of the slab above, which those slabs'
+ * tasks copied into face buffers after they changed (as spinor faces are packed), so a
+ * slab's neighbours' links travel, not the neighbour slabs. The measurement reads every slab
+ * (the Polyakov loop runs through all of t). */
 #ifndef TQ_HEATBATH_SITE_H
 #define TQ_HEATBATH_SITE_H
 
@@ -24,18 +31,36 @@ typedef struct tq_heatbath_args {
     double beta;
     uint32_t key[2];
     uint32_t sweep;
+    int halo;                  /* 1: the task has its own slab and the halos, not every slab */
 } tq_heatbath_args;
 
 /* The links the kernel sees: per field, per slab, a pointer (the written slab's is the one
- * updated; the other slabs of the written field are not read). */
-typedef struct tq_heatbath_ptrs { double *p[8][TQ_HB_MAX_SLABS]; } tq_heatbath_ptrs;
+ * updated; the other slabs of the written field are not read); with halos only the task's
+ * own slab p[f][slab], and lo[f], hi[f]: the time slice below and the one above it. */
+typedef struct tq_heatbath_ptrs {
+    double *p[8][TQ_HB_MAX_SLABS];
+    double *lo[8], *hi[8];
+} tq_heatbath_ptrs;
+
+/* Checkerboard sites of one parity in one time slice: a halo's length. */
+TQ_HD int64_t tq_hb_slice_len(const int dims[4])
+{
+    return (int64_t)dims[0] * dims[1] * dims[2] / 2;
+}
 
 TQ_HD double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu)
 {
     const int64_t lex = (((int64_t)x[3] * a->dims[2] + x[2]) * a->dims[1] + x[1]) * a->dims[0] + x[0];
-    const int par = (x[0] + x[1] + x[2] + x[3]) & 1;
+    const int f = 2 * mu + ((x[0] + x[1] + x[2] + x[3]) & 1);
     const int64_t cb = lex >> 1;
-    return P->p[2 * mu + par][cb / a->slab_len] + (cb % a->slab_len) * 18;
+    if (a->halo) {
+        const int64_t start = (int64_t)a->slab * a->slab_len;
+        if (cb >= start && cb < start + a->slab_len) return P->p[f][a->slab] + (cb - start) * 18;
+        const int64_t slice = tq_hb_slice_len(a->dims), in_slice = cb - (int64_t)x[3] * slice;
+        const int t0 = (int)(start / slice);   /* the slab's first time slice */
+        return (x[3] == (t0 + a->dims[3] - 1) % a->dims[3] ? P->lo[f] : P->hi[f]) + in_slice * 18;
+    }
+    return P->p[f][cb / a->slab_len] + (cb % a->slab_len) * 18;
 }
 
 /* The coordinates of the site of parity `parity` with checkerboard index cb = lex / 2: the
