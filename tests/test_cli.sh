@@ -272,6 +272,12 @@ if [ "${ncuda:-0}" -gt 0 ]; then
         run 0 propagator --dim 4 4 4 8 --json --quiet --where $w &&
             correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --where $w"
     done
+    # no CPU workers at all: every codelet, the reductions' combine tasks included, on the GPU;
+    # CG normop-pc on one block takes the fused operator reductions
+    run 0 propagator --dim 4 4 4 8 --json --quiet --ncpus 0 &&
+        correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --ncpus 0"
+    run 0 propagator --dim 4 4 4 8 --inv-type cg --solve-type normop-pc --block 4 4 4 8 --json --quiet --where cuda &&
+        correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator CG normop-pc on one block, GPU"
 else
     echo "test_cli: no CUDA worker: propagator on GPUs not compared (run on the GPU machine)"
 fi
