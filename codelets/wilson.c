@@ -5,9 +5,10 @@
  *   pack:      in (R), gauge of the packed parity (R), faces (W): per split mu, lower, upper
  *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
- *              when a->clover], [with an epilogue (a->epi.kind): reduction scratch
- *              (SCRATCH), solver scalars (RW), snapshot (W) when a->epi.snapshot; out is
- *              read-write for TQ_EPI_AXPY_NORM2]
+ *              when a->clover], [with an epilogue (a->epi.kind): the field w (R) when
+ *              the epilogue reads one other than x, reduction scratch (SCRATCH), solver
+ *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
+ *              TQ_EPI_AXPY_NORM2]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
  *              the one from above
@@ -54,19 +55,29 @@ static void wilson_pack_cpu(void *buffers[], void *cl_arg)
 static void interior_epilogue_cpu(void *buffers[], const tq_wilson_args *a, const void *in, const void *gp,
                                   const void *gq, const void *x, const void *k, void *out)
 {
-    const int e = tq_wilson_buf_epilogue(a);
+    const int e = tq_wilson_buf_scratch(a);
+    const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
+                  : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_epilogue(a)]);
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
     if (!tq_epilogue_frozen(&a->epi, scal)) {
         const double c = tq_epilogue_coefficient(&a->epi, scal);
-        double sum = 0.0;
+        double sum[3] = {0.0, 0.0, 0.0};
 #define INTERIOR_EPI(P, R, D)                                                                      \
         for (int64_t s = 0; s < a->cb; s++) {                                                   \
-            if (P == 8) sum += tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c); \
-            else sum += tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, (float)c); \
+            if (P == 8) {                                                                          \
+                double r[3] = {0, 0, 0};                                                           \
+                tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, w, r); \
+                for (int i = 0; i < 3; i++) sum[i] += r[i];                                        \
+            } else {                                                                               \
+                float r[3] = {0, 0, 0};                                                            \
+                tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, (float)c, w, r); \
+                for (int i = 0; i < 3; i++) sum[i] += (double)r[i];                                \
+            }                                                                                      \
         }
         TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR_EPI);
 #undef INTERIOR_EPI
-        tq_scalars_finish(scal, a->epi.guard, a->epi.dst, 1, &sum, a->epi.prog, a->epi.nprog);
+        tq_scalars_finish(scal, a->epi.guard, a->epi.dst, tq_epilogue_nresults(a->epi.kind), sum, a->epi.prog,
+                          a->epi.nprog);
     }
     if (a->epi.snapshot) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), scal, TQ_NSCALARS * sizeof(double));
 }
@@ -87,8 +98,8 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
     }
 #define INTERIOR(P, R, D)                                                                          \
     for (int64_t s = 0; s < a->cb; s++) {                                                       \
-        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0); \
-        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0);      \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0, NULL, NULL); \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0, NULL, NULL);      \
     }
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR

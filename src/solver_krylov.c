@@ -43,7 +43,7 @@ enum { SLOT_B2 = 24, SLOT_GO = 25, SLOT_STOP2 = 26 };
 
 struct tq_krylov {
     int bicgstab, mr, gcr, mixed, defect;
-    int fused;                 /* CG on M_pc^dag M_pc with its reductions in the operator's kernels */
+    int fused;                 /* CG on M_pc^dag M_pc, BiCGstab on M_pc: reductions in the operator's kernels */
     int nkrylov, kcycle;       /* GCR: directions per cycle, index of the next one */
     tq_field *z[TQ_GCR_MAX], *az[TQ_GCR_MAX];   /* GCR: directions and their A-images */
     tq_field *pr;              /* GCR's MR preconditioner: its residual */
@@ -141,7 +141,8 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     const char *pipe_env = getenv("TQ_SOLVER_PIPELINE");
     k->pipelined = (method == TQ_KRYLOV_CG || bicgstab || method == TQ_KRYLOV_MR) && !(pipe_env && pipe_env[0] == '0');
     const char *fuse_env = getenv("TQ_SOLVER_FUSE");
-    k->fused = method == TQ_KRYLOV_CG && ops->kind == TQ_LINOP_MATPC_DAG_MATPC && ops->shift == 0.0 &&
+    k->fused = ((method == TQ_KRYLOV_CG && ops->kind == TQ_LINOP_MATPC_DAG_MATPC) ||
+                (bicgstab && ops->kind == TQ_LINOP_MATPC)) && ops->shift == 0.0 &&
                tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
     tq_status st = TQ_SUCCESS;
     if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
@@ -212,7 +213,7 @@ long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_i
  * last kernel into scalar slot dst, then prog; AXPY_NORM2: r += -scalar[slot - 1] y. Takes
  * the pending snapshot and guard like a BLAS reduction. */
 static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, int dagger, int kind, int dst,
-                             int slot, tq_field *r, const tq_scalar_instr *prog, int nprog)
+                             int slot, tq_field *r, const tq_field *w, const tq_scalar_instr *prog, int nprog)
 {
     tq_dirac_epilogue e;
     memset(&e, 0, sizeof e);
@@ -229,6 +230,7 @@ static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, in
     e.snapshot = snap >= 0 ? k->sc->snap[snap & 1] : NULL;
     e.scalars = k->sc->h;
     e.r = r;
+    e.w = w;
     return tq_internal_dirac_matpc_epilogue(k->ops->d, out, in, k->ops->parity, dagger, &e);
 }
 
@@ -308,9 +310,9 @@ static tq_status submit_iteration(tq_krylov *k)
              * in one pass: 6 vector streams besides the operator instead of 11 */
             k->ops->applications++;
             __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED);
-            TQ_CHECK(fused_matpc(k, k->ops->tmp, k->pv, 0, TQ_EPI_NORM2, CG_PAP, 0, NULL, alpha_prog, 1));
+            TQ_CHECK(fused_matpc(k, k->ops->tmp, k->pv, 0, TQ_EPI_NORM2, CG_PAP, 0, NULL, NULL, alpha_prog, 1));
             last_reduction(k);
-            TQ_CHECK(fused_matpc(k, k->w1, k->ops->tmp, 1, TQ_EPI_AXPY_NORM2, CG_RR_NEW, CG_ALPHA + 1, k->rs,
+            TQ_CHECK(fused_matpc(k, k->w1, k->ops->tmp, 1, TQ_EPI_AXPY_NORM2, CG_RR_NEW, CG_ALPHA + 1, k->rs, NULL,
                                  beta_prog, 3));
             const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
             tq_field *fxp[3] = {k->rs, k->pv, k->xs};
@@ -340,12 +342,23 @@ static tq_status submit_iteration(tq_krylov *k)
     const signed char upd_slots[4] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
     const signed char dir_slots[4] = {BI_BETA + 1, BI_BETA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
     tq_field *v = k->w1;
-    TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));
-    TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, v, NULL, NULL, BI_R0V, alpha_prog, 1));
+    if (k->fused) {
+        /* <r0, v> in the last kernel of v = M_pc p, <t, s> and |t|^2 in that of t = M_pc s */
+        k->ops->applications += 2;
+        __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED);
+        TQ_CHECK(fused_matpc(k, v, k->pv, 0, TQ_EPI_CDOT, BI_R0V, 0, NULL, k->r0, alpha_prog, 1));
+    } else {
+        TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));
+        TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, v, NULL, NULL, BI_R0V, alpha_prog, 1));
+    }
     tq_field *fs[3] = {v, k->rs, k->sv};   /* s = r - alpha v */
     TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CAXPYZ, minus, alpha_slots, fs, k->sc, 0, NULL, 0));
-    TQ_CHECK(tq_linop_apply(k->ops, k->t, k->sv));
-    TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->t, k->sv, NULL, NULL, BI_TS, omega_prog, 1));
+    if (k->fused) {
+        TQ_CHECK(fused_matpc(k, k->t, k->sv, 0, TQ_EPI_YDOT_NORM2, BI_TS, 0, NULL, k->sv, omega_prog, 1));
+    } else {
+        TQ_CHECK(tq_linop_apply(k->ops, k->t, k->sv));
+        TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->t, k->sv, NULL, NULL, BI_TS, omega_prog, 1));
+    }
     tq_field *fupd[6] = {k->pv, k->sv, k->t, k->r0, k->xs, k->rs};
     last_reduction(k);
     TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_UPDATE, one, upd_slots, fupd, k->sc, BI_RR, beta_prog, 5));
@@ -466,7 +479,7 @@ static tq_status consume(tq_krylov *k)
                               "(<r0, A p> or |A s| vanished: a singular system?)", k->who, it);
         k->rr = s[BI_RR];
     }
-    if (st == TQ_SUCCESS && k->fused && k->pipelined && s[SLOT_GO] == 0.0) {
+    if (st == TQ_SUCCESS && k->fused && !k->bicgstab && k->pipelined && s[SLOT_GO] == 0.0) {
         /* the iteration reached the tolerance on the device, and its guard then held back
          * its own last task, x += alpha p; p = r + beta p (and all of the queued one):
          * that task runs now, with the scalars the held-back iteration left unchanged */

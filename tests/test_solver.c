@@ -146,12 +146,12 @@ static void test_mixed(const int dims[4], const tq_host_gauge *hg, const tq_dira
     setup_free(&S);
 }
 
-/* CG on M_pc^dag M_pc with its reductions fused into the operator's last kernels (one block:
- * the default there) against the separate BLAS reductions (TQ_SOLVER_FUSE=0): the fused
- * path must actually run (the library's counter), reach the tolerance with the true
- * residual checked here, and follow the unfused iteration closely: the same iterations (+-1)
- * and the same solution to 1e-8 in double; sloppy single and half with reliable updates
- * within 10 % of the unfused iterations. */
+/* CG on M_pc^dag M_pc (normop-pc) and BiCGstab on M_pc (direct-pc) with their reductions
+ * fused into the operator's last kernels (one block: the default there) against the separate
+ * BLAS reductions (TQ_SOLVER_FUSE=0): the fused path must actually run (the library's
+ * counter), reach the tolerance with the true residual checked here, and follow the unfused
+ * iteration closely: the same iterations (+-1) and the same solution to 1e-8 in double;
+ * sloppy single and half with reliable updates within 10 % of the unfused iterations. */
 static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b,
                        const char *what)
 {
@@ -160,15 +160,16 @@ static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dira
     const int64_t n = 24 * ref_volume(dims);
     double *h[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
     tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
-    printf("  CG normop-pc with fused operator reductions vs separate ones, %s: iterations (reliable updates), "
-           "true residual\n", what);
+    printf("  CG normop-pc and BiCGstab direct-pc with fused operator reductions vs separate ones, %s: "
+           "iterations (reliable updates), true residual\n", what);
     static const tq_precision sloppy[3] = {0, TQ_SINGLE, TQ_HALF};
-    for (int c = 0; c < 3; c++) {
+    for (int c = 0; c < 6; c++) {
+        const int bicg = c >= 3;
         tq_solver_params sp;
         tq_solver_params_default(&sp);
-        sp.inverter = TQ_INV_CG;
-        sp.solve_type = TQ_SOLVE_NORMOP_PC;
-        sp.prec_sloppy = sloppy[c];
+        sp.inverter = bicg ? TQ_INV_BICGSTAB : TQ_INV_CG;
+        sp.solve_type = bicg ? TQ_SOLVE_DIRECT_PC : TQ_SOLVE_NORMOP_PC;
+        sp.prec_sloppy = sloppy[c % 3];
         sp.maxiter = 3000;
         tq_solver_result r[2];
         double rr[2] = {0, 0};
@@ -186,10 +187,10 @@ static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dira
             CHECK(rr[fused] <= 3e-9, "%s fused %d sloppy %d: true residual %.3g", what, fused, c, rr[fused]);
         }
         unsetenv("TQ_SOLVER_FUSE");
-        const char *pn = c ? tq_precision_name(sloppy[c]) : "double";
-        printf("    %-6s fused %4d (%d) %.2e, separate %4d (%d) %.2e\n", pn, r[1].iterations, r[1].reliable_updates,
-               rr[1], r[0].iterations, r[0].reliable_updates, rr[0]);
-        if (c == 0) {
+        const char *pn = c % 3 ? tq_precision_name(sloppy[c % 3]) : "double";
+        printf("    %-8s %-6s fused %4d (%d) %.2e, separate %4d (%d) %.2e\n", tq_inverter_name(sp.inverter), pn,
+               r[1].iterations, r[1].reliable_updates, rr[1], r[0].iterations, r[0].reliable_updates, rr[0]);
+        if (c % 3 == 0) {
             const double e = sqrt(ref_vdiff2(h[0], h[1], n) / ref_vnorm2(h[0], n));
             CHECK(abs(r[1].iterations - r[0].iterations) <= 1 && e <= 1e-8, "%s double: fused %d iterations vs %d, "
                   "solutions differ by %.3g", what, r[1].iterations, r[0].iterations, e);

@@ -94,12 +94,26 @@ TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const doub
  *   TQ_EPI_NORM2:      y is stored as usual; sum |y|^2
  *   TQ_EPI_AXPY_NORM2: the output buffer holds r: r += c y, with c = c times scalar
  *                      slot - 1 when slot > 0; sum |r|^2 (y itself is not stored)
- * The sum goes to scalar slot dst and the program runs (tq_scalars_finish); guard and
+ *   TQ_EPI_CDOT:       y is stored; sum conj(w) y (2 results; w: one more field)
+ *   TQ_EPI_YDOT_NORM2: y is stored; sum conj(y) w, sum |y|^2 (3 results)
+ * The sums go to scalar slots dst.. and the program runs (tq_scalars_finish); guard and
  * snapshot as for BLAS tasks (kernels/blas_site.h): a frozen task writes nothing. */
-enum { TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2 };
+enum { TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2, TQ_EPI_CDOT = 3, TQ_EPI_YDOT_NORM2 = 4 };
+
+TQ_HD int tq_epilogue_nresults(int kind)
+{
+    return kind == TQ_EPI_CDOT ? 2 : kind == TQ_EPI_YDOT_NORM2 ? 3 : kind != TQ_EPI_NONE ? 1 : 0;
+}
+
+/* Whether the epilogue reads the field w. */
+TQ_HD int tq_epilogue_reads_w(int kind)
+{
+    return kind == TQ_EPI_CDOT || kind == TQ_EPI_YDOT_NORM2;
+}
 typedef struct tq_epilogue_args {
     double c;
     signed char kind, slot, guard, dst, nprog, snapshot;
+    signed char w_is_x;       /* w is the xpay field x (one buffer for both) */
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
 } tq_epilogue_args;
 

@@ -217,10 +217,11 @@ TQ_HD void TQ_RF(tq_wilson_layouts)(const tq_wilson_args *a, int prec, int recon
  * the clover term K (buffer kb) when clover.
  * gp, gq: gauge buffers of the output and input parity. prec, recon, dagger: a->L_in.prec,
  * a->recon, a->dagger as literals (TQ_WILSON_DISPATCH), so no sign is decided per site. */
-TQ_HD TQ_R TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const void *gp,
+TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                  const void *gq, const void *xb, const void *kb,
                                  const void *const from[4][2], void *out, const int *x, int64_t s,
-                                 int prec, int recon, int dagger, int clover, int epi, TQ_R ecoef)
+                                 int prec, int recon, int dagger, int clover, int epi, TQ_R ecoef,
+                                 const void *wb, TQ_R *res)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -280,29 +281,42 @@ TQ_HD TQ_R TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         for (int k = 0; k < 24; k++) acc[k] = rv[k] + ecoef * acc[k];
     }
     TQ_RF(tq_store_site)(out, &Lout, s, acc);
-    TQ_R n2 = 0;
-    if (epi != TQ_EPI_NONE) {
+    if (epi == TQ_EPI_NORM2 || epi == TQ_EPI_AXPY_NORM2) {
+        TQ_R n2 = 0;
         TQ_UNROLL
         for (int k = 0; k < 24; k++) n2 += acc[k] * acc[k];
+        res[0] += n2;
+    } else if (epi == TQ_EPI_CDOT || epi == TQ_EPI_YDOT_NORM2) {
+        TQ_R wv[24], re = 0, im = 0, n2 = 0;   /* w has out's layout (same precision and shape) */
+        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
+        TQ_UNROLL
+        for (int k = 0; k < 24; k += 2) {
+            re += wv[k] * acc[k] + wv[k + 1] * acc[k + 1];
+            im += wv[k] * acc[k + 1] - wv[k + 1] * acc[k];
+            n2 += acc[k] * acc[k] + acc[k + 1] * acc[k + 1];
+        }
+        /* CDOT: conj(w) y; YDOT_NORM2: conj(y) w = its conjugate, and |y|^2 */
+        res[0] += re;
+        res[1] += epi == TQ_EPI_CDOT ? im : -im;
+        if (epi == TQ_EPI_YDOT_NORM2) res[2] += n2;
     }
-    return n2;
 }
 
 /* Interior: site s unless it lies on a split face (the exterior task does those). With an
- * epilogue (epi, its coefficient ecoef: kernels/solver_scalars.h; only on unsplit blocks),
- * returns the site's contribution to the reduction. */
-TQ_HD TQ_R TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
+ * epilogue (epi, its coefficient ecoef and field wb: kernels/solver_scalars.h; only on
+ * unsplit blocks), the site's contributions to the reductions are added to res. */
+TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                           const void *gq, const void *xb, const void *kb, void *out,
                                           int64_t s, int prec, int recon, int dagger, int clover,
-                                          int epi, TQ_R ecoef)
+                                          int epi, TQ_R ecoef, const void *wb, TQ_R *res)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
     TQ_UNROLL
     for (int mu = 0; mu < 4; mu++)
-        if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return 0;
+        if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-    return TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef, wb, res);
 }
 
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
@@ -354,5 +368,5 @@ TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *
     for (int nu = 0; nu < 4; nu++)
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
     TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                          clover, TQ_EPI_NONE, 0);
+                          clover, TQ_EPI_NONE, 0, NULL, NULL);
 }
