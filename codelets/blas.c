@@ -40,13 +40,7 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
         /* one instantiation per op so the per-site switch folds away */
         switch (a->op) {
 #define TQ_BLAS_CASE(OP) case OP: blas_loop(OP, a, c, bufs, acc); break;
-        TQ_BLAS_CASE(TQ_OP_ZERO) TQ_BLAS_CASE(TQ_OP_COPY) TQ_BLAS_CASE(TQ_OP_SCALE)
-        TQ_BLAS_CASE(TQ_OP_AXPY) TQ_BLAS_CASE(TQ_OP_XPAY) TQ_BLAS_CASE(TQ_OP_AXPBY)
-        TQ_BLAS_CASE(TQ_OP_CAXPY) TQ_BLAS_CASE(TQ_OP_CAXPBY) TQ_BLAS_CASE(TQ_OP_NORM2)
-        TQ_BLAS_CASE(TQ_OP_RDOT) TQ_BLAS_CASE(TQ_OP_CDOT) TQ_BLAS_CASE(TQ_OP_AXPY_NORM2)
-        TQ_BLAS_CASE(TQ_OP_CG_UPDATE) TQ_BLAS_CASE(TQ_OP_CG_DIRECTION)
-        TQ_BLAS_CASE(TQ_OP_BICGSTAB_UPDATE) TQ_BLAS_CASE(TQ_OP_BICGSTAB_DIRECTION)
-        TQ_BLAS_CASE(TQ_OP_CDOT_NORM2) TQ_BLAS_CASE(TQ_OP_CAXPYZ) TQ_BLAS_CASE(TQ_OP_CG_X_DIRECTION)
+        TQ_BLAS_FOR_EACH_OP(TQ_BLAS_CASE)
 #undef TQ_BLAS_CASE
         default: break;
         }

@@ -35,6 +35,15 @@ enum tq_blas_op {
     TQ_NUM_BLAS_OPS
 };
 
+/* CASE(op) for every operation: the codelets' switches instantiate one loop (CPU) or one
+ * kernel family (CUDA) per operation, so that the per-site switch folds away. */
+#define TQ_BLAS_FOR_EACH_OP(CASE)                                                                  \
+    CASE(TQ_OP_ZERO) CASE(TQ_OP_COPY) CASE(TQ_OP_SCALE) CASE(TQ_OP_AXPY) CASE(TQ_OP_XPAY)          \
+    CASE(TQ_OP_AXPBY) CASE(TQ_OP_CAXPY) CASE(TQ_OP_CAXPBY) CASE(TQ_OP_NORM2) CASE(TQ_OP_RDOT)     \
+    CASE(TQ_OP_CDOT) CASE(TQ_OP_AXPY_NORM2) CASE(TQ_OP_CG_UPDATE) CASE(TQ_OP_CG_DIRECTION)        \
+    CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
+    CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION)
+
 #define TQ_BLAS_MAX_OPERANDS 6
 #define TQ_BLAS_MAX_RESULTS 3
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
