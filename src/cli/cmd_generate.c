@@ -26,7 +26,8 @@ static void generate_usage(FILE *o)
         "measure every sweep, reunitarise every 10, SciDAC in double precision, on the GPUs\n"
         "when there are any, otherwise on the CPU workers (--where auto; any mixes both kinds,\n"
         "and the configuration then depends on which kind ran which task); one slab on GPUs,\n"
-        "one per CPU worker otherwise.\n");
+        "one per CPU worker otherwise. Slabs are whole time slices (S divides T); a slab's tasks\n"
+        "read its links and the time slices next to it (link halos).\n");
 }
 
 static int usage_error(const char *msg, const char *arg)
