@@ -9,7 +9,7 @@ static const char *const op_names[TQ_NUM_BLAS_OPS] = {
     "tq_zero", "tq_copy", "tq_scale", "tq_axpy", "tq_xpay", "tq_axpby", "tq_caxpy",
     "tq_caxpby", "tq_norm2", "tq_rdot", "tq_cdot", "tq_axpy_norm2", "tq_cg_update",
     "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2", "tq_caxpyz",
-    "tq_cg_x_direction",
+    "tq_cg_x_direction", "tq_bicgstab_step",
 };
 
 const char *tq_blas_op_name(int op)
@@ -35,7 +35,7 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
     if (!tq_blas_frozen(a, scal)) {
         void *bufs[TQ_BLAS_MAX_OPERANDS];
         for (int i = 0; i < nop; i++) bufs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
-        double c[4];
+        double c[TQ_BLAS_MAX_COEFS];
         tq_blas_coefficients(a, scal, c);
         /* one instantiation per op so the per-site switch folds away */
         switch (a->op) {
@@ -146,13 +146,19 @@ void tq_codelets_init(void)
 #endif
         int nop = tq_blas_noperands(op);
         unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
-        for (int i = 0; i < nop; i++)
-            cl->modes[i] = (enum starpu_data_access_mode)(((rd >> i & 1u) ? STARPU_R : 0) | ((wr >> i & 1u) ? STARPU_W : 0));
-        cl->nbuffers = nop;
-        if (tq_blas_nresults(op)) {
-            cl->modes[nop] = STARPU_W;
-            cl->modes[nop + 1] = STARPU_SCRATCH;
-            cl->nbuffers = nop + 2;
+        const int nbuf = nop + (tq_blas_nresults(op) ? 2 : 0);
+        if (nbuf > STARPU_NMAXBUFS) {
+            /* more buffers than a codelet's static modes hold: the task carries them */
+            cl->nbuffers = STARPU_VARIABLE_NBUFFERS;
+        } else {
+            for (int i = 0; i < nop; i++)
+                cl->modes[i] = (enum starpu_data_access_mode)(((rd >> i & 1u) ? STARPU_R : 0) | ((wr >> i & 1u) ? STARPU_W : 0));
+            cl->nbuffers = nop;
+            if (tq_blas_nresults(op)) {
+                cl->modes[nop] = STARPU_W;
+                cl->modes[nop + 1] = STARPU_SCRATCH;
+                cl->nbuffers = nop + 2;
+            }
         }
         cl->model = m;
         cl->name = op_names[op];

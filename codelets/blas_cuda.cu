@@ -30,7 +30,9 @@ __device__ __forceinline__ void site_op(const tq_blas_args &a, const double *c, 
             L[i].stride = a.L[0].stride;
         }
         if constexpr (PREC == 2) {
-            const float cf[4] = {(float)c[0], (float)c[1], (float)c[2], (float)c[3]};
+            float cf[TQ_BLAS_MAX_COEFS];
+#pragma unroll
+            for (int k = 0; k < TQ_BLAS_MAX_COEFS; k++) cf[k] = (float)c[k];
             tq_blas_site_n_f(OP, cf, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
         } else {
             tq_blas_site_n(OP, c, b.p, L, s, acc, NREAL, tq_layout_vec(PREC, NREAL), 0);
@@ -43,7 +45,7 @@ __global__ void blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double
 {
     if (tq_blas_frozen(&a, scal)) return;
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
-    double c[4];
+    double c[TQ_BLAS_MAX_COEFS];
     tq_blas_coefficients(&a, scal, c);   /* scal: solver scalars in device memory, or NULL */
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
          s += (int64_t)gridDim.x * blockDim.x)
@@ -60,7 +62,7 @@ __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *sc
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     if (tq_blas_frozen(&a, scal)) return;   /* the final kernel ignores the scratch then */
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
-    double c[4];
+    double c[TQ_BLAS_MAX_COEFS];
     tq_blas_coefficients(&a, scal, c);
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n;
          s += (int64_t)gridDim.x * blockDim.x)
@@ -80,7 +82,7 @@ __global__ void reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *sc
 __global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
-    block_results(scratch, nblocks, nres, sh);
+    block_results(scratch, nblocks, nres, TQ_BLAS_MAX_RESULTS, sh);
     if (threadIdx.x < TQ_BLAS_MAX_RESULTS) partial[threadIdx.x] = threadIdx.x < nres ? sh[threadIdx.x][0] : 0.0;
 }
 
@@ -91,7 +93,7 @@ __global__ void reduce_final_scalars(const double *scratch, int nblocks, tq_blas
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     const int frozen = tq_blas_frozen(&a, scal);
-    if (!frozen) block_results(scratch, nblocks, tq_blas_nresults(a.op), sh);
+    if (!frozen) block_results(scratch, nblocks, tq_blas_nresults(a.op), TQ_BLAS_MAX_RESULTS, sh);
     if (threadIdx.x != 0) return;
     if (!frozen) {
         double sum[TQ_BLAS_MAX_RESULTS];

@@ -35,7 +35,7 @@ extern struct starpu_codelet tq_cl_scalar_combine;
  * and the scratch they need (doubles). */
 #define TQ_REDUCE_THREADS 256
 #define TQ_REDUCE_MAX_BLOCKS 4096
-#define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_BLAS_MAX_RESULTS)
+#define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_EPI_MAX_RESULTS)   /* >= TQ_BLAS_MAX_RESULTS */
 
 /* Wilson hopping term of one block (codelets/wilson.c documents the buffers). */
 extern struct starpu_codelet tq_cl_wilson_pack;

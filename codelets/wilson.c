@@ -6,7 +6,8 @@
  *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
  *              when a->clover], [with an epilogue (a->epi.kind): the field w (R) when
- *              the epilogue reads one other than x, reduction scratch (SCRATCH), solver
+ *              the epilogue reads one other than x, the field u (R or W) when it has
+ *              one, reduction scratch (SCRATCH), solver
  *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
  *              TQ_EPI_AXPY_NORM2]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
@@ -58,20 +59,22 @@ static void interior_epilogue_cpu(void *buffers[], const tq_wilson_args *a, cons
     const int e = tq_wilson_buf_scratch(a);
     const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
                   : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_epilogue(a)]);
+    void *u = tq_epilogue_u_mode(a->epi.kind) ? (void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_u(a)]) : NULL;
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
     if (!tq_epilogue_frozen(&a->epi, scal)) {
-        const double c = tq_epilogue_coefficient(&a->epi, scal);
-        double sum[3] = {0.0, 0.0, 0.0};
+        const double c[2] = {tq_epilogue_coefficient(&a->epi, scal), tq_epilogue_coefficient_im(&a->epi, scal)};
+        const float cf[2] = {(float)c[0], (float)c[1]};
+        double sum[TQ_EPI_MAX_RESULTS] = {0};
 #define INTERIOR_EPI(P, R, D)                                                                      \
         for (int64_t s = 0; s < a->cb; s++) {                                                   \
             if (P == 8) {                                                                          \
-                double r[3] = {0, 0, 0};                                                           \
-                tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, w, r); \
-                for (int i = 0; i < 3; i++) sum[i] += r[i];                                        \
+                double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
+                tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, w, u, r); \
+                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
             } else {                                                                               \
-                float r[3] = {0, 0, 0};                                                            \
-                tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, (float)c, w, r); \
-                for (int i = 0; i < 3; i++) sum[i] += (double)r[i];                                \
+                float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
+                tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, cf, w, u, r); \
+                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
             }                                                                                      \
         }
         TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR_EPI);
@@ -98,8 +101,8 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
     }
 #define INTERIOR(P, R, D)                                                                          \
     for (int64_t s = 0; s < a->cb; s++) {                                                       \
-        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0, NULL, NULL); \
-        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, 0, NULL, NULL);      \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL, NULL); \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL, NULL); \
     }
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR

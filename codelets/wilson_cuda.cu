@@ -25,8 +25,8 @@ wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const v
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s >= a.cb) return;
-    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, 0, NULL, NULL);
-    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, 0, NULL, NULL);
+    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL, NULL);
+    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL, NULL);
 }
 
 /* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
@@ -36,53 +36,62 @@ wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const v
 template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
 __global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
 wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp, const void *gq,
-                                const void *x, const void *k, void *out, const void *wb, double *scratch,
-                                const double *scal)
+                                const void *x, const void *k, void *out, const void *wb, void *ub,
+                                double *scratch, const double *scal)
 {
-    constexpr int NRES = EPI == TQ_EPI_CDOT ? 2 : EPI == TQ_EPI_YDOT_NORM2 ? 3 : 1;
-    __shared__ double sh[NRES][TQ_WILSON_THREADS];
+    constexpr int NRES = EPI == TQ_EPI_CDOT ? 2 : EPI == TQ_EPI_YDOT_NORM2 ? 3 : EPI == TQ_EPI_BICGSTAB_T ? 7
+                       : EPI == TQ_EPI_CAXPYZ ? 0 : 1;
+    constexpr int NSH = NRES > 0 ? NRES : 1;
+    __shared__ double sh[NSH][TQ_WILSON_THREADS];
     if (tq_epilogue_frozen(&a.epi, scal)) return;
-    const double c = tq_epilogue_coefficient(&a.epi, scal);
-    double acc[NRES];
+    const double c[2] = {tq_epilogue_coefficient(&a.epi, scal), tq_epilogue_coefficient_im(&a.epi, scal)};
+    const float cf[2] = {(float)c[0], (float)c[1]};
+    double acc[NSH];
 #pragma unroll
-    for (int r = 0; r < NRES; r++) acc[r] = 0.0;
+    for (int r = 0; r < NSH; r++) acc[r] = 0.0;
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < a.cb; s += (int64_t)gridDim.x * blockDim.x) {
         if constexpr (PREC == 8) {
-            double res[3] = {0.0, 0.0, 0.0};
-            tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, wb, res);
+            double res[NSH];
+#pragma unroll
+            for (int r = 0; r < NSH; r++) res[r] = 0.0;
+            tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, wb, ub, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) acc[r] += res[r];
         } else {
-            float res[3] = {0.0f, 0.0f, 0.0f};
-            tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, (float)c, wb, res);
+            float res[NSH];
+#pragma unroll
+            for (int r = 0; r < NSH; r++) res[r] = 0.0f;
+            tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, cf, wb, ub, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) acc[r] += (double)res[r];
         }
     }
+    if constexpr (NRES > 0) {
 #pragma unroll
-    for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = acc[r];
-    __syncthreads();
-    for (int w = TQ_WILSON_THREADS / 2; w > 0; w >>= 1) {
-        if (threadIdx.x < w)
-#pragma unroll
-            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+        for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = acc[r];
         __syncthreads();
-    }
-    if (threadIdx.x == 0)
+        for (int w = TQ_WILSON_THREADS / 2; w > 0; w >>= 1) {
+            if (threadIdx.x < w)
 #pragma unroll
-        for (int r = 0; r < NRES; r++) scratch[blockIdx.x * TQ_BLAS_MAX_RESULTS + r] = sh[r][0];
+                for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (int r = 0; r < NRES; r++) scratch[blockIdx.x * TQ_EPI_MAX_RESULTS + r] = sh[r][0];
+    }
 }
 
 __global__ void epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
 {
-    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    __shared__ double sh[TQ_EPI_MAX_RESULTS][TQ_REDUCE_THREADS];
     const int frozen = tq_epilogue_frozen(&e, scal);
     const int nres = tq_epilogue_nresults(e.kind);
-    if (!frozen) block_results(scratch, nblocks, nres, sh);
+    if (!frozen) block_results(scratch, nblocks, nres, TQ_EPI_MAX_RESULTS, sh);
     if (threadIdx.x != 0) return;
     if (!frozen) {
-        double sum[TQ_BLAS_MAX_RESULTS];
-        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] = sh[r][0];
+        double sum[TQ_EPI_MAX_RESULTS];
+        for (int r = 0; r < nres; r++) sum[r] = sh[r][0];
         tq_scalars_finish(scal, e.guard, e.dst, nres, sum, e.prog, e.nprog);
     }
     if (snap)
@@ -137,33 +146,39 @@ static void check_launch(void)
 
 /* The epilogue kernels exist for what the solvers ask (src/dirac.c asks for no other
  * pairing): CG on M_pc^dag M_pc, |y|^2 after M_pc (dagger 0) and r += c y after M_pc^dag
- * (dagger 1); BiCGstab on M_pc, <r0, y> and <y, s> with |y|^2 (dagger 0). */
+ * (dagger 1); BiCGstab on M_pc (dagger 0): <r0, y>, <y, s> with |y|^2, s = r - alpha y, and
+ * <t, s>, |t|^2, <r0, s>, <r0, t>. */
 static void interior_epilogue_cuda(void *buffers[], const tq_wilson_args *a, const void *in, const void *gp,
                                    const void *gq, const void *x, const void *k, void *out, cudaStream_t stream)
 {
     const int e = tq_wilson_buf_scratch(a);
     const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
                   : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_epilogue(a)]);
+    void *u = tq_epilogue_u_mode(a->epi.kind) ? (void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_u(a)]) : NULL;
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[e]);
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
     double *snap = a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
     const int64_t want = (int64_t)grid_for(a->cb);
     const int grid = (int)(want < 1 ? 1 : want < TQ_REDUCE_MAX_BLOCKS ? want : TQ_REDUCE_MAX_BLOCKS);
     const int epi = a->epi.kind;
-#define LAUNCH_E(P, R, D, C, E) wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, scratch, scal)
+#define LAUNCH_E(P, R, D, C, E) wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal)
 #define LAUNCH_C(P, R, D, E) do { if (a->clover) LAUNCH_E(P, R, D, 1, E); else LAUNCH_E(P, R, D, 0, E); } while (0)
 #define LAUNCH(P, R, D)                                                                            \
     do {                                                                                           \
         if (D == 0 && epi == TQ_EPI_NORM2) LAUNCH_C(P, R, 0, TQ_EPI_NORM2);                        \
         else if (D == 0 && epi == TQ_EPI_CDOT) LAUNCH_C(P, R, 0, TQ_EPI_CDOT);                     \
         else if (D == 0 && epi == TQ_EPI_YDOT_NORM2) LAUNCH_C(P, R, 0, TQ_EPI_YDOT_NORM2);         \
+        else if (D == 0 && epi == TQ_EPI_CAXPYZ) LAUNCH_C(P, R, 0, TQ_EPI_CAXPYZ);                 \
+        else if (D == 0 && epi == TQ_EPI_BICGSTAB_T) LAUNCH_C(P, R, 0, TQ_EPI_BICGSTAB_T);         \
         else if (D == 1 && epi == TQ_EPI_AXPY_NORM2) LAUNCH_C(P, R, 1, TQ_EPI_AXPY_NORM2);         \
     } while (0)
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_C
 #undef LAUNCH_E
-    epilogue_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
+    /* nothing to sum or copy: no second kernel */
+    if (tq_epilogue_nresults(epi) || a->epi.nprog || snap)
+        epilogue_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
     check_launch();
 }
 

@@ -89,7 +89,7 @@ static void blas_args_init(tq_blas_args *a, int op, const double *c, tq_field *c
 {
     memset(a, 0, sizeof *a);
     a->op = op;
-    for (int k = 0; k < 4; k++) a->c[k] = c ? c[k] : 0.0;
+    for (int k = 0; k < tq_blas_ncoefs(op); k++) a->c[k] = c ? c[k] : 0.0;
     for (int i = 0; i < tq_blas_noperands(op); i++) a->L[i] = f[i]->layout;
 }
 
@@ -206,7 +206,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar slot %d out of range", who, dst);
     tq_blas_args a;
     blas_args_init(&a, op, c, f);
-    for (int k = 0; k < 4 && slot; k++) {
+    for (int k = 0; k < tq_blas_ncoefs(op) && slot; k++) {
         a.slot[k] = slot[k];
         a.use_scalars |= slot[k] > 0;
     }

@@ -311,9 +311,10 @@ static tq_status hopping_ke(const char *who, const tq_dirac *d, tq_field *out, c
         ia.x_separate = hx && hx != ho;
         starpu_data_handle_t hk = K ? tq_field_handle(K, b, parity) : NULL;
         starpu_data_handle_t hw = e && e->w ? parity_handle(e->w, b, parity) : NULL;
+        starpu_data_handle_t hu = e && e->u ? parity_handle(e->u, b, parity) : NULL;
         ia.epi.w_is_x = hw && hw == hx;
         ret = tq_task_wilson_interior(&ia, parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
-                                      tq_field_handle(d->gauge, b, q), ho, hx, hk, hw, e ? e->scalars : NULL,
+                                      tq_field_handle(d->gauge, b, q), ho, hx, hk, hw, hu, e ? e->scalars : NULL,
                                       e ? e->snapshot : NULL);
         if (ret || !nf) continue;
         /* the faces this block reads: from the block below (its upper face) and from the
@@ -544,10 +545,11 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     if (!tq_internal_dirac_can_fuse(d))
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: needs one block on one process", who);
-    /* the kernels built: after M_pc |y|^2, <w, y>, or <y, w> and |y|^2; after M_pc^dag
-     * r += c y (CG on M_pc^dag M_pc, BiCGstab on M_pc) */
+    /* the kernels built: after M_pc |y|^2, <w, y>, <y, w> and |y|^2, u = w + c y, or
+     * BiCGstab's four products; after M_pc^dag r += c y (CG on M_pc^dag M_pc, BiCGstab on
+     * M_pc) */
     const int kind = e->args.kind;
-    if (!((kind == TQ_EPI_AXPY_NORM2) == (dagger != 0) && kind >= TQ_EPI_NORM2 && kind <= TQ_EPI_YDOT_NORM2))
+    if (!((kind == TQ_EPI_AXPY_NORM2) == (dagger != 0) && kind >= TQ_EPI_NORM2 && kind <= TQ_EPI_BICGSTAB_T))
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: epilogue %d with dagger %d", who, kind, dagger);
     if (kind == TQ_EPI_AXPY_NORM2) {
         TQ_CHECK(check_spinor(who, d, e->r, (int)parity, "r"));
@@ -556,6 +558,11 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
     if (tq_epilogue_reads_w(kind)) {
         TQ_CHECK(check_spinor(who, d, e->w, (int)parity, "w"));
         if (e->w == out) return tq_error(TQ_ERR_INVALID_ARG, "%s: w is out", who);
+    }
+    if (tq_epilogue_u_mode(kind)) {
+        TQ_CHECK(check_spinor(who, d, e->u, (int)parity, "u"));
+        if (e->u == out || e->u == in || (tq_epilogue_u_mode(kind) == 2 && e->u == e->w))
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: u is out, in or (written) w", who);
     }
     return matpc(who, d, out, in, (int)parity, dagger, e);
 }

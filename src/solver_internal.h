@@ -45,7 +45,8 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
 typedef struct tq_dirac_epilogue {
     tq_epilogue_args args;
     tq_field *r;                  /* AXPY_NORM2: the field updated */
-    const tq_field *w;            /* CDOT, YDOT_NORM2: the other field of the product */
+    const tq_field *w;            /* CDOT, YDOT_NORM2, CAXPYZ, BICGSTAB_T: the field read */
+    tq_field *u;                  /* CAXPYZ: the field written; BICGSTAB_T: one more read */
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);

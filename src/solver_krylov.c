@@ -25,9 +25,11 @@ enum { CG_RR, CG_RR_NEW, CG_PAP, CG_ALPHA, CG_BETA };
 /* BiCGstab (complex values take two slots): */
 enum {
     BI_RR = 0, BI_RHO_NEW = 1,   /* the update's reduction: |r|^2, <r0, r> */
+    BI_QP = 1,                   /* fused: the step's reduction |r|^2, <q, p> (q = M^dag r0) */
     BI_RHO = 3, BI_R0V = 5, BI_ALPHA = 7,
     BI_TS = 9, BI_TT = 11,       /* <t, s>, |t|^2 */
-    BI_OMEGA = 12, BI_BETA = 14, BI_T1 = 16, BI_T2 = 18
+    BI_R0S = 12, BI_R0T = 14,    /* fused: <r0, s>, <r0, t> (after BI_TS, BI_TT: one reduction) */
+    BI_OMEGA = 16, BI_BETA = 18, BI_T1 = 20, BI_T2 = 22
 };
 /* MR: */
 enum { MR_RR = 0, MR_ARR = 1, MR_AR2 = 3, MR_ALPHA = 4 };
@@ -56,6 +58,7 @@ struct tq_krylov {
     tq_field *rh, *th;         /* mixed: precise residual and a conversion temporary */
     tq_field *xs, *rs, *pv, *w1;   /* sloppy solution (x when not mixed), residual, direction, A p */
     tq_field *r0, *sv, *t;     /* BiCGstab: shadow residual, s, A s */
+    tq_field *q;               /* fused BiCGstab: M_pc^dag r0 */
     tq_scalars *sc;
     double s[TQ_NSCALARS];
     double b2, stop2, rr, rmax;
@@ -94,6 +97,14 @@ static tq_status submit1(tq_krylov *k, int op, tq_field *a, tq_field *b2, const 
     return tq_blas_submit(k->who, op, c, slot, f, k->sc, dst, prog, nprog);
 }
 
+/* Fused BiCGstab: alpha = rho / <r0, M_pc p> = rho / <q, p> with q = M_pc^dag r0, known
+ * before M_pc p (the iteration's last pass keeps it up to date). */
+static tq_status bicgstab_alpha(tq_krylov *k)
+{
+    static const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIV, BI_ALPHA, BI_RHO, BI_QP}};
+    return submit1(k, TQ_OP_CDOT, k->q, k->pv, NULL, NULL, BI_QP, alpha_prog, 1);
+}
+
 /* (Re)starts the recurrence from the current sloppy residual rs: p = r (and r0 = r, rho =
  * |r|^2 for BiCGstab); |r|^2 into the RR slot. */
 static tq_status restart(tq_krylov *k)
@@ -105,7 +116,11 @@ static tq_status restart(tq_krylov *k)
     static const tq_scalar_instr rho_prog[] = {
         {TQ_SC_COPY, BI_RHO, BI_RR, 0}, {TQ_SC_ZERO, BI_RHO + 1, 0, 0}, {TQ_SC_SET, SLOT_GO, 1, 0}};
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->r0, NULL, NULL, 0, NULL, 0));
-    return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 3);   /* rho = <r0, r> = |r|^2 */
+    TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 3));   /* rho = <r0, r> = |r|^2 */
+    if (!k->fused) return TQ_SUCCESS;
+    /* fused: q = M_pc^dag r0 (once per recurrence) and the first alpha */
+    TQ_CHECK(tq_dirac_matpc(k->ops->d, k->q, k->r0, k->ops->parity, 1));
+    return bicgstab_alpha(k);
 }
 
 static tq_status read_scalars(tq_krylov *k)
@@ -159,6 +174,7 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->r0);
     if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->sv);
     if (st == TQ_SUCCESS && bicgstab) st = field_in(b, sp, &k->t);
+    if (st == TQ_SUCCESS && bicgstab && k->fused) st = field_in(b, sp, &k->q);
     for (int j = 0; k->gcr && j < k->nkrylov && st == TQ_SUCCESS; j++) {
         st = field_in(b, sp, &k->z[j]);
         if (st == TQ_SUCCESS) st = field_in(b, sp, &k->az[j]);
@@ -209,11 +225,13 @@ static void last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued & 
 static long fused_iterations;   /* tq_internal_solver_fused_iterations */
 long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_iterations, __ATOMIC_RELAXED); }
 
-/* M_pc (dagger 0) or M_pc^dag (dagger 1) of the sloppy operator with a reduction in its
- * last kernel into scalar slot dst, then prog; AXPY_NORM2: r += -scalar[slot - 1] y. Takes
- * the pending snapshot and guard like a BLAS reduction. */
+/* M_pc (dagger 0) or M_pc^dag (dagger 1) of the sloppy operator with an epilogue in its
+ * last kernel (kernels/solver_scalars.h): sums into scalar slot dst, then prog; AXPY_NORM2:
+ * r += -scalar[slot - 1] y; CAXPYZ: u = w - scalar[slot - 1, slot] y. Takes the pending
+ * snapshot and guard like a BLAS reduction. */
 static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, int dagger, int kind, int dst,
-                             int slot, tq_field *r, const tq_field *w, const tq_scalar_instr *prog, int nprog)
+                             int slot, tq_field *r, const tq_field *w, tq_field *u, const tq_scalar_instr *prog,
+                             int nprog)
 {
     tq_dirac_epilogue e;
     memset(&e, 0, sizeof e);
@@ -231,6 +249,7 @@ static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, in
     e.scalars = k->sc->h;
     e.r = r;
     e.w = w;
+    e.u = u;
     return tq_internal_dirac_matpc_epilogue(k->ops->d, out, in, k->ops->parity, dagger, &e);
 }
 
@@ -310,10 +329,10 @@ static tq_status submit_iteration(tq_krylov *k)
              * in one pass: 6 vector streams besides the operator instead of 11 */
             k->ops->applications++;
             __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED);
-            TQ_CHECK(fused_matpc(k, k->ops->tmp, k->pv, 0, TQ_EPI_NORM2, CG_PAP, 0, NULL, NULL, alpha_prog, 1));
+            TQ_CHECK(fused_matpc(k, k->ops->tmp, k->pv, 0, TQ_EPI_NORM2, CG_PAP, 0, NULL, NULL, NULL, alpha_prog, 1));
             last_reduction(k);
             TQ_CHECK(fused_matpc(k, k->w1, k->ops->tmp, 1, TQ_EPI_AXPY_NORM2, CG_RR_NEW, CG_ALPHA + 1, k->rs, NULL,
-                                 beta_prog, 3));
+                                 NULL, beta_prog, 3));
             const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
             tq_field *fxp[3] = {k->rs, k->pv, k->xs};
             TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0));
@@ -343,22 +362,41 @@ static tq_status submit_iteration(tq_krylov *k)
     const signed char dir_slots[4] = {BI_BETA + 1, BI_BETA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
     tq_field *v = k->w1;
     if (k->fused) {
-        /* <r0, v> in the last kernel of v = M_pc p, <t, s> and |t|^2 in that of t = M_pc s */
+        /* The same recurrence with its reductions where the data already is (one block; 12
+         * vector streams beside the operator instead of 18, 5 tasks instead of 9):
+         *   v = M_pc p, and in its last kernel s = r - alpha v (alpha is known: below);
+         *   t = M_pc s, and in its last kernel <t, s>, |t|^2, <r0, s>, <r0, t>: omega,
+         *     rho_new = <r0, s> - omega <r0, t> (= <r0, r_new>), beta;
+         *   one pass: x += alpha p + omega s; r = s - omega t; p = r + beta (p - omega v);
+         *     |r|^2 and <q, p> with q = M_pc^dag r0, so alpha = rho / <r0, M_pc p> for the
+         *     next iteration is known before its M_pc p. */
+        static const tq_scalar_instr t_prog[] = {
+            {TQ_SC_CDIVR, BI_OMEGA, BI_TS, BI_TT}, {TQ_SC_CMUL, BI_T1, BI_OMEGA, BI_R0T},
+            {TQ_SC_CSUB, BI_T1, BI_R0S, BI_T1},      /* rho_new */
+            {TQ_SC_CDIV, BI_T2, BI_ALPHA, BI_OMEGA}, {TQ_SC_CMUL, BI_T2, BI_T2, BI_T1},
+            {TQ_SC_CDIV, BI_BETA, BI_T2, BI_RHO},    /* beta = (alpha / omega) rho_new / rho */
+            {TQ_SC_CCOPY, BI_RHO, BI_T1, 0}};
+        static const tq_scalar_instr step_prog[] = {
+            {TQ_SC_CDIV, BI_ALPHA, BI_RHO, BI_QP}, {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
         k->ops->applications += 2;
         __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED);
-        TQ_CHECK(fused_matpc(k, v, k->pv, 0, TQ_EPI_CDOT, BI_R0V, 0, NULL, k->r0, alpha_prog, 1));
-    } else {
-        TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));
-        TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, v, NULL, NULL, BI_R0V, alpha_prog, 1));
+        TQ_CHECK(fused_matpc(k, v, k->pv, 0, TQ_EPI_CAXPYZ, 0, BI_ALPHA + 1, NULL, k->rs, k->sv, NULL, 0));
+        TQ_CHECK(fused_matpc(k, k->t, k->sv, 0, TQ_EPI_BICGSTAB_T, BI_TS, 0, NULL, k->sv, k->r0, t_prog, 7));
+        last_reduction(k);
+        const double c[6] = {1, 1, 1, 1, 1, 1};
+        const signed char slots[6] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2, BI_BETA + 1, BI_BETA + 2};
+        tq_field *f[7] = {k->pv, k->sv, k->t, v, k->q, k->xs, k->rs};
+        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_STEP, c, slots, f, k->sc, BI_RR, step_prog, 2));
+        /* flops per real: s 4, <t, s> |t|^2 <r0, s> <r0, t> 14, x r p 16, |r|^2 <q, p> 6 */
+        k->out.blas_flops += 40 * k->n_sloppy;
+        return TQ_SUCCESS;
     }
+    TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));
+    TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, v, NULL, NULL, BI_R0V, alpha_prog, 1));
     tq_field *fs[3] = {v, k->rs, k->sv};   /* s = r - alpha v */
     TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CAXPYZ, minus, alpha_slots, fs, k->sc, 0, NULL, 0));
-    if (k->fused) {
-        TQ_CHECK(fused_matpc(k, k->t, k->sv, 0, TQ_EPI_YDOT_NORM2, BI_TS, 0, NULL, k->sv, omega_prog, 1));
-    } else {
-        TQ_CHECK(tq_linop_apply(k->ops, k->t, k->sv));
-        TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->t, k->sv, NULL, NULL, BI_TS, omega_prog, 1));
-    }
+    TQ_CHECK(tq_linop_apply(k->ops, k->t, k->sv));
+    TQ_CHECK(submit1(k, TQ_OP_CDOT_NORM2, k->t, k->sv, NULL, NULL, BI_TS, omega_prog, 1));
     tq_field *fupd[6] = {k->pv, k->sv, k->t, k->r0, k->xs, k->rs};
     last_reduction(k);
     TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_UPDATE, one, upd_slots, fupd, k->sc, BI_RR, beta_prog, 5));
@@ -421,6 +459,7 @@ static tq_status reliable_update(tq_krylov *k)
             /* rho = <r0, r> for the new r */
             static const tq_scalar_instr rho_prog[] = {{TQ_SC_CCOPY, BI_RHO, BI_T1, 0}};
             TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, k->rs, NULL, NULL, BI_T1, rho_prog, 1));
+            if (k->fused) TQ_CHECK(bicgstab_alpha(k));   /* p and rho changed */
         }
         TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, rr_slot, go_prog, 1));
         k->out.blas_flops += 10 * k->n_sloppy;
@@ -565,6 +604,7 @@ void tq_krylov_free(tq_krylov *k)
     tq_field_destroy(k->r0);
     tq_field_destroy(k->sv);
     tq_field_destroy(k->t);
+    tq_field_destroy(k->q);
     for (int j = 0; j < TQ_GCR_MAX; j++) {
         tq_field_destroy(k->z[j]);
         tq_field_destroy(k->az[j]);

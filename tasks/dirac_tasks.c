@@ -18,9 +18,10 @@ int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            starpu_data_handle_t w, starpu_data_handle_t scalars, starpu_data_handle_t snapshot)
+                            starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
+                            starpu_data_handle_t snapshot)
 {
-    struct starpu_data_descr d[10];
+    struct starpu_data_descr d[11];
     const int epi = a->epi.kind != TQ_EPI_NONE;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
@@ -32,6 +33,8 @@ int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
     if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
     if (epi) {
         if (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x) { d[n].handle = w; d[n++].mode = STARPU_R; }
+        const int um = tq_epilogue_u_mode(a->epi.kind);
+        if (um) { d[n].handle = u; d[n++].mode = um == 1 ? STARPU_R : STARPU_W; }
         d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
         d[n].handle = scalars; d[n++].mode = STARPU_RW;
         if (a->epi.snapshot) { d[n].handle = snapshot; d[n++].mode = STARPU_W; }

@@ -32,6 +32,10 @@ enum tq_blas_op {
     TQ_OP_CAXPYZ,             /* z = a x + y, a complex                 [x, y, z]       */
     TQ_OP_CG_X_DIRECTION,     /* x += a p; p = r + b p (the old p in both)
                                  (CG whose r update is fused into the operator) [r, p, x] */
+    TQ_OP_BICGSTAB_STEP,      /* x += alpha p + omega s; r = s - omega t;
+                                 p = r + beta (p - omega v); sum |r|^2, sum conj(q) p
+                                 (BiCGstab whose other reductions are fused into the
+                                 operator; q = M^dag r0)      [p, s, t, v, q, x, r] */
     TQ_NUM_BLAS_OPS
 };
 
@@ -42,10 +46,12 @@ enum tq_blas_op {
     CASE(TQ_OP_AXPBY) CASE(TQ_OP_CAXPY) CASE(TQ_OP_CAXPBY) CASE(TQ_OP_NORM2) CASE(TQ_OP_RDOT)     \
     CASE(TQ_OP_CDOT) CASE(TQ_OP_AXPY_NORM2) CASE(TQ_OP_CG_UPDATE) CASE(TQ_OP_CG_DIRECTION)        \
     CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
-    CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION)
+    CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP)
 
-#define TQ_BLAS_MAX_OPERANDS 6
+#define TQ_BLAS_MAX_OPERANDS 7
+#define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
 #define TQ_BLAS_MAX_RESULTS 3
+#define TQ_BLAS_MAX_COEFS 6
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
 
 /* Operands per op, bit masks of operands read and written, and number of results. */
@@ -55,6 +61,7 @@ TQ_HD int tq_blas_noperands(int op)
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: return 4;
     case TQ_OP_BICGSTAB_UPDATE: return 6;
+    case TQ_OP_BICGSTAB_STEP: return 7;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: return 3;
     default: return 2;
     }
@@ -68,6 +75,7 @@ TQ_HD unsigned tq_blas_reads(int op)
     case TQ_OP_SCALE: case TQ_OP_NORM2: return 1u;
     case TQ_OP_CG_UPDATE: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 31u;      /* r is write-only */
+    case TQ_OP_BICGSTAB_STEP: return 63u;        /* r is write-only */
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CG_X_DIRECTION: return 7u;
     default: return 3u;
     }
@@ -80,6 +88,7 @@ TQ_HD unsigned tq_blas_writes(int op)
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_CDOT: case TQ_OP_CDOT_NORM2: return 0u;
     case TQ_OP_CG_UPDATE: return 12u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
+    case TQ_OP_BICGSTAB_STEP: return 97u;        /* p, x, r */
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
     case TQ_OP_CG_X_DIRECTION: return 6u;
     default: return 2u;
@@ -91,9 +100,15 @@ TQ_HD int tq_blas_nresults(int op)
     switch (op) {
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_AXPY_NORM2: case TQ_OP_CG_UPDATE: return 1;
     case TQ_OP_CDOT: return 2;
-    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: return 3;
+    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: case TQ_OP_BICGSTAB_STEP: return 3;
     default: return 0;
     }
+}
+
+/* Coefficients per op: 4 (c[0..3]), 6 for TQ_OP_BICGSTAB_STEP (alpha, omega, beta). */
+TQ_HD int tq_blas_ncoefs(int op)
+{
+    return op == TQ_OP_BICGSTAB_STEP ? 6 : 4;
 }
 
 /* The per-site arithmetic in double (tq_blas_pair, tq_blas_site_n) and in float (suffix _f;
@@ -125,7 +140,8 @@ TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_lay
         all_half &= L[i].prec == 2;
     }
     if (all_half && !mixed) {
-        const float cf[4] = {(float)c[0], (float)c[1], (float)c[2], (float)c[3]};
+        float cf[TQ_BLAS_MAX_COEFS];
+        for (int k = 0; k < TQ_BLAS_MAX_COEFS; k++) cf[k] = (float)c[k];
         tq_blas_site_n_f(op, cf, bufs, L, s, acc, L[0].nreal, vec, 0);
     } else {
         tq_blas_site_n(op, c, bufs, L, s, acc, L[0].nreal, vec, mixed);
@@ -146,8 +162,8 @@ TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_lay
 typedef struct tq_blas_args {
     int op;
     int use_scalars;
-    double c[4];
-    signed char slot[4];
+    double c[TQ_BLAS_MAX_COEFS];
+    signed char slot[TQ_BLAS_MAX_COEFS];
     signed char guard, fused, snapshot, dst, nprog;
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
     tq_layout L[TQ_BLAS_MAX_OPERANDS];
@@ -168,7 +184,7 @@ TQ_HD int tq_blas_nbuffers(const tq_blas_args *a)
 /* The coefficients of a task: immediate, or scaled scalars read from scal. */
 TQ_HD void tq_blas_coefficients(const tq_blas_args *a, const double *scal, double *c)
 {
-    for (int k = 0; k < 4; k++) c[k] = a->slot[k] > 0 && scal ? a->c[k] * scal[a->slot[k] - 1] : a->c[k];
+    for (int k = 0; k < TQ_BLAS_MAX_COEFS; k++) c[k] = a->slot[k] > 0 && scal ? a->c[k] * scal[a->slot[k] - 1] : a->c[k];
 }
 
 /* Whether the task's guard holds it back. */

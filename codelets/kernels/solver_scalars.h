@@ -30,6 +30,7 @@ enum tq_scalar_opcode {
     TQ_SC_RSQRT,   /* s[d] = 1 / sqrt(s[a]) */
     TQ_SC_STOP_LE, /* s[d] = 0 if s[a] <= s[b] (clears a guard slot: the solve converged) */
     TQ_SC_SET,     /* s[d] = a (a small integer immediate) */
+    TQ_SC_CSUB,    /* complex s[d] = s[a] - s[b] */
 };
 
 typedef struct tq_scalar_instr { signed char op, d, a, b; } tq_scalar_instr;
@@ -74,6 +75,7 @@ TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
         case TQ_SC_RSQRT: s[d] = 1.0 / sqrt(s[a]); break;
         case TQ_SC_STOP_LE: if (s[a] <= s[b]) s[d] = 0.0; break;
         case TQ_SC_SET: s[d] = (double)a; break;
+        case TQ_SC_CSUB: re = s[a] - s[b]; im = s[a + 1] - s[b + 1]; s[d] = re; s[d + 1] = im; break;
         default: break;
         }
     }
@@ -96,19 +98,41 @@ TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const doub
  *                      slot - 1 when slot > 0; sum |r|^2 (y itself is not stored)
  *   TQ_EPI_CDOT:       y is stored; sum conj(w) y (2 results; w: one more field)
  *   TQ_EPI_YDOT_NORM2: y is stored; sum conj(y) w, sum |y|^2 (3 results)
+ *   TQ_EPI_CAXPYZ:     y is stored, and u = w + c y with the complex c = c times scalars
+ *                      (slot - 1, slot) (u: a field written; no sums; BiCGstab's
+ *                      s = r - alpha v in the kernel of v = M_pc p)
+ *   TQ_EPI_BICGSTAB_T: y is stored; sum conj(y) w, |y|^2, conj(u) w, conj(u) y (7 results;
+ *                      u: a field read; BiCGstab's <t, s>, |t|^2, <r0, s>, <r0, t> in
+ *                      the kernel of t = M_pc s)
  * The sums go to scalar slots dst.. and the program runs (tq_scalars_finish); guard and
  * snapshot as for BLAS tasks (kernels/blas_site.h): a frozen task writes nothing. */
-enum { TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2, TQ_EPI_CDOT = 3, TQ_EPI_YDOT_NORM2 = 4 };
+enum {
+    TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2, TQ_EPI_CDOT = 3, TQ_EPI_YDOT_NORM2 = 4,
+    TQ_EPI_CAXPYZ = 5, TQ_EPI_BICGSTAB_T = 6
+};
+#define TQ_EPI_MAX_RESULTS 7
 
 TQ_HD int tq_epilogue_nresults(int kind)
 {
-    return kind == TQ_EPI_CDOT ? 2 : kind == TQ_EPI_YDOT_NORM2 ? 3 : kind != TQ_EPI_NONE ? 1 : 0;
+    switch (kind) {
+    case TQ_EPI_NORM2: case TQ_EPI_AXPY_NORM2: return 1;
+    case TQ_EPI_CDOT: return 2;
+    case TQ_EPI_YDOT_NORM2: return 3;
+    case TQ_EPI_BICGSTAB_T: return 7;
+    default: return 0;
+    }
 }
 
 /* Whether the epilogue reads the field w. */
 TQ_HD int tq_epilogue_reads_w(int kind)
 {
-    return kind == TQ_EPI_CDOT || kind == TQ_EPI_YDOT_NORM2;
+    return kind == TQ_EPI_CDOT || kind == TQ_EPI_YDOT_NORM2 || kind == TQ_EPI_CAXPYZ || kind == TQ_EPI_BICGSTAB_T;
+}
+
+/* Whether the epilogue has the field u: 1 read, 2 written, 0 none. */
+TQ_HD int tq_epilogue_u_mode(int kind)
+{
+    return kind == TQ_EPI_BICGSTAB_T ? 1 : kind == TQ_EPI_CAXPYZ ? 2 : 0;
 }
 typedef struct tq_epilogue_args {
     double c;
@@ -125,6 +149,12 @@ TQ_HD int tq_epilogue_frozen(const tq_epilogue_args *e, const double *s)
 TQ_HD double tq_epilogue_coefficient(const tq_epilogue_args *e, const double *s)
 {
     return e->slot > 0 ? e->c * s[e->slot - 1] : e->c;
+}
+
+/* The imaginary part of the coefficient: only TQ_EPI_CAXPYZ's is complex. */
+TQ_HD double tq_epilogue_coefficient_im(const tq_epilogue_args *e, const double *s)
+{
+    return e->kind == TQ_EPI_CAXPYZ && e->slot > 0 ? e->c * s[e->slot] : 0.0;
 }
 
 #endif

@@ -64,15 +64,20 @@ typedef struct tq_wilson_args {
 } tq_wilson_args;
 
 /* The interior task's buffers after its operands when it has an epilogue, from this index
- * on: the field w (R) when the epilogue reads one and it is not x, the reduction scratch
- * (CUDA), the solver scalars (RW), the snapshot (W) if epi.snapshot. */
+ * on: the field w (R) when the epilogue reads one and it is not x, the field u (R or W)
+ * when the epilogue has one, the reduction scratch (CUDA), the solver scalars (RW), the
+ * snapshot (W) if epi.snapshot. */
 TQ_HD int tq_wilson_buf_epilogue(const tq_wilson_args *a)
 {
     return 4 + (a->xpay && a->x_separate ? 1 : 0) + (a->clover ? 1 : 0);
 }
-TQ_HD int tq_wilson_buf_scratch(const tq_wilson_args *a)
+TQ_HD int tq_wilson_buf_u(const tq_wilson_args *a)
 {
     return tq_wilson_buf_epilogue(a) + (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x ? 1 : 0);
+}
+TQ_HD int tq_wilson_buf_scratch(const tq_wilson_args *a)
+{
+    return tq_wilson_buf_u(a) + (tq_epilogue_u_mode(a->epi.kind) ? 1 : 0);
 }
 
 /* Block-local coordinates of the site with index cb in the parity subset `parity`. */

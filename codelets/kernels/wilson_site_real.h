@@ -220,8 +220,8 @@ TQ_HD void TQ_RF(tq_wilson_layouts)(const tq_wilson_args *a, int prec, int recon
 TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                  const void *gq, const void *xb, const void *kb,
                                  const void *const from[4][2], void *out, const int *x, int64_t s,
-                                 int prec, int recon, int dagger, int clover, int epi, TQ_R ecoef,
-                                 const void *wb, TQ_R *res)
+                                 int prec, int recon, int dagger, int clover, int epi, const TQ_R *ecoef,
+                                 const void *wb, void *ub, TQ_R *res)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -278,16 +278,17 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         TQ_R rv[24];   /* out holds r: r += ecoef y */
         TQ_RF(tq_load_site)(out, &Lout, s, rv);
         TQ_UNROLL
-        for (int k = 0; k < 24; k++) acc[k] = rv[k] + ecoef * acc[k];
+        for (int k = 0; k < 24; k++) acc[k] = rv[k] + ecoef[0] * acc[k];
     }
     TQ_RF(tq_store_site)(out, &Lout, s, acc);
+    /* w and u have out's layout (same precision and shape) */
     if (epi == TQ_EPI_NORM2 || epi == TQ_EPI_AXPY_NORM2) {
         TQ_R n2 = 0;
         TQ_UNROLL
         for (int k = 0; k < 24; k++) n2 += acc[k] * acc[k];
         res[0] += n2;
     } else if (epi == TQ_EPI_CDOT || epi == TQ_EPI_YDOT_NORM2) {
-        TQ_R wv[24], re = 0, im = 0, n2 = 0;   /* w has out's layout (same precision and shape) */
+        TQ_R wv[24], re = 0, im = 0, n2 = 0;
         TQ_RF(tq_load_site)(wb, &Lout, s, wv);
         TQ_UNROLL
         for (int k = 0; k < 24; k += 2) {
@@ -299,16 +300,43 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         res[0] += re;
         res[1] += epi == TQ_EPI_CDOT ? im : -im;
         if (epi == TQ_EPI_YDOT_NORM2) res[2] += n2;
+    } else if (epi == TQ_EPI_CAXPYZ) {
+        TQ_R wv[24];   /* u = w + ecoef y, ecoef complex */
+        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
+        TQ_UNROLL
+        for (int k = 0; k < 24; k += 2) {
+            const TQ_R re = wv[k] + ecoef[0] * acc[k] - ecoef[1] * acc[k + 1];
+            const TQ_R im = wv[k + 1] + ecoef[0] * acc[k + 1] + ecoef[1] * acc[k];
+            wv[k] = re;
+            wv[k + 1] = im;
+        }
+        TQ_RF(tq_store_site)(ub, &Lout, s, wv);
+    } else if (epi == TQ_EPI_BICGSTAB_T) {
+        TQ_R wv[24], uv[24], yw_re = 0, yw_im = 0, n2 = 0, uw_re = 0, uw_im = 0, uy_re = 0, uy_im = 0;
+        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
+        TQ_RF(tq_load_site)(ub, &Lout, s, uv);
+        TQ_UNROLL
+        for (int k = 0; k < 24; k += 2) {
+            yw_re += acc[k] * wv[k] + acc[k + 1] * wv[k + 1];
+            yw_im += acc[k] * wv[k + 1] - acc[k + 1] * wv[k];
+            n2 += acc[k] * acc[k] + acc[k + 1] * acc[k + 1];
+            uw_re += uv[k] * wv[k] + uv[k + 1] * wv[k + 1];
+            uw_im += uv[k] * wv[k + 1] - uv[k + 1] * wv[k];
+            uy_re += uv[k] * acc[k] + uv[k + 1] * acc[k + 1];
+            uy_im += uv[k] * acc[k + 1] - uv[k + 1] * acc[k];
+        }
+        res[0] += yw_re; res[1] += yw_im; res[2] += n2;
+        res[3] += uw_re; res[4] += uw_im; res[5] += uy_re; res[6] += uy_im;
     }
 }
 
 /* Interior: site s unless it lies on a split face (the exterior task does those). With an
- * epilogue (epi, its coefficient ecoef and field wb: kernels/solver_scalars.h; only on
- * unsplit blocks), the site's contributions to the reductions are added to res. */
+ * epilogue (epi, its coefficient ecoef (re, im), fields wb and ub: kernels/solver_scalars.h;
+ * only on unsplit blocks), the site's contributions to the reductions are added to res. */
 TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                           const void *gq, const void *xb, const void *kb, void *out,
                                           int64_t s, int prec, int recon, int dagger, int clover,
-                                          int epi, TQ_R ecoef, const void *wb, TQ_R *res)
+                                          int epi, const TQ_R *ecoef, const void *wb, void *ub, TQ_R *res)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
@@ -316,7 +344,7 @@ TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *i
     for (int mu = 0; mu < 4; mu++)
         if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef, wb, res);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef, wb, ub, res);
 }
 
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
@@ -368,5 +396,5 @@ TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *
     for (int nu = 0; nu < 4; nu++)
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
     TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                          clover, TQ_EPI_NONE, 0, NULL, NULL);
+                          clover, TQ_EPI_NONE, NULL, NULL, NULL, NULL);
 }
