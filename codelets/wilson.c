@@ -6,8 +6,8 @@
  *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
  *              when a->clover], [with an epilogue (a->epi.kind): the field w (R) when
- *              the epilogue reads one other than x, the field u (R or W) when it has
- *              one, reduction scratch (SCRATCH), solver
+ *              the epilogue reads one other than x, the field u (R) when it reads
+ *              one more, reduction scratch (SCRATCH), solver
  *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
  *              TQ_EPI_AXPY_NORM2]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
@@ -59,7 +59,7 @@ static void interior_epilogue_cpu(void *buffers[], const tq_wilson_args *a, cons
     const int e = tq_wilson_buf_scratch(a);
     const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
                   : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_epilogue(a)]);
-    void *u = tq_epilogue_u_mode(a->epi.kind) ? (void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_u(a)]) : NULL;
+    const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_u(a)]) : NULL;
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
     if (!tq_epilogue_frozen(&a->epi, scal)) {
         const double c[2] = {tq_epilogue_coefficient(&a->epi, scal), tq_epilogue_coefficient_im(&a->epi, scal)};

@@ -36,7 +36,7 @@ wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const v
 template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
 __global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
 wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp, const void *gq,
-                                const void *x, const void *k, void *out, const void *wb, void *ub,
+                                const void *x, const void *k, void *out, const void *wb, const void *ub,
                                 double *scratch, const double *scal)
 {
     constexpr int NRES = EPI == TQ_EPI_CDOT ? 2 : EPI == TQ_EPI_YDOT_NORM2 ? 3 : EPI == TQ_EPI_BICGSTAB_T ? 7
@@ -154,7 +154,7 @@ static void interior_epilogue_cuda(void *buffers[], const tq_wilson_args *a, con
     const int e = tq_wilson_buf_scratch(a);
     const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
                   : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_epilogue(a)]);
-    void *u = tq_epilogue_u_mode(a->epi.kind) ? (void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_u(a)]) : NULL;
+    const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_u(a)]) : NULL;
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[e]);
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
     double *snap = a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;

@@ -545,7 +545,7 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     if (!tq_internal_dirac_can_fuse(d))
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: needs one block on one process", who);
-    /* the kernels built: after M_pc |y|^2, <w, y>, <y, w> and |y|^2, u = w + c y, or
+    /* the kernels built: after M_pc |y|^2, <w, y>, <y, w> and |y|^2, out = w + c y, or
      * BiCGstab's four products; after M_pc^dag r += c y (CG on M_pc^dag M_pc, BiCGstab on
      * M_pc) */
     const int kind = e->args.kind;
@@ -559,10 +559,9 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
         TQ_CHECK(check_spinor(who, d, e->w, (int)parity, "w"));
         if (e->w == out) return tq_error(TQ_ERR_INVALID_ARG, "%s: w is out", who);
     }
-    if (tq_epilogue_u_mode(kind)) {
+    if (tq_epilogue_reads_u(kind)) {
         TQ_CHECK(check_spinor(who, d, e->u, (int)parity, "u"));
-        if (e->u == out || e->u == in || (tq_epilogue_u_mode(kind) == 2 && e->u == e->w))
-            return tq_error(TQ_ERR_INVALID_ARG, "%s: u is out, in or (written) w", who);
+        if (e->u == out) return tq_error(TQ_ERR_INVALID_ARG, "%s: u is out", who);
     }
     return matpc(who, d, out, in, (int)parity, dagger, e);
 }

@@ -46,7 +46,7 @@ typedef struct tq_dirac_epilogue {
     tq_epilogue_args args;
     tq_field *r;                  /* AXPY_NORM2: the field updated */
     const tq_field *w;            /* CDOT, YDOT_NORM2, CAXPYZ, BICGSTAB_T: the field read */
-    tq_field *u;                  /* CAXPYZ: the field written; BICGSTAB_T: one more read */
+    const tq_field *u;            /* BICGSTAB_T: one more field read */
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);

@@ -29,6 +29,7 @@ enum {
     BI_RHO = 3, BI_R0V = 5, BI_ALPHA = 7,
     BI_TS = 9, BI_TT = 11,       /* <t, s>, |t|^2 */
     BI_R0S = 12, BI_R0T = 14,    /* fused: <r0, s>, <r0, t> (after BI_TS, BI_TT: one reduction) */
+    BI_DELTA = 5,                /* fused: omega / alpha (<r0, v> is not needed there) */
     BI_OMEGA = 16, BI_BETA = 18, BI_T1 = 20, BI_T2 = 22
 };
 /* MR: */
@@ -362,33 +363,36 @@ static tq_status submit_iteration(tq_krylov *k)
     const signed char dir_slots[4] = {BI_BETA + 1, BI_BETA + 2, BI_OMEGA + 1, BI_OMEGA + 2};
     tq_field *v = k->w1;
     if (k->fused) {
-        /* The same recurrence with its reductions where the data already is (one block; 12
+        /* The same recurrence with its reductions where the data already is (one block; 11
          * vector streams beside the operator instead of 18, 5 tasks instead of 9):
-         *   v = M_pc p, and in its last kernel s = r - alpha v (alpha is known: below);
+         *   s = r - alpha M_pc p in the last kernel of M_pc p (alpha is known: below; v =
+         *     M_pc p itself is not stored: v = (r - s) / alpha where it is needed);
          *   t = M_pc s, and in its last kernel <t, s>, |t|^2, <r0, s>, <r0, t>: omega,
-         *     rho_new = <r0, s> - omega <r0, t> (= <r0, r_new>), beta;
-         *   one pass: x += alpha p + omega s; r = s - omega t; p = r + beta (p - omega v);
-         *     |r|^2 and <q, p> with q = M_pc^dag r0, so alpha = rho / <r0, M_pc p> for the
-         *     next iteration is known before its M_pc p. */
+         *     rho_new = <r0, s> - omega <r0, t> (= <r0, r_new>), beta, delta = omega / alpha;
+         *   one pass: x += alpha p + omega s; r_new = s - omega t;
+         *     p = r_new + beta (p - delta (r - s)) (= r_new + beta (p - omega v));
+         *     |r_new|^2 and <q, p> with q = M_pc^dag r0, so the next iteration's
+         *     alpha = rho / <r0, M_pc p> is known before its M_pc p. */
         static const tq_scalar_instr t_prog[] = {
             {TQ_SC_CDIVR, BI_OMEGA, BI_TS, BI_TT}, {TQ_SC_CMUL, BI_T1, BI_OMEGA, BI_R0T},
             {TQ_SC_CSUB, BI_T1, BI_R0S, BI_T1},      /* rho_new */
-            {TQ_SC_CDIV, BI_T2, BI_ALPHA, BI_OMEGA}, {TQ_SC_CMUL, BI_T2, BI_T2, BI_T1},
-            {TQ_SC_CDIV, BI_BETA, BI_T2, BI_RHO},    /* beta = (alpha / omega) rho_new / rho */
+            {TQ_SC_CDIV, BI_DELTA, BI_OMEGA, BI_ALPHA}, {TQ_SC_CDIV, BI_T2, BI_T1, BI_RHO},
+            {TQ_SC_CDIV, BI_BETA, BI_T2, BI_DELTA},  /* beta = (rho_new / rho) (alpha / omega) */
             {TQ_SC_CCOPY, BI_RHO, BI_T1, 0}};
         static const tq_scalar_instr step_prog[] = {
             {TQ_SC_CDIV, BI_ALPHA, BI_RHO, BI_QP}, {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
         k->ops->applications += 2;
         __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED);
-        TQ_CHECK(fused_matpc(k, v, k->pv, 0, TQ_EPI_CAXPYZ, 0, BI_ALPHA + 1, NULL, k->rs, k->sv, NULL, 0));
+        TQ_CHECK(fused_matpc(k, k->sv, k->pv, 0, TQ_EPI_CAXPYZ, 0, BI_ALPHA + 1, NULL, k->rs, NULL, NULL, 0));
         TQ_CHECK(fused_matpc(k, k->t, k->sv, 0, TQ_EPI_BICGSTAB_T, BI_TS, 0, NULL, k->sv, k->r0, t_prog, 7));
         last_reduction(k);
-        const double c[6] = {1, 1, 1, 1, 1, 1};
-        const signed char slots[6] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2, BI_BETA + 1, BI_BETA + 2};
-        tq_field *f[7] = {k->pv, k->sv, k->t, v, k->q, k->xs, k->rs};
+        const double c[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        const signed char slots[8] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2,
+                                      BI_BETA + 1, BI_BETA + 2, BI_DELTA + 1, BI_DELTA + 2};
+        tq_field *f[6] = {k->pv, k->sv, k->t, k->rs, k->q, k->xs};
         TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_STEP, c, slots, f, k->sc, BI_RR, step_prog, 2));
-        /* flops per real: s 4, <t, s> |t|^2 <r0, s> <r0, t> 14, x r p 16, |r|^2 <q, p> 6 */
-        k->out.blas_flops += 40 * k->n_sloppy;
+        /* flops per real: s 4, <t, s> |t|^2 <r0, s> <r0, t> 14, x r p 18, |r|^2 <q, p> 6 */
+        k->out.blas_flops += 42 * k->n_sloppy;
         return TQ_SUCCESS;
     }
     TQ_CHECK(tq_linop_apply(k->ops, v, k->pv));

@@ -33,8 +33,7 @@ int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
     if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
     if (epi) {
         if (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x) { d[n].handle = w; d[n++].mode = STARPU_R; }
-        const int um = tq_epilogue_u_mode(a->epi.kind);
-        if (um) { d[n].handle = u; d[n++].mode = um == 1 ? STARPU_R : STARPU_W; }
+        if (tq_epilogue_reads_u(a->epi.kind)) { d[n].handle = u; d[n++].mode = STARPU_R; }
         d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
         d[n].handle = scalars; d[n++].mode = STARPU_RW;
         if (a->epi.snapshot) { d[n].handle = snapshot; d[n++].mode = STARPU_W; }

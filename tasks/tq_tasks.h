@@ -34,8 +34,8 @@ int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_ha
 int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
                         const starpu_data_handle_t *faces, int nfaces);
 /* The interior task; with an epilogue (a->epi.kind) also the field w the epilogue reads
- * (unless a->epi.w_is_x), the field u it reads or writes (tq_epilogue_u_mode), the solver
- * scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
+ * (unless a->epi.w_is_x), the field u when it reads one more (tq_epilogue_reads_u), the
+ * solver scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
  * TQ_EPI_AXPY_NORM2 (read-write). */
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,

@@ -32,10 +32,12 @@ enum tq_blas_op {
     TQ_OP_CAXPYZ,             /* z = a x + y, a complex                 [x, y, z]       */
     TQ_OP_CG_X_DIRECTION,     /* x += a p; p = r + b p (the old p in both)
                                  (CG whose r update is fused into the operator) [r, p, x] */
-    TQ_OP_BICGSTAB_STEP,      /* x += alpha p + omega s; r = s - omega t;
-                                 p = r + beta (p - omega v); sum |r|^2, sum conj(q) p
+    TQ_OP_BICGSTAB_STEP,      /* x += alpha p + omega s; r' = s - omega t;
+                                 p = r' + beta (p - delta (r - s)); r = r';
+                                 sum |r|^2, sum conj(q) p    [p, s, t, r, q, x]
                                  (BiCGstab whose other reductions are fused into the
-                                 operator; q = M^dag r0)      [p, s, t, v, q, x, r] */
+                                 operator: q = M^dag r0, delta = omega / alpha, and
+                                 (r - s) / alpha = v = M p, not stored) */
     TQ_NUM_BLAS_OPS
 };
 
@@ -48,10 +50,10 @@ enum tq_blas_op {
     CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
     CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP)
 
-#define TQ_BLAS_MAX_OPERANDS 7
+#define TQ_BLAS_MAX_OPERANDS 6
 #define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
 #define TQ_BLAS_MAX_RESULTS 3
-#define TQ_BLAS_MAX_COEFS 6
+#define TQ_BLAS_MAX_COEFS 8
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
 
 /* Operands per op, bit masks of operands read and written, and number of results. */
@@ -60,8 +62,7 @@ TQ_HD int tq_blas_noperands(int op)
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: return 4;
-    case TQ_OP_BICGSTAB_UPDATE: return 6;
-    case TQ_OP_BICGSTAB_STEP: return 7;
+    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: return 6;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: return 3;
     default: return 2;
     }
@@ -75,7 +76,7 @@ TQ_HD unsigned tq_blas_reads(int op)
     case TQ_OP_SCALE: case TQ_OP_NORM2: return 1u;
     case TQ_OP_CG_UPDATE: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 31u;      /* r is write-only */
-    case TQ_OP_BICGSTAB_STEP: return 63u;        /* r is write-only */
+    case TQ_OP_BICGSTAB_STEP: return 63u;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CG_X_DIRECTION: return 7u;
     default: return 3u;
     }
@@ -88,7 +89,7 @@ TQ_HD unsigned tq_blas_writes(int op)
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_CDOT: case TQ_OP_CDOT_NORM2: return 0u;
     case TQ_OP_CG_UPDATE: return 12u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
-    case TQ_OP_BICGSTAB_STEP: return 97u;        /* p, x, r */
+    case TQ_OP_BICGSTAB_STEP: return 41u;        /* p, r, x */
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
     case TQ_OP_CG_X_DIRECTION: return 6u;
     default: return 2u;
@@ -105,10 +106,10 @@ TQ_HD int tq_blas_nresults(int op)
     }
 }
 
-/* Coefficients per op: 4 (c[0..3]), 6 for TQ_OP_BICGSTAB_STEP (alpha, omega, beta). */
+/* Coefficients per op: 4 (c[0..3]), 8 for TQ_OP_BICGSTAB_STEP (alpha, omega, beta, delta). */
 TQ_HD int tq_blas_ncoefs(int op)
 {
-    return op == TQ_OP_BICGSTAB_STEP ? 6 : 4;
+    return op == TQ_OP_BICGSTAB_STEP ? 8 : 4;
 }
 
 /* The per-site arithmetic in double (tq_blas_pair, tq_blas_site_n) and in float (suffix _f;

@@ -74,16 +74,17 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
         v[1][0] = v[0][0] + c[1] * v[1][0]; v[1][1] = v[0][1] + c[1] * v[1][1];
         break;
     case TQ_OP_BICGSTAB_STEP: {
-        /* operands p s t v q x r; c = alpha, omega, beta (re, im each) */
+        /* operands p s t r q x; c = alpha, omega, beta, delta (re, im each) */
         v[5][0] += c[0] * v[0][0] - c[1] * v[0][1] + c[2] * v[1][0] - c[3] * v[1][1];
         v[5][1] += c[0] * v[0][1] + c[1] * v[0][0] + c[2] * v[1][1] + c[3] * v[1][0];
-        v[6][0] = v[1][0] - (c[2] * v[2][0] - c[3] * v[2][1]);
-        v[6][1] = v[1][1] - (c[2] * v[2][1] + c[3] * v[2][0]);
-        const TQ_R pr = v[0][0] - (c[2] * v[3][0] - c[3] * v[3][1]);
-        const TQ_R pi = v[0][1] - (c[2] * v[3][1] + c[3] * v[3][0]);
-        v[0][0] = v[6][0] + c[4] * pr - c[5] * pi;
-        v[0][1] = v[6][1] + c[4] * pi + c[5] * pr;
-        acc[0] += v[6][0] * v[6][0] + v[6][1] * v[6][1];
+        const TQ_R dr = v[3][0] - v[1][0], di = v[3][1] - v[1][1];   /* r - s = alpha v */
+        v[3][0] = v[1][0] - (c[2] * v[2][0] - c[3] * v[2][1]);
+        v[3][1] = v[1][1] - (c[2] * v[2][1] + c[3] * v[2][0]);
+        const TQ_R pr = v[0][0] - (c[6] * dr - c[7] * di);
+        const TQ_R pi = v[0][1] - (c[6] * di + c[7] * dr);
+        v[0][0] = v[3][0] + c[4] * pr - c[5] * pi;
+        v[0][1] = v[3][1] + c[4] * pi + c[5] * pr;
+        acc[0] += v[3][0] * v[3][0] + v[3][1] * v[3][1];
         acc[1] += v[4][0] * v[0][0] + v[4][1] * v[0][1];
         acc[2] += v[4][0] * v[0][1] - v[4][1] * v[0][0];
         break;

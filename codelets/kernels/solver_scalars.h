@@ -98,9 +98,9 @@ TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const doub
  *                      slot - 1 when slot > 0; sum |r|^2 (y itself is not stored)
  *   TQ_EPI_CDOT:       y is stored; sum conj(w) y (2 results; w: one more field)
  *   TQ_EPI_YDOT_NORM2: y is stored; sum conj(y) w, sum |y|^2 (3 results)
- *   TQ_EPI_CAXPYZ:     y is stored, and u = w + c y with the complex c = c times scalars
- *                      (slot - 1, slot) (u: a field written; no sums; BiCGstab's
- *                      s = r - alpha v in the kernel of v = M_pc p)
+ *   TQ_EPI_CAXPYZ:     the output buffer receives w + c y with the complex c = c times
+ *                      scalars (slot - 1, slot); y itself is not stored; no sums
+ *                      (BiCGstab's s = r - alpha M_pc p)
  *   TQ_EPI_BICGSTAB_T: y is stored; sum conj(y) w, |y|^2, conj(u) w, conj(u) y (7 results;
  *                      u: a field read; BiCGstab's <t, s>, |t|^2, <r0, s>, <r0, t> in
  *                      the kernel of t = M_pc s)
@@ -129,10 +129,10 @@ TQ_HD int tq_epilogue_reads_w(int kind)
     return kind == TQ_EPI_CDOT || kind == TQ_EPI_YDOT_NORM2 || kind == TQ_EPI_CAXPYZ || kind == TQ_EPI_BICGSTAB_T;
 }
 
-/* Whether the epilogue has the field u: 1 read, 2 written, 0 none. */
-TQ_HD int tq_epilogue_u_mode(int kind)
+/* Whether the epilogue reads one more field, u. */
+TQ_HD int tq_epilogue_reads_u(int kind)
 {
-    return kind == TQ_EPI_BICGSTAB_T ? 1 : kind == TQ_EPI_CAXPYZ ? 2 : 0;
+    return kind == TQ_EPI_BICGSTAB_T;
 }
 typedef struct tq_epilogue_args {
     double c;

@@ -64,8 +64,8 @@ typedef struct tq_wilson_args {
 } tq_wilson_args;
 
 /* The interior task's buffers after its operands when it has an epilogue, from this index
- * on: the field w (R) when the epilogue reads one and it is not x, the field u (R or W)
- * when the epilogue has one, the reduction scratch (CUDA), the solver scalars (RW), the
+ * on: the field w (R) when the epilogue reads one and it is not x, the field u (R) when
+ * the epilogue reads one more, the reduction scratch (CUDA), the solver scalars (RW), the
  * snapshot (W) if epi.snapshot. */
 TQ_HD int tq_wilson_buf_epilogue(const tq_wilson_args *a)
 {
@@ -77,7 +77,7 @@ TQ_HD int tq_wilson_buf_u(const tq_wilson_args *a)
 }
 TQ_HD int tq_wilson_buf_scratch(const tq_wilson_args *a)
 {
-    return tq_wilson_buf_u(a) + (tq_epilogue_u_mode(a->epi.kind) ? 1 : 0);
+    return tq_wilson_buf_u(a) + (tq_epilogue_reads_u(a->epi.kind) ? 1 : 0);
 }
 
 /* Block-local coordinates of the site with index cb in the parity subset `parity`. */

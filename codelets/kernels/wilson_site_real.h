@@ -221,7 +221,7 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
                                  const void *gq, const void *xb, const void *kb,
                                  const void *const from[4][2], void *out, const int *x, int64_t s,
                                  int prec, int recon, int dagger, int clover, int epi, const TQ_R *ecoef,
-                                 const void *wb, void *ub, TQ_R *res)
+                                 const void *wb, const void *ub, TQ_R *res)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -280,6 +280,17 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         TQ_UNROLL
         for (int k = 0; k < 24; k++) acc[k] = rv[k] + ecoef[0] * acc[k];
     }
+    if (epi == TQ_EPI_CAXPYZ) {
+        TQ_R wv[24];   /* out = w + ecoef y, ecoef complex (y is not stored) */
+        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
+        TQ_UNROLL
+        for (int k = 0; k < 24; k += 2) {
+            const TQ_R re = wv[k] + ecoef[0] * acc[k] - ecoef[1] * acc[k + 1];
+            const TQ_R im = wv[k + 1] + ecoef[0] * acc[k + 1] + ecoef[1] * acc[k];
+            acc[k] = re;
+            acc[k + 1] = im;
+        }
+    }
     TQ_RF(tq_store_site)(out, &Lout, s, acc);
     /* w and u have out's layout (same precision and shape) */
     if (epi == TQ_EPI_NORM2 || epi == TQ_EPI_AXPY_NORM2) {
@@ -300,17 +311,6 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         res[0] += re;
         res[1] += epi == TQ_EPI_CDOT ? im : -im;
         if (epi == TQ_EPI_YDOT_NORM2) res[2] += n2;
-    } else if (epi == TQ_EPI_CAXPYZ) {
-        TQ_R wv[24];   /* u = w + ecoef y, ecoef complex */
-        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
-        TQ_UNROLL
-        for (int k = 0; k < 24; k += 2) {
-            const TQ_R re = wv[k] + ecoef[0] * acc[k] - ecoef[1] * acc[k + 1];
-            const TQ_R im = wv[k + 1] + ecoef[0] * acc[k + 1] + ecoef[1] * acc[k];
-            wv[k] = re;
-            wv[k + 1] = im;
-        }
-        TQ_RF(tq_store_site)(ub, &Lout, s, wv);
     } else if (epi == TQ_EPI_BICGSTAB_T) {
         TQ_R wv[24], uv[24], yw_re = 0, yw_im = 0, n2 = 0, uw_re = 0, uw_im = 0, uy_re = 0, uy_im = 0;
         TQ_RF(tq_load_site)(wb, &Lout, s, wv);
@@ -336,7 +336,7 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
 TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                           const void *gq, const void *xb, const void *kb, void *out,
                                           int64_t s, int prec, int recon, int dagger, int clover,
-                                          int epi, const TQ_R *ecoef, const void *wb, void *ub, TQ_R *res)
+                                          int epi, const TQ_R *ecoef, const void *wb, const void *ub, TQ_R *res)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
