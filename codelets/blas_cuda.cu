@@ -93,15 +93,11 @@ __global__ void reduce_final_scalars(const double *scratch, int nblocks, tq_blas
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     const int frozen = tq_blas_frozen(&a, scal);
-    if (!frozen) block_results(scratch, nblocks, tq_blas_nresults(a.op), TQ_BLAS_MAX_RESULTS, sh);
-    if (threadIdx.x != 0) return;
-    if (!frozen) {
-        double sum[TQ_BLAS_MAX_RESULTS];
-        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] = sh[r][0];
-        tq_blas_fused_finish(&a, scal, sum);
-    }
-    if (snap)
-        for (int i = 0; i < TQ_NSCALARS; i++) snap[i] = scal[i];
+    const int nres = tq_blas_nresults(a.op);
+    if (!frozen) block_results(scratch, nblocks, nres, TQ_BLAS_MAX_RESULTS, sh);
+    double sum[TQ_BLAS_MAX_RESULTS];
+    for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] = !frozen && r < nres ? sh[r][0] : 0.0;
+    scalars_finish_block(scal, snap, frozen, a.guard, a.dst, nres, sum, a.prog, a.nprog);
 }
 
 /* The snapshot of a task that is not a fused reduction. */
@@ -208,10 +204,8 @@ __global__ void combine_chunk(partial_chunk c, double *sum, int nres, int first,
 
 __global__ void scalar_program(tq_scalar_combine_args a, double *s, double *snap)
 {
-    if (threadIdx.x != 0) return;
-    if (!(a.guard > 0 && s[a.guard - 1] == 0.0)) tq_scalar_run(s, a.prog, a.nprog);
-    if (snap)
-        for (int i = 0; i < TQ_NSCALARS; i++) snap[i] = s[i];
+    const int frozen = a.guard > 0 && s[a.guard - 1] == 0.0;
+    scalars_finish_block(s, snap, frozen, 0, 0, 0, NULL, a.prog, a.nprog);
 }
 
 static void combine_partials(void *buffers[], int n, double *sum, int nres, const double *s, int guard,
@@ -246,7 +240,7 @@ extern "C" void tq_scalar_combine_cuda(void *buffers[], void *cl_arg)
     double *snap = a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]) : NULL;
     cudaStream_t stream = starpu_cuda_get_local_stream();
     if (a->n > 0) combine_partials(buffers, a->n, s + a->dst, a->nres, s, a->guard, stream);
-    scalar_program<<<1, 1, 0, stream>>>(*a, s, snap);
+    scalar_program<<<1, TQ_NSCALARS, 0, stream>>>(*a, s, snap);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }

@@ -47,4 +47,25 @@ static __device__ void block_results(const double *scratch, int nblocks, int nre
     }
 }
 
+/* The end of a solver reduction on the GPU, called by every thread of one block: the
+ * solver scalars come into shared memory together, thread 0 stores the sums (sum, nres
+ * of them, valid in thread 0) and runs the scalar program there (tq_scalars_finish), and
+ * the block writes them back and to the snapshot (snap, or NULL). On global memory each of
+ * thread 0's dependent steps and each snapshot element waited for a memory round trip: the
+ * final kernel took 8-17 us instead of a few. frozen: only the snapshot is written. */
+static __device__ void scalars_finish_block(double *scal, double *snap, int frozen, int guard, int dst, int nres,
+                                            const double *sum, const tq_scalar_instr *prog, int nprog)
+{
+    __shared__ double s[TQ_NSCALARS];
+    const int t = threadIdx.x;
+    if (t < TQ_NSCALARS) s[t] = scal[t];
+    __syncthreads();
+    if (t == 0 && !frozen) tq_scalars_finish(s, guard, dst, nres, sum, prog, nprog);
+    __syncthreads();
+    if (t < TQ_NSCALARS) {
+        if (!frozen) scal[t] = s[t];
+        if (snap) snap[t] = s[t];
+    }
+}
+
 #endif

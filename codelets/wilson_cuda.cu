@@ -88,14 +88,9 @@ __global__ void epilogue_final(const double *scratch, int nblocks, tq_epilogue_a
     const int frozen = tq_epilogue_frozen(&e, scal);
     const int nres = tq_epilogue_nresults(e.kind);
     if (!frozen) block_results(scratch, nblocks, nres, TQ_EPI_MAX_RESULTS, sh);
-    if (threadIdx.x != 0) return;
-    if (!frozen) {
-        double sum[TQ_EPI_MAX_RESULTS];
-        for (int r = 0; r < nres; r++) sum[r] = sh[r][0];
-        tq_scalars_finish(scal, e.guard, e.dst, nres, sum, e.prog, e.nprog);
-    }
-    if (snap)
-        for (int i = 0; i < TQ_NSCALARS; i++) snap[i] = scal[i];
+    double sum[TQ_EPI_MAX_RESULTS];
+    for (int r = 0; r < TQ_EPI_MAX_RESULTS; r++) sum[r] = !frozen && r < nres ? sh[r][0] : 0.0;
+    scalars_finish_block(scal, snap, frozen, e.guard, e.dst, nres, sum, e.prog, e.nprog);
 }
 
 template <int PREC, int RECON, int DAG>
