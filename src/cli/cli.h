@@ -27,6 +27,10 @@ int tq_blas_benchmark_known_ops(const char *ops);
 int tq_cli_list_has(const char *list, const char *name);
 /* Monotonic wall-clock time in seconds. */
 double tq_cli_now(void);
+/* With --where cuda and no scheduler asked for (--sched, STARPU_SCHED): prio. Every task
+ * then goes to a GPU, and a scheduler that predicts task times per worker only adds to the
+ * gap between one task's end and the next's start (doc/performance.md). */
+void tq_cli_sched_for_placement(tq_init_params *ip, const char *where);
 /* Parses a positive int (whole string); returns 0 on success. */
 int tq_cli_parse_positive(const char *s, int *out);
 

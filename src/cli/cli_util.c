@@ -45,3 +45,8 @@ double tq_cli_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
+
+void tq_cli_sched_for_placement(tq_init_params *ip, const char *where)
+{
+    if (!ip->sched && !getenv("STARPU_SCHED") && !strcmp(where, "cuda")) ip->sched = "prio";
+}

@@ -185,6 +185,7 @@ int tq_cmd_dslash(int argc, char **argv)
     }
     const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
     if (check < 0) check = vol <= 65536;
+    tq_cli_sched_for_placement(&ip, where);
     if (tq_init(&ip)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); tq_host_gauge_free(&hg); return 1; }
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 

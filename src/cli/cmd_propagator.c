@@ -180,6 +180,7 @@ int tq_cmd_propagator(int argc, char **argv)
         tq_host_gauge_weak(&hg, 1, weak);
         snprintf(gauge_desc, sizeof gauge_desc, "weak field, epsilon %g, seed 1", weak);
     }
+    tq_cli_sched_for_placement(&ip, where);
     if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&hg); return 1; }
     tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
     if (!hg.links) {
