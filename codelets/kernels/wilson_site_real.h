@@ -207,6 +207,28 @@ TQ_HD void TQ_RF(tq_wilson_layouts)(const tq_wilson_args *a, int prec, int recon
     }
 }
 
+/* The epilogues' per-site products (12 complex components, summed in order): d = conj(a) b,
+ * and |a|^2. */
+TQ_HD void TQ_RF(tq_site_cdot)(const TQ_R *a, const TQ_R *b, TQ_R *d)
+{
+    TQ_R re = 0, im = 0;
+    TQ_UNROLL
+    for (int k = 0; k < 24; k += 2) {
+        re += a[k] * b[k] + a[k + 1] * b[k + 1];
+        im += a[k] * b[k + 1] - a[k + 1] * b[k];
+    }
+    d[0] = re;
+    d[1] = im;
+}
+
+TQ_HD TQ_R TQ_RF(tq_site_norm2)(const TQ_R *a)
+{
+    TQ_R n2 = 0;
+    TQ_UNROLL
+    for (int k = 0; k < 24; k += 2) n2 += a[k] * a[k] + a[k + 1] * a[k + 1];
+    return n2;
+}
+
 /* All eight hops of site x (index s, output parity a->parity), in a fixed order whatever
  * the decomposition: a neighbour inside the block (or across the block's own wrap in a
  * direction that is not split) is read from in, one across a split face from the face
@@ -299,34 +321,32 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         for (int k = 0; k < 24; k++) n2 += acc[k] * acc[k];
         res[0] += n2;
     } else if (epi == TQ_EPI_CDOT || epi == TQ_EPI_YDOT_NORM2) {
-        TQ_R wv[24], re = 0, im = 0, n2 = 0;
+        TQ_R wv[24], d[2];
         TQ_RF(tq_load_site)(wb, &Lout, s, wv);
-        TQ_UNROLL
-        for (int k = 0; k < 24; k += 2) {
-            re += wv[k] * acc[k] + wv[k + 1] * acc[k + 1];
-            im += wv[k] * acc[k + 1] - wv[k + 1] * acc[k];
-            n2 += acc[k] * acc[k] + acc[k + 1] * acc[k + 1];
+        if (epi == TQ_EPI_CDOT) {
+            TQ_RF(tq_site_cdot)(wv, acc, d);   /* conj(w) y */
+            res[0] += d[0];
+            res[1] += d[1];
+        } else {
+            TQ_RF(tq_site_cdot)(acc, wv, d);   /* conj(y) w, and |y|^2 */
+            res[0] += d[0];
+            res[1] += d[1];
+            res[2] += TQ_RF(tq_site_norm2)(acc);
         }
-        /* CDOT: conj(w) y; YDOT_NORM2: conj(y) w = its conjugate, and |y|^2 */
-        res[0] += re;
-        res[1] += epi == TQ_EPI_CDOT ? im : -im;
-        if (epi == TQ_EPI_YDOT_NORM2) res[2] += n2;
     } else if (epi == TQ_EPI_BICGSTAB_T) {
-        TQ_R wv[24], uv[24], yw_re = 0, yw_im = 0, n2 = 0, uw_re = 0, uw_im = 0, uy_re = 0, uy_im = 0;
+        TQ_R wv[24], uv[24], d[2];
         TQ_RF(tq_load_site)(wb, &Lout, s, wv);
         TQ_RF(tq_load_site)(ub, &Lout, s, uv);
-        TQ_UNROLL
-        for (int k = 0; k < 24; k += 2) {
-            yw_re += acc[k] * wv[k] + acc[k + 1] * wv[k + 1];
-            yw_im += acc[k] * wv[k + 1] - acc[k + 1] * wv[k];
-            n2 += acc[k] * acc[k] + acc[k + 1] * acc[k + 1];
-            uw_re += uv[k] * wv[k] + uv[k + 1] * wv[k + 1];
-            uw_im += uv[k] * wv[k + 1] - uv[k + 1] * wv[k];
-            uy_re += uv[k] * acc[k] + uv[k + 1] * acc[k + 1];
-            uy_im += uv[k] * acc[k + 1] - uv[k + 1] * acc[k];
-        }
-        res[0] += yw_re; res[1] += yw_im; res[2] += n2;
-        res[3] += uw_re; res[4] += uw_im; res[5] += uy_re; res[6] += uy_im;
+        TQ_RF(tq_site_cdot)(acc, wv, d);   /* <t, s> */
+        res[0] += d[0];
+        res[1] += d[1];
+        res[2] += TQ_RF(tq_site_norm2)(acc);
+        TQ_RF(tq_site_cdot)(uv, wv, d);    /* <r0, s> */
+        res[3] += d[0];
+        res[4] += d[1];
+        TQ_RF(tq_site_cdot)(uv, acc, d);   /* <r0, t> */
+        res[5] += d[0];
+        res[6] += d[1];
     }
 }
 
