@@ -39,8 +39,7 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
                                 const void *x, const void *k, void *out, const void *wb, const void *ub,
                                 double *scratch, const double *scal)
 {
-    constexpr int NRES = EPI == TQ_EPI_CDOT ? 2 : EPI == TQ_EPI_YDOT_NORM2 ? 3 : EPI == TQ_EPI_BICGSTAB_T ? 7
-                       : EPI == TQ_EPI_CAXPYZ ? 0 : 1;
+    constexpr int NRES = EPI == TQ_EPI_BICGSTAB_T ? 7 : EPI == TQ_EPI_CAXPYZ ? 0 : 1;
     constexpr int NSH = NRES > 0 ? NRES : 1;
     __shared__ double sh[NSH][TQ_WILSON_THREADS];
     if (tq_epilogue_frozen(&a.epi, scal)) return;
@@ -141,8 +140,8 @@ static void check_launch(void)
 
 /* The epilogue kernels exist for what the solvers ask (src/dirac.c asks for no other
  * pairing): CG on M_pc^dag M_pc, |y|^2 after M_pc (dagger 0) and r += c y after M_pc^dag
- * (dagger 1); BiCGstab on M_pc (dagger 0): <r0, y>, <y, s> with |y|^2, s = r - alpha y, and
- * <t, s>, |t|^2, <r0, s>, <r0, t>. */
+ * (dagger 1); BiCGstab on M_pc (dagger 0): s = r - alpha y, and <t, s>, |t|^2, <r0, s>,
+ * <r0, t>. */
 static void interior_epilogue_cuda(void *buffers[], const tq_wilson_args *a, const void *in, const void *gp,
                                    const void *gq, const void *x, const void *k, void *out, cudaStream_t stream)
 {
@@ -161,8 +160,6 @@ static void interior_epilogue_cuda(void *buffers[], const tq_wilson_args *a, con
 #define LAUNCH(P, R, D)                                                                            \
     do {                                                                                           \
         if (D == 0 && epi == TQ_EPI_NORM2) LAUNCH_C(P, R, 0, TQ_EPI_NORM2);                        \
-        else if (D == 0 && epi == TQ_EPI_CDOT) LAUNCH_C(P, R, 0, TQ_EPI_CDOT);                     \
-        else if (D == 0 && epi == TQ_EPI_YDOT_NORM2) LAUNCH_C(P, R, 0, TQ_EPI_YDOT_NORM2);         \
         else if (D == 0 && epi == TQ_EPI_CAXPYZ) LAUNCH_C(P, R, 0, TQ_EPI_CAXPYZ);                 \
         else if (D == 0 && epi == TQ_EPI_BICGSTAB_T) LAUNCH_C(P, R, 0, TQ_EPI_BICGSTAB_T);         \
         else if (D == 1 && epi == TQ_EPI_AXPY_NORM2) LAUNCH_C(P, R, 1, TQ_EPI_AXPY_NORM2);         \

@@ -545,9 +545,8 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     if (!tq_internal_dirac_can_fuse(d))
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: needs one block on one process", who);
-    /* the kernels built: after M_pc |y|^2, <w, y>, <y, w> and |y|^2, out = w + c y, or
-     * BiCGstab's four products; after M_pc^dag r += c y (CG on M_pc^dag M_pc, BiCGstab on
-     * M_pc) */
+    /* the kernels built: after M_pc |y|^2 (CG), out = w + c y or the four products
+     * (BiCGstab on M_pc); after M_pc^dag r += c y (CG on M_pc^dag M_pc) */
     const int kind = e->args.kind;
     if (!((kind == TQ_EPI_AXPY_NORM2) == (dagger != 0) && kind >= TQ_EPI_NORM2 && kind <= TQ_EPI_BICGSTAB_T))
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: epilogue %d with dagger %d", who, kind, dagger);

@@ -37,15 +37,16 @@ tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values
 tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog);
 
-/* M_pc or M_pc^dag with a reduction fused into its last kernel (src/dirac.c; the kinds in
+/* M_pc or M_pc^dag with an epilogue fused into its last kernel (src/dirac.c; the kinds in
  * kernels/solver_scalars.h), for CG on M_pc^dag M_pc: NORM2 after M_pc (dagger 0), AXPY_NORM2
- * on r after M_pc^dag (dagger 1); for BiCGstab on M_pc: CDOT and YDOT_NORM2 (dagger 0). Only where tq_internal_dirac_can_fuse (one block on one
- * process: the whole parity is one kernel). scalars: the solve's scalars; snapshot: the
+ * on r after M_pc^dag (dagger 1); for BiCGstab on M_pc: CAXPYZ and BICGSTAB_T (dagger 0).
+ * Only where tq_internal_dirac_can_fuse (one block on one process: the whole parity is one
+ * kernel). scalars: the solve's scalars; snapshot: the
  * snapshot handle when args.snapshot. */
 typedef struct tq_dirac_epilogue {
     tq_epilogue_args args;
     tq_field *r;                  /* AXPY_NORM2: the field updated */
-    const tq_field *w;            /* CDOT, YDOT_NORM2, CAXPYZ, BICGSTAB_T: the field read */
+    const tq_field *w;            /* CAXPYZ, BICGSTAB_T: the field read */
     const tq_field *u;            /* BICGSTAB_T: one more field read */
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;

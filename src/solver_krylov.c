@@ -228,7 +228,7 @@ long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_i
 
 /* M_pc (dagger 0) or M_pc^dag (dagger 1) of the sloppy operator with an epilogue in its
  * last kernel (kernels/solver_scalars.h): sums into scalar slot dst, then prog; AXPY_NORM2:
- * r += -scalar[slot - 1] y; CAXPYZ: u = w - scalar[slot - 1, slot] y. Takes the pending
+ * r += -scalar[slot - 1] y; CAXPYZ: out = w - scalar[slot - 1, slot] y. Takes the pending
  * snapshot and guard like a BLAS reduction. */
 static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, int dagger, int kind, int dst,
                              int slot, tq_field *r, const tq_field *w, tq_field *u, const tq_scalar_instr *prog,

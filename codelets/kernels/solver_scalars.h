@@ -96,8 +96,6 @@ TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const doub
  *   TQ_EPI_NORM2:      y is stored as usual; sum |y|^2
  *   TQ_EPI_AXPY_NORM2: the output buffer holds r: r += c y, with c = c times scalar
  *                      slot - 1 when slot > 0; sum |r|^2 (y itself is not stored)
- *   TQ_EPI_CDOT:       y is stored; sum conj(w) y (2 results; w: one more field)
- *   TQ_EPI_YDOT_NORM2: y is stored; sum conj(y) w, sum |y|^2 (3 results)
  *   TQ_EPI_CAXPYZ:     the output buffer receives w + c y with the complex c = c times
  *                      scalars (slot - 1, slot); y itself is not stored; no sums
  *                      (BiCGstab's s = r - alpha M_pc p)
@@ -107,8 +105,7 @@ TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const doub
  * The sums go to scalar slots dst.. and the program runs (tq_scalars_finish); guard and
  * snapshot as for BLAS tasks (kernels/blas_site.h): a frozen task writes nothing. */
 enum {
-    TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2, TQ_EPI_CDOT = 3, TQ_EPI_YDOT_NORM2 = 4,
-    TQ_EPI_CAXPYZ = 5, TQ_EPI_BICGSTAB_T = 6
+    TQ_EPI_NONE = 0, TQ_EPI_NORM2 = 1, TQ_EPI_AXPY_NORM2 = 2, TQ_EPI_CAXPYZ = 3, TQ_EPI_BICGSTAB_T = 4
 };
 #define TQ_EPI_MAX_RESULTS 7
 
@@ -116,8 +113,6 @@ TQ_HD int tq_epilogue_nresults(int kind)
 {
     switch (kind) {
     case TQ_EPI_NORM2: case TQ_EPI_AXPY_NORM2: return 1;
-    case TQ_EPI_CDOT: return 2;
-    case TQ_EPI_YDOT_NORM2: return 3;
     case TQ_EPI_BICGSTAB_T: return 7;
     default: return 0;
     }
@@ -126,7 +121,7 @@ TQ_HD int tq_epilogue_nresults(int kind)
 /* Whether the epilogue reads the field w. */
 TQ_HD int tq_epilogue_reads_w(int kind)
 {
-    return kind == TQ_EPI_CDOT || kind == TQ_EPI_YDOT_NORM2 || kind == TQ_EPI_CAXPYZ || kind == TQ_EPI_BICGSTAB_T;
+    return kind == TQ_EPI_CAXPYZ || kind == TQ_EPI_BICGSTAB_T;
 }
 
 /* Whether the epilogue reads one more field, u. */

@@ -320,19 +320,6 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         TQ_UNROLL
         for (int k = 0; k < 24; k++) n2 += acc[k] * acc[k];
         res[0] += n2;
-    } else if (epi == TQ_EPI_CDOT || epi == TQ_EPI_YDOT_NORM2) {
-        TQ_R wv[24], d[2];
-        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
-        if (epi == TQ_EPI_CDOT) {
-            TQ_RF(tq_site_cdot)(wv, acc, d);   /* conj(w) y */
-            res[0] += d[0];
-            res[1] += d[1];
-        } else {
-            TQ_RF(tq_site_cdot)(acc, wv, d);   /* conj(y) w, and |y|^2 */
-            res[0] += d[0];
-            res[1] += d[1];
-            res[2] += TQ_RF(tq_site_norm2)(acc);
-        }
     } else if (epi == TQ_EPI_BICGSTAB_T) {
         TQ_R wv[24], uv[24], d[2];
         TQ_RF(tq_load_site)(wb, &Lout, s, wv);
