@@ -91,13 +91,8 @@ __global__ void reduce_final(const double *scratch, int nblocks, int nres, doubl
  * the snapshot copy, if any. A frozen task (its guard) only copies the snapshot. */
 __global__ void reduce_final_scalars(const double *scratch, int nblocks, tq_blas_args a, double *scal, double *snap)
 {
-    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
-    const int frozen = tq_blas_frozen(&a, scal);
-    const int nres = tq_blas_nresults(a.op);
-    if (!frozen) block_results(scratch, nblocks, nres, TQ_BLAS_MAX_RESULTS, sh);
-    double sum[TQ_BLAS_MAX_RESULTS];
-    for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] = !frozen && r < nres ? sh[r][0] : 0.0;
-    scalars_finish_block(scal, snap, frozen, a.guard, a.dst, nres, sum, a.prog, a.nprog);
+    reduce_into_scalars<TQ_BLAS_MAX_RESULTS>(scratch, nblocks, tq_blas_nresults(a.op), TQ_BLAS_MAX_RESULTS,
+                                             tq_blas_frozen(&a, scal), a.guard, a.dst, a.prog, a.nprog, scal, snap);
 }
 
 /* The snapshot of a task that is not a fused reduction. */

@@ -68,4 +68,19 @@ static __device__ void scalars_finish_block(double *scal, double *snap, int froz
     }
 }
 
+/* The end of a reduction into the solver scalars (a fused BLAS reduction, a Wilson
+ * epilogue), one block: the nblocks partials (stride doubles apart, at most R results)
+ * summed, then scalars_finish_block. frozen: only the snapshot is written. */
+template <int R>
+static __device__ void reduce_into_scalars(const double *scratch, int nblocks, int nres, int stride, int frozen,
+                                           int guard, int dst, const tq_scalar_instr *prog, int nprog,
+                                           double *scal, double *snap)
+{
+    __shared__ double sh[R][TQ_REDUCE_THREADS];
+    if (!frozen) block_results(scratch, nblocks, nres, stride, sh);
+    double sum[R];
+    for (int r = 0; r < R; r++) sum[r] = !frozen && r < nres ? sh[r][0] : 0.0;
+    scalars_finish_block(scal, snap, frozen, guard, dst, nres, sum, prog, nprog);
+}
+
 #endif

@@ -83,13 +83,8 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
 
 __global__ void epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
 {
-    __shared__ double sh[TQ_EPI_MAX_RESULTS][TQ_REDUCE_THREADS];
-    const int frozen = tq_epilogue_frozen(&e, scal);
-    const int nres = tq_epilogue_nresults(e.kind);
-    if (!frozen) block_results(scratch, nblocks, nres, TQ_EPI_MAX_RESULTS, sh);
-    double sum[TQ_EPI_MAX_RESULTS];
-    for (int r = 0; r < TQ_EPI_MAX_RESULTS; r++) sum[r] = !frozen && r < nres ? sh[r][0] : 0.0;
-    scalars_finish_block(scal, snap, frozen, e.guard, e.dst, nres, sum, e.prog, e.nprog);
+    reduce_into_scalars<TQ_EPI_MAX_RESULTS>(scratch, nblocks, tq_epilogue_nresults(e.kind), TQ_EPI_MAX_RESULTS,
+                                            tq_epilogue_frozen(&e, scal), e.guard, e.dst, e.prog, e.nprog, scal, snap);
 }
 
 template <int PREC, int RECON, int DAG>
