@@ -56,11 +56,10 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
         memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a) + 1]), scal, TQ_NSCALARS * sizeof(double));
 }
 
+/* Argument: the number of partials (int). */
 static void reduce_combine_cpu(void *buffers[], void *cl_arg)
 {
-    (void)cl_arg;
-    struct starpu_task *task = starpu_task_get_current();
-    int n = (int)STARPU_TASK_GET_NBUFFERS(task);
+    const int n = *(const int *)cl_arg + 1;
     double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
     for (int i = 0; i < n - 1; i++) {
         const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);

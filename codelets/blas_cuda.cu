@@ -216,9 +216,7 @@ static void combine_partials(void *buffers[], int n, double *sum, int nres, cons
 
 extern "C" void tq_reduce_combine_cuda(void *buffers[], void *cl_arg)
 {
-    (void)cl_arg;
-    struct starpu_task *task = starpu_task_get_current();
-    const int n = (int)STARPU_TASK_GET_NBUFFERS(task);
+    const int n = *(const int *)cl_arg + 1;   /* partials, then the result */
     double *out = (double *)STARPU_VECTOR_GET_PTR(buffers[n - 1]);
     cudaStream_t stream = starpu_cuda_get_local_stream();
     /* every result slot is written, as on the CPU (unused ones get the partials' zeros) */

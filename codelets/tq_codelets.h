@@ -22,8 +22,8 @@ extern struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
 /* The same codelets with the solver scalars as a last read-only buffer (a->use_scalars). */
 extern struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
 const char *tq_blas_op_name(int op);
-/* Sums the partial-sum buffers 0..n-2 in order into buffer n-1 (fixed order, so the result
- * is bitwise reproducible whatever the scheduler did). */
+/* Sums the partial-sum buffers 0..n-1 in order into buffer n (n: the argument, an int;
+ * fixed order, so the result is bitwise reproducible whatever the scheduler did). */
 extern struct starpu_codelet tq_cl_reduce_combine;
 /* Sums partial-sum buffers into solver-scalar slots, then runs a scalar program
  * (kernels/solver_scalars.h). Both combine codelets have CPU and CUDA versions (the

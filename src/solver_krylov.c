@@ -72,6 +72,7 @@ struct tq_krylov {
      * reaches the tolerance its last scalar program clears SLOT_GO, and the tasks of the
      * queued iteration (guarded by it) change nothing. */
     int pipelined;
+    int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c) */
     double t0;               /* start (progress lines) */
     long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
     double queued_flops[2];  /* BLAS flops and operator applications of a queued iteration, */
@@ -160,6 +161,10 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     k->fused = ((method == TQ_KRYLOV_CG && ops->kind == TQ_LINOP_MATPC_DAG_MATPC) ||
                 (bicgstab && ops->kind == TQ_LINOP_MATPC)) && ops->shift == 0.0 &&
                tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
+    /* On one block an iteration's tasks run one after another anyway; as one task they pay
+     * StarPU's task-to-task gap once instead of once per kernel. */
+    const char *chain_env = getenv("TQ_SOLVER_CHAIN");
+    k->chained = tq_internal_dirac_can_fuse(ops->d) && !(chain_env && chain_env[0] == '0');
     tq_status st = TQ_SUCCESS;
     if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
     if (st == TQ_SUCCESS && k->mixed) {
@@ -419,7 +424,12 @@ tq_status tq_krylov_submit(tq_krylov *k)
         const double f0 = k->out.blas_flops;
         const long a0 = k->ops->applications;
         k->sc->guard = k->pipelined ? SLOT_GO + 1 : 0;
+        if (k->chained) tq_task_chain_begin();
         tq_status st = submit_iteration(k);
+        if (k->chained) {
+            const int ret = tq_task_chain_end();
+            if (ret && st == TQ_SUCCESS) st = tq_error(TQ_ERR_RUNTIME, "%s: submitting an iteration failed (%d)", k->who, ret);
+        }
         k->sc->guard = 0;
         k->sc->snap_next = -1;
         const int i = (int)(k->queued & 1);

@@ -35,6 +35,8 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
  * (solve type normop-pc on one block; TQ_SOLVER_FUSE=0 turns it off): lets tests check that
  * the fused path ran. */
 long tq_internal_solver_fused_iterations(void);
+/* Chain tasks submitted so far (tasks/submit.c: two or more tasks as one), for tests. */
+long tq_internal_chains_submitted(void);
 
 /* The gauge field and parameters an operator was made with. */
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);

@@ -37,8 +37,8 @@ int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
     for (int i = 0; i < n; i++) { descr[i].handle = partials[i]; descr[i].mode = STARPU_R; }
     descr[n].handle = result;
     descr[n].mode = STARPU_W;
-    int ret = starpu_task_insert(&tq_cl_reduce_combine, STARPU_DATA_MODE_ARRAY, descr, n + 1,
-                                 STARPU_PRIORITY, STARPU_MAX_PRIO, 0);
+    /* the codelet takes its partial count from the argument (it may run inside a chain) */
+    int ret = tq_task_submit_descr(&tq_cl_reduce_combine, &n, sizeof n, descr, n + 1, STARPU_MAX_PRIO);
     free(descr);
     return ret;
 }
@@ -48,15 +48,12 @@ int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_ha
 {
     const int n = a->n + 1 + (a->snapshot ? 1 : 0);
     struct starpu_data_descr *descr = malloc((size_t)n * sizeof *descr);
-    tq_scalar_combine_args *arg = malloc(sizeof *arg);   /* StarPU frees it with the task */
-    if (!descr || !arg) { free(descr); free(arg); return -ENOMEM; }
-    *arg = *a;
+    if (!descr) return -ENOMEM;
     for (int i = 0; i < a->n; i++) { descr[i].handle = partials[i]; descr[i].mode = STARPU_R; }
     descr[a->n].handle = scalars;
     descr[a->n].mode = STARPU_RW;
     if (a->snapshot) { descr[a->n + 1].handle = snapshot; descr[a->n + 1].mode = STARPU_W; }
-    int ret = starpu_task_insert(&tq_cl_scalar_combine, STARPU_DATA_MODE_ARRAY, descr, n,
-                                 STARPU_CL_ARGS, arg, sizeof *arg, STARPU_PRIORITY, STARPU_MAX_PRIO, 0);
+    int ret = tq_task_submit_descr(&tq_cl_scalar_combine, a, sizeof *a, descr, n, STARPU_MAX_PRIO);
     free(descr);
     return ret;
 }

@@ -1,14 +1,18 @@
 /* The one way tasks/ builds and submits a task: buffers with their modes (dynamic arrays
  * beyond STARPU_NMAXBUFS), a private copy of the codelet's arguments, the priority, and the
- * placement chosen with tq_set_placement. */
+ * placement chosen with tq_set_placement. Inside a chain (tq_task_chain_begin/end) the
+ * tasks are recorded instead and submitted together as one tq_cl_chain task. */
 #include "tq_tasks.h"
+#include "chain.h"
 #include "taskqcd.h"
+#include "tq_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
-                         int n, int priority)
+/* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it). */
+static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg, const struct starpu_data_descr *d,
+                       int n, int priority, tq_where w)
 {
     struct starpu_task *task = starpu_task_create();
     task->cl = cl;
@@ -18,6 +22,7 @@ int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asiz
         task->dyn_modes = malloc((size_t)n * sizeof *task->dyn_modes);
         if (!task->dyn_handles || !task->dyn_modes) {
             free(task->dyn_handles); free(task->dyn_modes);
+            if (own_arg) free(arg);
             task->dyn_handles = NULL; task->dyn_modes = NULL;
             starpu_task_destroy(task);
             return -ENOMEM;
@@ -28,18 +33,188 @@ int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asiz
         STARPU_TASK_SET_MODE(task, d[i].mode, i);
     }
     if (asize) {
-        void *copy = malloc(asize);
-        if (!copy) { starpu_task_destroy(task); return -ENOMEM; }
-        memcpy(copy, arg, asize);
+        void *copy = arg;
+        if (!own_arg) {
+            copy = malloc(asize);
+            if (!copy) { starpu_task_destroy(task); return -ENOMEM; }
+            memcpy(copy, arg, asize);
+        }
         task->cl_arg = copy;
         task->cl_arg_size = asize;
         task->cl_arg_free = 1;
     }
     task->priority = priority;
-    tq_where w = tq_get_placement();
     if (w == TQ_WHERE_CPU) task->where = STARPU_CPU;
     else if (w == TQ_WHERE_CUDA) task->where = STARPU_CUDA;
     int ret = starpu_task_submit(task);
-    if (ret) starpu_task_destroy(task);
+    if (ret) starpu_task_destroy(task);   /* frees an owned argument */
     return ret;
+}
+
+/* The chain being recorded by this thread: its tasks (codelet, argument copy, buffers as
+ * indices into the chain's handles) and the union of their handles with merged modes. */
+typedef struct {
+    struct starpu_codelet *cl;
+    void *arg;
+    size_t asize;
+    int nbuf, first;   /* its buffers: map[first .. first + nbuf - 1] */
+} recorded_task;
+
+static _Thread_local struct {
+    int depth;
+    int ntasks, cap_tasks;
+    recorded_task *task;
+    int nmap, cap_map;
+    int16_t *map;
+    int nh, cap_h;
+    struct starpu_data_descr *h;
+    int priority;
+    tq_where where;
+} chain;
+
+static int grow(void **p, int *cap, int need, size_t size)
+{
+    if (need <= *cap) return 0;
+    int c = *cap ? 2 * *cap : 16;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * size);
+    if (!q) return -ENOMEM;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* The chain's mode for a handle accessed first with mode a, then with b; -1 when the two
+ * cannot share one buffer (scratch with data, or another mode than R/W/RW/SCRATCH). A
+ * handle the chain first writes whole (W) stays W: the chain never needs its old value. */
+static int merged_mode(int a, int b)
+{
+    if (a == STARPU_SCRATCH || b == STARPU_SCRATCH) return a == b ? a : -1;
+    if ((a & ~STARPU_RW) || (b & ~STARPU_RW)) return -1;
+    if (a == STARPU_W) return STARPU_W;
+    return a | (b & STARPU_W);
+}
+
+static void chain_clear(void)
+{
+    for (int i = 0; i < chain.ntasks; i++) free(chain.task[i].arg);
+    chain.ntasks = chain.nmap = chain.nh = 0;
+    chain.priority = STARPU_MIN_PRIO;
+}
+
+static long chains_submitted;
+long tq_internal_chains_submitted(void) { return __atomic_load_n(&chains_submitted, __ATOMIC_RELAXED); }
+
+/* Submits the recorded tasks: alone when there is one, else as one tq_cl_chain task. */
+static int chain_flush(void)
+{
+    int ret = 0;
+    if (chain.ntasks == 1) {
+        recorded_task *t = &chain.task[0];
+        struct starpu_data_descr d[TQ_CHAIN_MAX_OP_BUFFERS];
+        for (int j = 0; j < t->nbuf; j++) d[j] = chain.h[chain.map[t->first + j]];
+        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, chain.priority, chain.where);
+        t->arg = NULL;   /* the task owns it (or freed it) */
+    } else if (chain.ntasks > 1) {
+        const size_t align = 16;
+        size_t size = sizeof(tq_chain_head) + (size_t)chain.ntasks * sizeof(tq_chain_op) + (size_t)chain.nmap * sizeof(int16_t);
+        size = (size + align - 1) / align * align;
+        const size_t args_at = size;
+        for (int i = 0; i < chain.ntasks; i++) size += (chain.task[i].asize + align - 1) / align * align;
+        char *blob = calloc(1, size);
+        if (!blob) {
+            ret = -ENOMEM;
+        } else {
+            tq_chain_head *h = (tq_chain_head *)blob;
+            tq_chain_op *op = (tq_chain_op *)(h + 1);
+            h->nops = chain.ntasks;
+            h->nmap = chain.nmap;
+            memcpy(op + chain.ntasks, chain.map, (size_t)chain.nmap * sizeof(int16_t));
+            size_t at = args_at;
+            for (int i = 0; i < chain.ntasks; i++) {
+                const recorded_task *t = &chain.task[i];
+                op[i].cl = t->cl;
+                op[i].nbuf = (uint16_t)t->nbuf;
+                op[i].map_offset = (uint16_t)t->first;
+                op[i].arg_offset = t->asize ? (uint32_t)at : 0;
+                if (t->asize) memcpy(blob + at, t->arg, t->asize);
+                at += (t->asize + align - 1) / align * align;
+            }
+            ret = submit_task(&tq_cl_chain, blob, size, 1, chain.h, chain.nh, chain.priority, chain.where);
+            if (!ret) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
+        }
+    }
+    chain_clear();
+    return ret;
+}
+
+/* Adds a task to the chain; 1 when it cannot join this chain (flush, then try again). */
+static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
+                        int n, int priority, tq_where w, int *err)
+{
+    *err = 0;
+    if (chain.ntasks && w != chain.where) return 1;
+    int idx[TQ_CHAIN_MAX_OP_BUFFERS], mode[TQ_CHAIN_MAX_OP_BUFFERS], nh = chain.nh;
+    /* where each buffer goes, checked before anything changes */
+    for (int i = 0; i < n; i++) {
+        /* the mode so far: an earlier buffer of this task on the same handle, or the chain's */
+        int prev = -1;
+        for (int j = 0; j < i; j++)
+            if (d[j].handle == d[i].handle) prev = j;
+        idx[i] = prev >= 0 ? idx[prev] : -1;
+        for (int j = 0; idx[i] < 0 && j < chain.nh; j++)
+            if (chain.h[j].handle == d[i].handle) idx[i] = j;
+        if (idx[i] < 0) { idx[i] = nh++; mode[i] = d[i].mode; continue; }
+        mode[i] = merged_mode(prev >= 0 ? mode[prev] : (int)chain.h[idx[i]].mode, d[i].mode);
+        if (mode[i] < 0) return 1;
+    }
+    if (nh > INT16_MAX || chain.nmap + n > UINT16_MAX) return 1;
+    if (grow((void **)&chain.task, &chain.cap_tasks, chain.ntasks + 1, sizeof *chain.task) ||
+        grow((void **)&chain.map, &chain.cap_map, chain.nmap + n, sizeof *chain.map) ||
+        grow((void **)&chain.h, &chain.cap_h, nh, sizeof *chain.h)) {
+        *err = -ENOMEM;
+        return 0;
+    }
+    void *copy = NULL;
+    if (asize) {
+        copy = malloc(asize);
+        if (!copy) { *err = -ENOMEM; return 0; }
+        memcpy(copy, arg, asize);
+    }
+    for (int i = 0; i < n; i++) {
+        if (idx[i] >= chain.nh) { chain.h[idx[i]].handle = d[i].handle; chain.nh = idx[i] + 1; }
+        chain.h[idx[i]].mode = (enum starpu_data_access_mode)mode[i];
+        chain.map[chain.nmap + i] = (int16_t)idx[i];
+    }
+    chain.task[chain.ntasks++] = (recorded_task){cl, copy, asize, n, chain.nmap};
+    chain.nmap += n;
+    if (chain.ntasks == 1 || priority > chain.priority) chain.priority = priority;
+    chain.where = w;
+    return 0;
+}
+
+void tq_task_chain_begin(void) { chain.depth++; }
+
+int tq_task_chain_end(void)
+{
+    if (chain.depth <= 0) return -EINVAL;
+    return --chain.depth ? 0 : chain_flush();
+}
+
+int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
+                         int n, int priority)
+{
+    const tq_where w = tq_get_placement();
+    if (chain.depth > 0 && n <= TQ_CHAIN_MAX_OP_BUFFERS) {
+        int err;
+        if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;
+        /* it cannot share the chain's buffers: the chain so far goes first */
+        int ret = chain_flush();
+        if (ret) return ret;
+        if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;
+    } else if (chain.depth > 0) {
+        int ret = chain_flush();
+        if (ret) return ret;
+    }
+    return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w);
 }

@@ -10,6 +10,15 @@
 int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
                          int n, int priority);
 
+/* Chains: between tq_task_chain_begin() and tq_task_chain_end() the tasks this thread
+ * submits are recorded, and tq_task_chain_end() submits them as one task
+ * (codelets/chain.h) that runs them in order on one worker; nested pairs join the outer
+ * chain. Use it only around work that would run one task after another anyway (one block)
+ * and that is only task submission: nothing in between may access the data from the host.
+ * Returns 0 or the StarPU error of the submission (the recorded tasks are dropped then). */
+void tq_task_chain_begin(void);
+int tq_task_chain_end(void);
+
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
  * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:
  * the solver scalars (a->use_scalars: coefficients, guard, fused reduction); snapshot: the

@@ -205,6 +205,74 @@ static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dira
     setup_free(&S);
 }
 
+/* Each iteration's tasks as one chain task (one block: the default) against one task each
+ * (TQ_SOLVER_CHAIN=0): the chain runs the same kernels in the same order, so the solutions
+ * are identical to the bit, with the same iterations and reliable updates; the chain
+ * path must actually run (the library's counter: at least one chain per iteration), and
+ * not at all on several blocks, where the blocks' tasks run side by side. */
+static void test_chain(const int dims[4], const int *split, const tq_host_gauge *hg, const tq_dirac_params *dp,
+                       const double *b, const char *what)
+{
+    printf("  iterations as one chain task vs one task each, %s: inverter, solve type, sloppy: "
+           "iterations (reliable updates), chain tasks\n", what);
+    for (int blocks = 0; blocks < 2; blocks++) {
+        setup S;
+        if (setup_make_op(&S, dims, blocks ? split : dims, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) {
+            setup_free(&S);
+            return;
+        }
+        const int64_t n = 24 * ref_volume(dims);
+        double *h[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
+        tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+        for (int c = 0; c < (blocks ? 1 : 6); c++) {
+            tq_solver_params sp;
+            tq_solver_params_default(&sp);
+            sp.maxiter = 3000;
+            const char *fuse = "1";
+            switch (c) {
+            case 0: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
+            case 1: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; break;
+            case 2: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.prec_sloppy = TQ_HALF; break;
+            case 3: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; fuse = "0"; break;
+            case 4: sp.inverter = TQ_INV_MR; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
+            default: sp.inverter = TQ_INV_GCR; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.precond = TQ_PRECOND_MR; break;
+            }
+            setenv("TQ_SOLVER_FUSE", fuse, 1);
+            tq_solver_result r[2];
+            long chains[2];
+            for (int chained = 0; chained < 2; chained++) {
+                setenv("TQ_SOLVER_CHAIN", chained ? "1" : "0", 1);
+                const long before = tq_internal_chains_submitted();
+                tq_status st = tq_solve(S.dirac, x, fb, &sp, &r[chained]);
+                chains[chained] = tq_internal_chains_submitted() - before;
+                CHECK(st == TQ_SUCCESS, "%s case %d chained %d: %s", what, c, chained, tq_last_error());
+                if (st != TQ_SUCCESS) { memset(&r[chained], 0, sizeof r[chained]); continue; }
+                CHECK_OK(tq_field_export(x, h[chained]));
+                CHECK(r[chained].true_residual <= 3e-9, "%s case %d chained %d: true residual %.3g", what, c, chained,
+                      r[chained].true_residual);
+            }
+            unsetenv("TQ_SOLVER_CHAIN");
+            unsetenv("TQ_SOLVER_FUSE");
+            printf("    %s %-8s %-10s %-6s %4d (%d) chained, %4d (%d) one task each; %ld chain tasks\n",
+                   blocks ? "2 blocks" : "1 block ", tq_inverter_name(sp.inverter), c == 1 || c == 3 ? "normop-pc" : "direct-pc",
+                   c == 2 ? "half" : "double", r[1].iterations, r[1].reliable_updates, r[0].iterations,
+                   r[0].reliable_updates, chains[1]);
+            const double e = sqrt(ref_vdiff2(h[0], h[1], n) / ref_vnorm2(h[0], n));
+            CHECK(e == 0.0 && r[0].iterations == r[1].iterations && r[0].reliable_updates == r[1].reliable_updates,
+                  "%s case %d: chained and unchained solutions differ by %.3g (%d vs %d iterations)", what, c, e,
+                  r[1].iterations, r[0].iterations);
+            CHECK(chains[0] == 0, "%s case %d: %ld chain tasks with TQ_SOLVER_CHAIN=0", what, c, chains[0]);
+            if (blocks) CHECK(chains[1] == 0, "%s: %ld chain tasks on several blocks", what, chains[1]);
+            else CHECK(chains[1] >= r[1].iterations, "%s case %d: %ld chain tasks for %d iterations", what, c, chains[1],
+                       r[1].iterations);
+        }
+        tq_field_destroy(x);
+        tq_field_destroy(fb);
+        free(h[0]); free(h[1]);
+        setup_free(&S);
+    }
+}
+
 /* Pipelined iterations (the next one queued before the host reads this one's residual; the
  * default) against one at a time (TQ_SOLVER_PIPELINE=0). Where every reliable update is
  * triggered by the tolerance (uniform precision; a tiny delta) both do the same arithmetic:
@@ -544,6 +612,7 @@ int main(void)
     test_mixed(dims, &hg, &clo, b, "clover");
     test_many(dims, &hg, &clo, "clover");
     test_pipeline(dims, &hg, &clo, b, "clover");
+    test_chain(dims, split, &hg, &clo, b, "clover");
     test_multishift(dims, &hg, &clo, b, "clover");
     test_gcr(dims, &hg, &wil, b, "wilson");
     test_gcr(dims, &hg, &clo, b, "clover");

@@ -1,0 +1,37 @@
+/* The chain codelet: one task that runs several codelets' implementations one after the
+ * other on its worker (on a GPU: in the worker's stream, without a host round trip in
+ * between). tasks/submit.c records chains (tq_task_chain_begin/end). */
+#ifndef TQ_CHAIN_H
+#define TQ_CHAIN_H
+
+#include <starpu.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The most buffers one recorded task may have (tasks with more are submitted alone). */
+#define TQ_CHAIN_MAX_OP_BUFFERS 64
+
+/* The chain task's argument, one allocation: the head, then nops entries, then the
+ * buffer map (int16_t: entry i's buffer j is the chain task's buffer
+ * map[op[i].map_offset + j]), then each entry's own argument at arg_offset (16-byte
+ * aligned; 0: none). */
+typedef struct {
+    int32_t nops, nmap;
+} tq_chain_head;
+typedef struct {
+    struct starpu_codelet *cl;
+    uint32_t arg_offset;
+    uint16_t nbuf, map_offset;
+} tq_chain_op;
+
+/* Buffers: the union of the recorded tasks' handles (modes merged); argument: above. */
+extern struct starpu_codelet tq_cl_chain;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
