@@ -464,6 +464,16 @@ tq_status tq_dslash_xpay(const tq_dirac *d, tq_field *out, const tq_field *in, t
     return dslash_common("tq_dslash_xpay", d, out, in, parity, dagger, a, x);
 }
 
+/* On one block the operator's kernels run one after another anyway: as one chain task
+ * (tasks/tq_tasks.h) they pay StarPU's task-to-task gap once per application. */
+static tq_status chained(const tq_dirac *d, int begin, tq_status st)
+{
+    if (!tq_internal_dirac_can_fuse(d)) return st;
+    if (begin) { tq_task_chain_begin(); return st; }
+    const int ret = tq_task_chain_end();
+    return ret && st == TQ_SUCCESS ? tq_error(TQ_ERR_RUNTIME, "operator: task submission failed (%d)", ret) : st;
+}
+
 tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int dagger)
 {
     const char *who = "tq_dirac_mat";
@@ -473,23 +483,25 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     TQ_CHECK(check_spinor(who, d, out, 0, "out"));
     TQ_CHECK(check_spinor(who, d, in, 0, "in"));
-    for (int p = 0; p < 2; p++) {
+    chained(d, 1, TQ_SUCCESS);
+    tq_status st = TQ_SUCCESS;
+    for (int p = 0; p < 2 && st == TQ_SUCCESS; p++) {
         if (!d->clover) {
-            TQ_CHECK(hopping(who, d, out, in, p, dagger, -d->p.kappa, in));
+            st = hopping(who, d, out, in, p, dagger, -d->p.kappa, in);
             continue;
         }
         /* A is Hermitian: M^dag = A - kappa D^dag */
-        TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
-        TQ_CHECK(hopping(who, d, out, in, p, dagger, -d->p.kappa, out));
+        st = clover_term(who, d, 0, out, in, p, 0.0, NULL);
+        if (st == TQ_SUCCESS) st = hopping(who, d, out, in, p, dagger, -d->p.kappa, out);
     }
-    return TQ_SUCCESS;
+    return chained(d, 0, st);
 }
 
 /* M_pc (or M_pc^dag) in on parity p. The last kernel is always a hopping term with xpay; an
  * epilogue e goes there, and with TQ_EPI_AXPY_NORM2 that kernel updates e->r instead of
  * writing out (out may still serve as the clover term's intermediate). */
-static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
-                       int dagger, const tq_dirac_epilogue *e)
+static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
+                             int dagger, const tq_dirac_epilogue *e)
 {
     const int q = 1 - p;
     const double k2 = d->p.kappa * d->p.kappa;
@@ -514,6 +526,13 @@ static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const 
     TQ_CHECK(clover_term(who, d, 1, d->tmp[p], in, p, 0.0, NULL));
     TQ_CHECK(hopping_k(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv));
     return hopping_ke(who, d, last, d->tmp[q], p, 1, -k2, in, NULL, e);
+}
+
+static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
+                       int dagger, const tq_dirac_epilogue *e)
+{
+    chained(d, 1, TQ_SUCCESS);
+    return chained(d, 0, matpc_tasks(who, d, out, in, p, dagger, e));
 }
 
 tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
@@ -574,8 +593,10 @@ tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_fi
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
     if (in == d->pc[parity] || out == d->pc[parity])
         return tq_error(TQ_ERR_INVALID_ARG, "%s: a field is the operator's work field", who);
-    TQ_CHECK(tq_dirac_matpc(d, d->pc[parity], in, parity, 0));
-    return tq_dirac_matpc(d, out, d->pc[parity], parity, 1);
+    chained(d, 1, TQ_SUCCESS);
+    tq_status st = tq_dirac_matpc(d, d->pc[parity], in, parity, 0);
+    if (st == TQ_SUCCESS) st = tq_dirac_matpc(d, out, d->pc[parity], parity, 1);
+    return chained(d, 0, st);
 }
 
 tq_status tq_dirac_clover(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,

@@ -72,7 +72,7 @@ struct tq_krylov {
      * reaches the tolerance its last scalar program clears SLOT_GO, and the tasks of the
      * queued iteration (guarded by it) change nothing. */
     int pipelined;
-    int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c) */
+    int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c; TQ_CHAIN=0: off) */
     double t0;               /* start (progress lines) */
     long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
     double queued_flops[2];  /* BLAS flops and operator applications of a queued iteration, */
@@ -163,8 +163,7 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
                tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
     /* On one block an iteration's tasks run one after another anyway; as one task they pay
      * StarPU's task-to-task gap once instead of once per kernel. */
-    const char *chain_env = getenv("TQ_SOLVER_CHAIN");
-    k->chained = tq_internal_dirac_can_fuse(ops->d) && !(chain_env && chain_env[0] == '0');
+    k->chained = tq_internal_dirac_can_fuse(ops->d);
     tq_status st = TQ_SUCCESS;
     if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
     if (st == TQ_SUCCESS && k->mixed) {

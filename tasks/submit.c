@@ -61,7 +61,7 @@ typedef struct {
 } recorded_task;
 
 static _Thread_local struct {
-    int depth;
+    int depth, off;   /* off: TQ_CHAIN=0 when the outermost chain began (tasks go alone) */
     int ntasks, cap_tasks;
     recorded_task *task;
     int nmap, cap_map;
@@ -193,26 +193,32 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
     return 0;
 }
 
-void tq_task_chain_begin(void) { chain.depth++; }
+void tq_task_chain_begin(void)
+{
+    if (chain.depth++ == 0) {
+        const char *env = getenv("TQ_CHAIN");
+        chain.off = env && env[0] == '0';
+    }
+}
 
 int tq_task_chain_end(void)
 {
     if (chain.depth <= 0) return -EINVAL;
-    return --chain.depth ? 0 : chain_flush();
+    return --chain.depth || chain.off ? 0 : chain_flush();
 }
 
 int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
                          int n, int priority)
 {
     const tq_where w = tq_get_placement();
-    if (chain.depth > 0 && n <= TQ_CHAIN_MAX_OP_BUFFERS) {
+    if (chain.depth > 0 && !chain.off && n <= TQ_CHAIN_MAX_OP_BUFFERS) {
         int err;
         if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;
         /* it cannot share the chain's buffers: the chain so far goes first */
         int ret = chain_flush();
         if (ret) return ret;
         if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;
-    } else if (chain.depth > 0) {
+    } else if (chain.depth > 0 && !chain.off) {
         int ret = chain_flush();
         if (ret) return ret;
     }

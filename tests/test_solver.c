@@ -206,7 +206,7 @@ static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dira
 }
 
 /* Each iteration's tasks as one chain task (one block: the default) against one task each
- * (TQ_SOLVER_CHAIN=0): the chain runs the same kernels in the same order, so the solutions
+ * (TQ_CHAIN=0): the chain runs the same kernels in the same order, so the solutions
  * are identical to the bit, with the same iterations and reliable updates; the chain
  * path must actually run (the library's counter: at least one chain per iteration), and
  * not at all on several blocks, where the blocks' tasks run side by side. */
@@ -241,7 +241,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
             tq_solver_result r[2];
             long chains[2];
             for (int chained = 0; chained < 2; chained++) {
-                setenv("TQ_SOLVER_CHAIN", chained ? "1" : "0", 1);
+                setenv("TQ_CHAIN", chained ? "1" : "0", 1);
                 const long before = tq_internal_chains_submitted();
                 tq_status st = tq_solve(S.dirac, x, fb, &sp, &r[chained]);
                 chains[chained] = tq_internal_chains_submitted() - before;
@@ -251,7 +251,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
                 CHECK(r[chained].true_residual <= 3e-9, "%s case %d chained %d: true residual %.3g", what, c, chained,
                       r[chained].true_residual);
             }
-            unsetenv("TQ_SOLVER_CHAIN");
+            unsetenv("TQ_CHAIN");
             unsetenv("TQ_SOLVER_FUSE");
             printf("    %s %-8s %-10s %-6s %4d (%d) chained, %4d (%d) one task each; %ld chain tasks\n",
                    blocks ? "2 blocks" : "1 block ", tq_inverter_name(sp.inverter), c == 1 || c == 3 ? "normop-pc" : "direct-pc",
@@ -261,7 +261,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
             CHECK(e == 0.0 && r[0].iterations == r[1].iterations && r[0].reliable_updates == r[1].reliable_updates,
                   "%s case %d: chained and unchained solutions differ by %.3g (%d vs %d iterations)", what, c, e,
                   r[1].iterations, r[0].iterations);
-            CHECK(chains[0] == 0, "%s case %d: %ld chain tasks with TQ_SOLVER_CHAIN=0", what, c, chains[0]);
+            CHECK(chains[0] == 0, "%s case %d: %ld chain tasks with TQ_CHAIN=0", what, c, chains[0]);
             if (blocks) CHECK(chains[1] == 0, "%s: %ld chain tasks on several blocks", what, chains[1]);
             else CHECK(chains[1] >= r[1].iterations, "%s case %d: %ld chain tasks for %d iterations", what, c, chains[1],
                        r[1].iterations);
