@@ -196,8 +196,13 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
 void tq_task_chain_begin(void)
 {
     if (chain.depth++ == 0) {
+        /* Where tasks may go to CPU and GPU workers alike, the scheduler places each kernel
+         * by its model; a chain would hide them behind models of its own, which dmda
+         * calibrates by running whole chains on CPU cores. */
         const char *env = getenv("TQ_CHAIN");
-        chain.off = env && env[0] == '0';
+        chain.off = (env && env[0] == '0') ||
+                    (tq_get_placement() == TQ_WHERE_ANY && starpu_cpu_worker_get_count() > 0 &&
+                     starpu_cuda_worker_get_count() > 0);
     }
 }
 

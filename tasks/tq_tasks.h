@@ -16,7 +16,8 @@ int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asiz
  * chain. Use it only around work that would run one task after another anyway (one block)
  * and that is only task submission: nothing in between may access the data from the host.
  * Returns 0 or the StarPU error of the submission (the recorded tasks are dropped then).
- * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons. */
+ * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons; so
+ * does a placement that lets tasks go to both CPU and CUDA workers (tq_set_placement). */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
 
