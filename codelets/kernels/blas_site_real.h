@@ -173,8 +173,8 @@ TQ_HD void TQ_RF(tq_blas_site_n)(int op, const TQ_R *c, void *const *bufs, const
         for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += (double)site_acc[r];
         return;
     }
-    /* a converting copy needs the whole site before it stores it (no half output here
-     * otherwise: handled above) */
+    /* a converting copy (between vec 2 and vec 4 layouts, into half too) keeps the whole
+     * site and stores it at the end */
     TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS];
     TQ_UNROLL
     for (int k0 = 0; k0 < nreal; k0 += vec) {
