@@ -143,8 +143,10 @@ tq_status tq_scalars_create(tq_scalars **out)
     tq_scalars *sc = calloc(1, sizeof *sc);
     if (!sc) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for its scalars");
     starpu_vector_data_register(&sc->h, STARPU_MAIN_RAM, (uintptr_t)sc->buf, TQ_NSCALARS, sizeof(double));
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < TQ_NSNAPSHOTS; i++) {
         starpu_vector_data_register(&sc->snap[i], STARPU_MAIN_RAM, (uintptr_t)sc->snap_buf[i], TQ_NSCALARS, sizeof(double));
+        sc->mark[i].h = sc->snap[i];
+    }
     sc->snap_next = -1;
     *out = sc;
     return TQ_SUCCESS;
@@ -156,7 +158,7 @@ void tq_scalars_destroy(tq_scalars *sc)
     for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
     free(sc->partials);
     starpu_data_unregister(sc->h);
-    for (int i = 0; i < 2; i++) starpu_data_unregister(sc->snap[i]);
+    for (int i = 0; i < TQ_NSNAPSHOTS; i++) starpu_data_unregister(sc->snap[i]);   /* waits for marks too */
     free(sc);
 }
 
@@ -179,11 +181,33 @@ static tq_status read_handle(starpu_data_handle_t h, const double *buf, double *
     return TQ_SUCCESS;
 }
 
-tq_status tq_scalars_read(tq_scalars *sc, double *values) { return read_handle(sc->h, sc->buf, values); }
-
 tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values)
 {
-    return read_handle(sc->snap[i & 1], sc->snap_buf[i & 1], values);
+    return read_handle(sc->snap[i], sc->snap_buf[i], values);
+}
+
+/* Runs on the thread that completed the snapshot's writer: no data moves (no node). */
+static void mark_now(void *arg)
+{
+    struct tq_snapshot_mark *m = arg;
+    const double t = tq_internal_now();
+    __atomic_store(&m->t, &t, __ATOMIC_RELEASE);
+    starpu_data_release_on_node(m->h, STARPU_ACQUIRE_NO_NODE);
+}
+
+tq_status tq_scalars_mark(tq_scalars *sc, int i)
+{
+    sc->mark[i].t = 0.0;
+    if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, mark_now, &sc->mark[i]))
+        return tq_error(TQ_ERR_RUNTIME, "solver: waiting for its scalars failed");
+    return TQ_SUCCESS;
+}
+
+double tq_scalars_mark_time(const tq_scalars *sc, int i)
+{
+    double t;
+    __atomic_load(&sc->mark[i].t, &t, __ATOMIC_ACQUIRE);
+    return t;
 }
 
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values)
@@ -226,7 +250,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         a.nprog = (signed char)nprog;
         if (nprog) memcpy(a.prog, prog, (size_t)nprog * sizeof *prog);
         a.snapshot = snap >= 0;
-        return blas_tasks(who, &a, f, NULL, sc->h, snap >= 0 ? sc->snap[snap & 1] : NULL);
+        return blas_tasks(who, &a, f, NULL, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
     }
     if (nres) TQ_CHECK(scalars_reserve(sc, ntasks));
     TQ_CHECK(blas_tasks(who, &a, f, sc->partials, sc->h, NULL));
@@ -240,7 +264,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     ca.guard = sc->guard;
     ca.snapshot = snap >= 0;
     if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
-    int ret = tq_task_scalar_combine(&ca, sc->partials, sc->h, snap >= 0 ? sc->snap[snap & 1] : NULL);
+    int ret = tq_task_scalar_combine(&ca, sc->partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
 }
 

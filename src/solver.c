@@ -177,7 +177,7 @@ typedef struct solve_system {
     tq_field *bs, *xs, *rhs, *y, *w;
     tq_krylov *k;
     tq_status st;
-    double t0, t_iter, t_done;    /* prepare, first iteration, inverter finished */
+    double t0, t_iter, t_done;    /* prepare, start's tasks done (iterations begin), inverter finished */
 } solve_system;
 
 static void system_free(solve_system *S)
@@ -240,7 +240,6 @@ static tq_status system_start(solve_system *S, const tq_solver_params *p, int pc
                      : p->inverter == TQ_INV_GCR ? TQ_KRYLOV_GCR : TQ_KRYLOV_CG;
     TQ_CHECK(tq_krylov_start(&S->k, method, &S->op, &S->ops, normal == 2 ? S->y : S->xs,
                              normal ? S->rhs : S->bs, p));
-    S->t_iter = now();
     return TQ_SUCCESS;
 }
 
@@ -250,6 +249,7 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
     const tq_krylov_out *ko = tq_krylov_result(S->k);
     tq_status st = tq_krylov_status(S->k);
     if (S->t_done == 0.0) S->t_done = now();
+    S->t_iter = tq_krylov_iter_start(S->k);   /* the start's tasks done */
     res->iterations = ko->iterations;
     res->reliable_updates = ko->reliable_updates;
     res->residual = ko->residual;

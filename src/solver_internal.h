@@ -7,25 +7,31 @@
 #include "field_internal.h"
 #include "tq_tasks.h"
 
+#define TQ_NSNAPSHOTS 3
 typedef struct tq_scalars {
     starpu_data_handle_t h;           /* TQ_NSCALARS doubles */
     double buf[TQ_NSCALARS];
     starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
-    /* Snapshots of the scalars at the end of an iteration, alternating, so that the host
-     * can read iteration k's while iteration k + 1's tasks already update the scalars. */
-    starpu_data_handle_t snap[2];
-    double snap_buf[2][TQ_NSCALARS];
+    /* Snapshots of the scalars: 0 and 1 at the end of iterations, alternating, so that the
+     * host can read iteration k's while iteration k + 1's tasks already update the scalars;
+     * 2 at the end of a (re)start, read while the first iterations after it are queued. */
+    starpu_data_handle_t snap[TQ_NSNAPSHOTS];
+    double snap_buf[TQ_NSNAPSHOTS][TQ_NSCALARS];
+    struct tq_snapshot_mark { starpu_data_handle_t h; double t; } mark[TQ_NSNAPSHOTS];
     int guard;       /* > 0: tasks submitted from now on carry this guard (tq_blas_args) */
     int snap_next;   /* >= 0: the next reduction also writes snapshot snap_next */
 } tq_scalars;
 
 tq_status tq_scalars_create(tq_scalars **out);
 void tq_scalars_destroy(tq_scalars *sc);
-/* Waits for the tasks that write the scalars, then copies all TQ_NSCALARS values. */
-tq_status tq_scalars_read(tq_scalars *sc, double *values);
 /* Waits for the task that writes snapshot i, then copies it. */
 tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values);
+/* Records the time (tq_internal_now) at which the task that writes snapshot i (submitted
+ * before this call) completes, without waiting and without moving data; read it with
+ * tq_scalars_mark_time (0 while that task has not completed). */
+tq_status tq_scalars_mark(tq_scalars *sc, int i);
+double tq_scalars_mark_time(const tq_scalars *sc, int i);
 /* Host write of n values from slot on (set-up; waits for pending users). */
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
 
@@ -79,9 +85,10 @@ typedef struct tq_linop {
 tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
 int tq_linop_hermitian(const tq_linop *op);
 
-/* Inverters on linear operators, as step machines (src/solver_krylov.c): start sets x = 0
- * and reads |b|^2; submit queues one iteration; check waits for its scalars and decides
- * (converged, breakdown, reliable update, maxiter). op: the system's operator; ops: the
+/* Inverters on linear operators, as step machines (src/solver_krylov.c): start queues x = 0,
+ * r = b, |b|^2 without waiting; submit queues one iteration; check waits for the scalars of
+ * the oldest queued (re)start or iteration and decides (converged, breakdown, reliable
+ * update, maxiter). op: the system's operator; ops: the
  * sloppy one (ops->d != op->d: mixed precision with p's reliable-update or defect-correction
  * scheme). b is not changed. */
 typedef struct tq_krylov_out {
@@ -100,6 +107,8 @@ int tq_krylov_done(const tq_krylov *k);
 void tq_krylov_no_pipeline(tq_krylov *k);
 tq_status tq_krylov_status(const tq_krylov *k);
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
+/* When the iterations began: the start's tasks completed (tq_internal_now's clock). */
+double tq_krylov_iter_start(const tq_krylov *k);
 void tq_krylov_free(tq_krylov *k);
 
 /* Multi-shift CG (src/solver_multishift.c): (A + op->shift + delta[i]) x[i] = b for

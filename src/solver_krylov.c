@@ -40,9 +40,13 @@ enum {
     PMR_ARR = 12, PMR_AR2 = 14, PMR_ALPHA = 15
 };
 #define TQ_GCR_MAX 10
-/* All: |b|^2; the guard of pipelined iterations (1: go on, 0: converged, hold back the
- * queued iteration); the stopping value tol^2 |b|^2 the device compares with. */
-enum { SLOT_B2 = 24, SLOT_GO = 25, SLOT_STOP2 = 26 };
+/* All: |b|^2; the guard of queued iterations (1: go on, 0: converged, hold back the
+ * queued iteration); the stopping value tol^2 |b|^2 the device compares with; tol^2. */
+enum { SLOT_B2 = 24, SLOT_GO = 25, SLOT_STOP2 = 26, SLOT_TOL2 = 27 };
+/* The residual's |r|^2 is slot 0 for every method (CG_RR, BI_RR, MR_RR, GCR_RR). */
+enum { SLOT_RR = 0 };
+/* The snapshot a (re)start ends with (iterations alternate between 0 and 1). */
+enum { SNAP_RESTART = 2 };
 
 struct tq_krylov {
     int bicgstab, mr, gcr, mixed, defect;
@@ -74,9 +78,16 @@ struct tq_krylov {
     int pipelined;
     int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c; TQ_CHAIN=0: off) */
     double t0;               /* start (progress lines) */
+    /* A (re)start (the start, a reliable update, a defect-correction restart) is queued
+     * like an iteration: the iterations after it are queued behind it, guarded, and its
+     * snapshot is read at the next check; until the start's is read, b2 and stop2 are
+     * unknown on the host. */
+    int restart_pending, started;
+    double t_start_read;     /* when the host read the start's snapshot */
     long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
     double queued_flops[2];  /* BLAS flops and operator applications of a queued iteration, */
     long queued_apps[2];     /* counted when it is read (not if it was held back) */
+    int queued_guarded[2];   /* whether its tasks carry the guard */
 };
 
 static double field_reals(const tq_field *f)
@@ -107,29 +118,33 @@ static tq_status bicgstab_alpha(tq_krylov *k)
     return submit1(k, TQ_OP_CDOT, k->q, k->pv, NULL, NULL, BI_QP, alpha_prog, 1);
 }
 
+/* The guard after a (re)start: open (the iterations go on) unless |r|^2 <= tol^2 |b|^2
+ * already; the iterations queued behind the restart are held back then. */
+static const tq_scalar_instr go_prog[] = {{TQ_SC_SET, SLOT_GO, 1, 0}, {TQ_SC_STOP_LE, SLOT_GO, SLOT_RR, SLOT_STOP2}};
+
 /* (Re)starts the recurrence from the current sloppy residual rs: p = r (and r0 = r, rho =
- * |r|^2 for BiCGstab); |r|^2 into the RR slot. */
+ * |r|^2 for BiCGstab); |r|^2 into the RR slot; the restart snapshot at the end. */
 static tq_status restart(tq_krylov *k)
 {
-    /* the guard opens again: iterations go on from here */
-    static const tq_scalar_instr go_prog[] = {{TQ_SC_SET, SLOT_GO, 1, 0}};
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->pv, NULL, NULL, 0, NULL, 0));
-    if (!k->bicgstab) return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, CG_RR, go_prog, 1);
+    if (!k->bicgstab) {
+        k->sc->snap_next = SNAP_RESTART;
+        return submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, CG_RR, go_prog, 2);
+    }
     static const tq_scalar_instr rho_prog[] = {
-        {TQ_SC_COPY, BI_RHO, BI_RR, 0}, {TQ_SC_ZERO, BI_RHO + 1, 0, 0}, {TQ_SC_SET, SLOT_GO, 1, 0}};
+        {TQ_SC_COPY, BI_RHO, BI_RR, 0}, {TQ_SC_ZERO, BI_RHO + 1, 0, 0}, {TQ_SC_SET, SLOT_GO, 1, 0},
+        {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->rs, k->r0, NULL, NULL, 0, NULL, 0));
-    TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 3));   /* rho = <r0, r> = |r|^2 */
+    if (!k->fused) k->sc->snap_next = SNAP_RESTART;
+    TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, BI_RR, rho_prog, 4));   /* rho = <r0, r> = |r|^2 */
     if (!k->fused) return TQ_SUCCESS;
     /* fused: q = M_pc^dag r0 (once per recurrence) and the first alpha */
     TQ_CHECK(tq_dirac_matpc(k->ops->d, k->q, k->r0, k->ops->parity, 1));
+    k->sc->snap_next = SNAP_RESTART;
     return bicgstab_alpha(k);
 }
 
-static tq_status read_scalars(tq_krylov *k)
-{
-    TQ_CHECK(tq_scalars_read(k->sc, k->s));
-    return TQ_SUCCESS;
-}
+static void progress(const tq_krylov *k, const char *what);
 
 tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
                           const tq_solver_params *p)
@@ -187,29 +202,23 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     if (st == TQ_SUCCESS && k->gcr && p->precond == TQ_PRECOND_MR) st = field_in(b, sp, &k->pr);
     if (st == TQ_SUCCESS) st = tq_scalars_create(&k->sc);
     if (st == TQ_SUCCESS) {
-        double zero[TQ_NSCALARS] = {0};
-        st = tq_scalars_write(k->sc, 0, TQ_NSCALARS, zero);
+        double init[TQ_NSCALARS] = {0};
+        init[SLOT_GO] = 1.0;
+        init[SLOT_TOL2] = p->tol * p->tol;
+        st = tq_scalars_write(k->sc, 0, TQ_NSCALARS, init);
     }
-    /* x = 0 (and xs = 0), r = b; |b|^2 in the precise field */
+    /* x = 0 (and xs = 0), r = b; |b|^2 in the precise field, and the stopping value
+     * tol^2 |b|^2 from it on the device: nothing here waits */
+    static const tq_scalar_instr stop_prog[] = {{TQ_SC_MUL, SLOT_STOP2, SLOT_TOL2, SLOT_B2}};
     if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_ZERO, x, NULL, NULL, NULL, 0, NULL, 0);
     if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0);
     if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rh, NULL, NULL, 0, NULL, 0);
     if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rs, NULL, NULL, 0, NULL, 0);
-    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_NORM2, (tq_field *)b, NULL, NULL, NULL, SLOT_B2, NULL, 0);
+    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_NORM2, (tq_field *)b, NULL, NULL, NULL, SLOT_B2, stop_prog, 1);
     if (st == TQ_SUCCESS) st = restart(k);
-    if (st == TQ_SUCCESS) st = read_scalars(k);
-    if (st == TQ_SUCCESS) {
-        k->b2 = k->s[SLOT_B2];
-        k->rr = k->rmax = k->s[bicgstab ? BI_RR : CG_RR];
-        k->out.blas_flops += 2 * k->n_precise + 2 * k->n_sloppy;
-        if (!isfinite(k->b2) || !isfinite(k->rr)) st = tq_error(TQ_ERR_BREAKDOWN, "%s: the right-hand side holds NaN or Inf", k->who);
-        else if (k->b2 == 0.0) { k->done = 1; k->out.residual = 0.0; }
-    }
-    k->stop2 = p->tol * p->tol * k->b2;
-    if (st == TQ_SUCCESS) {
-        const double go_stop[2] = {1.0, k->stop2};
-        st = tq_scalars_write(k->sc, SLOT_GO, 2, go_stop);
-    }
+    if (st == TQ_SUCCESS) st = tq_scalars_mark(k->sc, SNAP_RESTART);   /* the iterations' clock starts there */
+    k->out.blas_flops += 2 * k->n_precise + 2 * k->n_sloppy;
+    k->restart_pending = 1;
     k->st = st;
     if (st != TQ_SUCCESS) {
         tq_krylov_free(k);
@@ -217,6 +226,12 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     }
     *out = k;
     return TQ_SUCCESS;
+}
+
+double tq_krylov_iter_start(const tq_krylov *k)
+{
+    const double t = tq_scalars_mark_time(k->sc, SNAP_RESTART);
+    return t > 0.0 ? t : k->t_start_read > 0.0 ? k->t_start_read : k->t0;
 }
 
 int tq_krylov_done(const tq_krylov *k) { return k->done; }
@@ -250,7 +265,7 @@ static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, in
     const int snap = k->sc->snap_next;
     k->sc->snap_next = -1;
     e.args.snapshot = snap >= 0;
-    e.snapshot = snap >= 0 ? k->sc->snap[snap & 1] : NULL;
+    e.snapshot = snap >= 0 ? k->sc->snap[snap] : NULL;
     e.scalars = k->sc->h;
     e.r = r;
     e.w = w;
@@ -422,7 +437,10 @@ tq_status tq_krylov_submit(tq_krylov *k)
     while (k->queued - k->consumed < depth && k->out.iterations + (k->queued - k->consumed) < k->p.maxiter) {
         const double f0 = k->out.blas_flops;
         const long a0 = k->ops->applications;
-        k->sc->guard = k->pipelined ? SLOT_GO + 1 : 0;
+        /* behind a restart not yet read, the iteration is guarded even without pipelining:
+         * the restart may have found the system solved (b = 0) */
+        const int guard = k->pipelined || k->restart_pending ? SLOT_GO + 1 : 0;
+        k->sc->guard = guard;
         if (k->chained) tq_task_chain_begin();
         tq_status st = submit_iteration(k);
         if (k->chained) {
@@ -433,6 +451,7 @@ tq_status tq_krylov_submit(tq_krylov *k)
         k->sc->snap_next = -1;
         const int i = (int)(k->queued & 1);
         k->queued_flops[i] = k->out.blas_flops - f0;
+        k->queued_guarded[i] = guard > 0;
         k->queued_apps[i] = k->ops->applications - a0;
         k->out.blas_flops = f0;
         k->queued++;
@@ -447,12 +466,11 @@ tq_status tq_krylov_submit(tq_krylov *k)
 
 /* Mixed precision: x += xs, r = b - A x (precise), xs = 0; the sloppy residual becomes the
  * true one and the search direction follows it (reliable update), or the recurrence
- * restarts from it (defect correction). Leaves the true |r|^2 in k->rr. */
+ * restarts from it (defect correction). Queued like an iteration: the next check reads
+ * the true |r|^2 from its snapshot. */
 static tq_status reliable_update(tq_krylov *k)
 {
     const double one[4] = {1, 0, 0, 0}, minus[4] = {-1, 0, 0, 0};
-    static const tq_scalar_instr go_prog[] = {{TQ_SC_SET, SLOT_GO, 1, 0}};
-    const int rr_slot = k->bicgstab ? BI_RR : CG_RR;
     TQ_CHECK(submit1(k, TQ_OP_COPY, k->xs, k->th, NULL, NULL, 0, NULL, 0));
     TQ_CHECK(submit1(k, TQ_OP_AXPY, k->th, k->x, one, NULL, 0, NULL, 0));
     TQ_CHECK(submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0));
@@ -474,11 +492,11 @@ static tq_status reliable_update(tq_krylov *k)
             TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, k->rs, NULL, NULL, BI_T1, rho_prog, 1));
             if (k->fused) TQ_CHECK(bicgstab_alpha(k));   /* p and rho changed */
         }
-        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, rr_slot, go_prog, 1));
+        k->sc->snap_next = SNAP_RESTART;
+        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, SLOT_RR, go_prog, 2));
         k->out.blas_flops += 10 * k->n_sloppy;
     }
-    TQ_CHECK(read_scalars(k));
-    k->rr = k->rmax = k->s[rr_slot];
+    k->restart_pending = 1;
     k->out.reliable_updates++;
     k->kcycle = 0;   /* GCR: a new cycle from the true residual */
     return TQ_SUCCESS;
@@ -487,7 +505,7 @@ static tq_status reliable_update(tq_krylov *k)
 static void progress(const tq_krylov *k, const char *what)
 {
     if (k->p.verbosity >= 2)
-        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s (%.4f s)\n",
+        fprintf(stderr, "taskqcd: %s iteration %d: relative residual %.6e%s (%.6f s)\n",
                 k->bicgstab ? "BiCGstab" : k->mr ? "MR" : k->gcr ? "GCR" : "CG",
                 k->out.iterations, k->out.residual, what, tq_internal_now() - k->t0);
 }
@@ -531,7 +549,7 @@ static tq_status consume(tq_krylov *k)
                               "(<r0, A p> or |A s| vanished: a singular system?)", k->who, it);
         k->rr = s[BI_RR];
     }
-    if (st == TQ_SUCCESS && k->fused && !k->bicgstab && k->pipelined && s[SLOT_GO] == 0.0) {
+    if (st == TQ_SUCCESS && k->fused && !k->bicgstab && k->queued_guarded[i] && s[SLOT_GO] == 0.0) {
         /* the iteration reached the tolerance on the device, and its guard then held back
          * its own last task, x += alpha p; p = r + beta p (and all of the queued one):
          * that task runs now, with the scalars the held-back iteration left unchanged */
@@ -557,36 +575,71 @@ static void drop_held_back(tq_krylov *k)
     k->consumed++;
 }
 
+/* Reads the snapshot of the last (re)start: on the first, |b|^2 and the stopping value;
+ * the residual the iterations go on from (after a reliable update, the true one). */
+static tq_status restart_result(tq_krylov *k)
+{
+    k->restart_pending = 0;
+    TQ_CHECK(tq_scalars_read_snapshot(k->sc, SNAP_RESTART, k->s));
+    k->rr = k->rmax = k->s[SLOT_RR];
+    if (!k->started) {
+        k->started = 1;
+        k->t_start_read = tq_internal_now();
+        k->b2 = k->s[SLOT_B2];
+        k->stop2 = k->s[SLOT_STOP2];
+        if (!isfinite(k->b2) || !isfinite(k->rr))
+            return tq_error(TQ_ERR_BREAKDOWN, "%s: the right-hand side holds NaN or Inf", k->who);
+        if (k->b2 == 0.0) {   /* x = 0 solves it; the queued iterations were held back */
+            k->out.residual = 0.0;
+            return TQ_SUCCESS;
+        }
+        k->out.residual = sqrt(k->rr / k->b2);
+        progress(k, " (start)");
+        return TQ_SUCCESS;
+    }
+    if (!isfinite(k->rr))
+        return tq_error(TQ_ERR_BREAKDOWN, "%s: the true residual is NaN or Inf at the reliable update after iteration %d",
+                        k->who, k->out.iterations);
+    k->out.residual = sqrt(k->rr / k->b2);
+    progress(k, " (reliable update: true residual)");
+    return TQ_SUCCESS;
+}
+
 tq_status tq_krylov_check(tq_krylov *k)
 {
     if (k->done) return k->st;
-    if (k->queued == k->consumed) {
+    const int had_restart = k->restart_pending;
+    if (!had_restart && k->queued == k->consumed) {
         k->done = 1;
         return k->st = tq_error(TQ_ERR_INVALID_ARG, "%s: no iteration queued to check (call submit first)", k->who);
     }
-    tq_status st = consume(k);
-    int converged = 0;
-    if (st == TQ_SUCCESS) {
-        const int below = k->rr <= k->stop2;
-        if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || k->out.iterations >= k->p.maxiter)) {
-            /* the update takes the state after everything queued: a queued iteration is
-             * either held back (below) or evaluated first */
-            if (k->queued > k->consumed) {
-                if (below) drop_held_back(k);
-                else st = consume(k);
-            }
-            if (st == TQ_SUCCESS) st = reliable_update(k);
-            if (st == TQ_SUCCESS) {
-                k->out.residual = sqrt(k->rr / k->b2);
-                progress(k, " (reliable update: true residual)");
+    tq_status st = had_restart ? restart_result(k) : TQ_SUCCESS;
+    int converged = st == TQ_SUCCESS && had_restart && k->rr <= k->stop2;
+    int consumed = 0;
+    if (st == TQ_SUCCESS && !converged && k->queued > k->consumed) {
+        st = consume(k);
+        consumed = 1;
+        if (st == TQ_SUCCESS) {
+            const int below = k->rr <= k->stop2;
+            if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || k->out.iterations >= k->p.maxiter)) {
+                /* the update takes the state after everything queued: a queued iteration is
+                 * either held back (below) or evaluated first; convergence is then decided on
+                 * the true residual, at the next check */
+                if (k->queued > k->consumed) {
+                    if (below) drop_held_back(k);
+                    else st = consume(k);
+                }
+                if (st == TQ_SUCCESS) st = reliable_update(k);
+            } else {
+                converged = below;
             }
         }
-        if (st == TQ_SUCCESS) converged = k->rr <= k->stop2;
-        if (converged && k->queued > k->consumed) drop_held_back(k);
     }
+    while (converged && k->queued > k->consumed) drop_held_back(k);
     const double *s = k->s;
     const int it = k->out.iterations;
-    if (st == TQ_SUCCESS && !converged && k->bicgstab) {
+    const int evaluate = st == TQ_SUCCESS && !converged && !k->restart_pending;
+    if (evaluate && consumed && k->bicgstab) {
         const double tt = s[BI_TT], om = hypot(s[BI_OMEGA], s[BI_OMEGA + 1]), rho = hypot(s[BI_RHO], s[BI_RHO + 1]);
         if (!(tt > 0.0) || om == 0.0)
             st = tq_error(TQ_ERR_BREAKDOWN, "%s: omega vanished at iteration %d (|t|^2 = %.3e, |omega| = %.3e)", k->who, it, tt, om);
@@ -594,7 +647,7 @@ tq_status tq_krylov_check(tq_krylov *k)
             st = tq_error(TQ_ERR_BREAKDOWN, "%s: rho = <r0, r> vanished at iteration %d (|rho| = %.3e, |b|^2 = %.3e)",
                           k->who, it, rho, k->b2);
     }
-    if (st == TQ_SUCCESS && !converged && it >= k->p.maxiter)
+    if (evaluate && st == TQ_SUCCESS && it >= k->p.maxiter)
         st = tq_error(TQ_ERR_NOT_CONVERGED, "%s: no convergence in %d iterations (relative residual %.3e, tolerance %.3e)",
                       k->who, k->p.maxiter, k->out.residual, k->p.tol);
     if (st != TQ_SUCCESS || converged) k->done = 1;

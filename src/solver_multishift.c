@@ -43,9 +43,11 @@ tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_fiel
     const double n_reals = (double)b->lat->local_volume / 2.0 * b->nparity * b->layout.nreal;
     double alpha_old = 1.0, beta_old = 0.0;
     while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
+        const int it0 = tq_krylov_result(k)->iterations;
         st = tq_krylov_submit(k);
         if (st == TQ_SUCCESS) st = tq_krylov_check(k);
         if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) break;
+        if (tq_krylov_result(k)->iterations == it0) break;   /* solved at the start (b = 0): x = 0 */
         const tq_status base_st = st;
         double alpha, beta;
         tq_krylov_cg_coefficients(k, &alpha, &beta);

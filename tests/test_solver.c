@@ -479,6 +479,84 @@ static void test_multishift(const int dims[4], const tq_host_gauge *hg, const tq
     setup_free(&S);
 }
 
+/* A zero source: x = 0 after no iteration, for every inverter, with and without a sloppy
+ * operator, alone, beside a nonzero source (tq_solve_many) and in a multi-shift solve. The
+ * start's result is read only after the first iteration is queued, so that iteration must
+ * be held back on the device (guard) rather than divide 0 by 0 into x. */
+static void test_zero_source(const int dims[4], const tq_host_gauge *hg, const tq_dirac_params *dp, const double *b)
+{
+    setup S;
+    if (setup_make_op(&S, dims, NULL, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) { setup_free(&S); return; }
+    const int64_t n = 24 * ref_volume(dims);
+    double *ones = malloc(n * sizeof *ones), *hx = malloc(n * sizeof *hx), *hz = calloc(n, sizeof *hz);
+    for (int64_t k = 0; k < n; k++) ones[k] = 1.0;
+    tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *zero = spinor(&S, TQ_DOUBLE, TQ_FULL, hz);
+    tq_field *x2 = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+    static const tq_inverter invs[] = {TQ_INV_CG, TQ_INV_BICGSTAB, TQ_INV_MR, TQ_INV_GCR, TQ_INV_CGNE};
+    for (size_t i = 0; i < sizeof invs / sizeof invs[0]; i++)
+        for (int sloppy = 0; sloppy < 2; sloppy++) {
+            tq_solver_params sp;
+            tq_solver_params_default(&sp);
+            sp.inverter = invs[i];
+            sp.solve_type = TQ_SOLVE_DIRECT_PC;
+            if (sloppy) sp.prec_sloppy = TQ_HALF;
+            tq_solver_result res;
+            CHECK_OK(tq_field_import(x, ones));
+            tq_status st = tq_solve(S.dirac, x, zero, &sp, &res);
+            CHECK(st == TQ_SUCCESS, "zero source, %s%s: %s (%s)", tq_inverter_name(invs[i]), sloppy ? " sloppy half" : "",
+                  tq_status_name(st), tq_last_error());
+            CHECK_OK(tq_field_export(x, hx));
+            int64_t bad = 0;
+            for (int64_t k = 0; k < n; k++) bad += hx[k] != 0.0;
+            CHECK(bad == 0 && res.iterations == 0 && res.residual == 0.0,
+                  "zero source, %s%s: %lld nonzero (or NaN) values in x, %d iterations, residual %.3g",
+                  tq_inverter_name(invs[i]), sloppy ? " sloppy half" : "", (long long)bad, res.iterations, res.residual);
+        }
+    /* beside a nonzero source */
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.inverter = TQ_INV_BICGSTAB;
+    tq_field *xs[2] = {x, x2};
+    const tq_field *bs[2] = {zero, fb};
+    tq_solver_result two[2];
+    CHECK_OK(tq_field_import(x, ones));
+    CHECK_OK(tq_solve_many(S.dirac, 2, xs, bs, &sp, two));
+    CHECK_OK(tq_field_export(x, hx));
+    int64_t bad = 0;
+    for (int64_t k = 0; k < n; k++) bad += hx[k] != 0.0;
+    CHECK(bad == 0 && two[0].iterations == 0, "zero source beside another: %lld nonzero values, %d iterations", (long long)bad,
+          two[0].iterations);
+    CHECK(two[1].iterations > 0 && two[1].true_residual <= 1e-9, "the other source: %d iterations, true residual %.3g",
+          two[1].iterations, two[1].true_residual);
+    /* multi-shift (even-odd normal equations) */
+    tq_field *xe[2] = {spinor(&S, TQ_DOUBLE, TQ_EVEN, ones), spinor(&S, TQ_DOUBLE, TQ_EVEN, ones)};
+    tq_field *ze = spinor(&S, TQ_DOUBLE, TQ_EVEN, hz);
+    const double shifts[2] = {0.0, 0.1};
+    tq_solver_result ms[2];
+    sp.solve_type = TQ_SOLVE_NORMOP_PC;
+    sp.inverter = TQ_INV_CG;
+    CHECK_OK(tq_solve_multishift(S.dirac, 2, shifts, xe, ze, &sp, ms));
+    for (int i = 0; i < 2; i++) {
+        memset(hx, 0, n * sizeof *hx);
+        CHECK_OK(tq_field_export(xe[i], hx));
+        bad = 0;
+        for (int64_t k = 0; k < n; k++) bad += hx[k] != 0.0;
+        CHECK(bad == 0 && ms[i].iterations == 0, "zero source, multi-shift %d: %lld nonzero values, %d iterations", i,
+              (long long)bad, ms[i].iterations);
+        tq_field_destroy(xe[i]);
+    }
+    printf("  zero source: x = 0 after 0 iterations for every inverter (also sloppy, beside another system, multi-shift)\n");
+    tq_field_destroy(ze);
+    tq_field_destroy(x);
+    tq_field_destroy(x2);
+    tq_field_destroy(zero);
+    tq_field_destroy(fb);
+    free(ones);
+    free(hx);
+    free(hz);
+    setup_free(&S);
+}
+
 static void test_errors(const int dims[4], const tq_host_gauge *hg, const double *b)
 {
     setup S;
@@ -617,6 +695,7 @@ int main(void)
     test_gcr(dims, &hg, &wil, b, "wilson");
     test_gcr(dims, &hg, &clo, b, "clover");
     test_errors(dims, &hg, b);
+    test_zero_source(dims, &hg, &clo, b);
     test_singular(dims);
 
     char buf[1024];
