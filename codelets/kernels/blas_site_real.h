@@ -99,6 +99,75 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
     }
 }
 
+/* Chunks j0 .. j0 + nch - 1 (vec reals each) of site s for an operation whose outputs are
+ * half precision (every operand half, with norms): the written operands' values go to out
+ * (row o for the o-th written operand, chunk by chunk from j0), their largest magnitudes to
+ * m, the reductions to acc. The norms are the largest magnitudes over the whole site, so
+ * a site split between threads combines their m before tq_blas_half_store. */
+TQ_HD void TQ_RF(tq_blas_half_chunks)(int op, const TQ_R *c, void *const *bufs, const tq_layout *L, int64_t s,
+                                      int j0, const int nch, const int vec, double *acc,
+                                      TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], TQ_R *m)
+{
+    const int nop = tq_blas_noperands(op);
+    const unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
+    TQ_R hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4], v[TQ_BLAS_MAX_OPERANDS][2];
+    TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+    TQ_UNROLL
+    for (int i = 0; i < nop; i++) hs[i] = (rd >> i & 1u) ? TQ_RF(tq_half_scale)(bufs[i], &L[i], s) : 0;
+    TQ_UNROLL
+    for (int o = 0; o < TQ_BLAS_MAX_WRITTEN; o++) m[o] = 0;
+    TQ_UNROLL
+    for (int cc = 0; cc < nch; cc++) {
+        TQ_UNROLL
+        for (int i = 0; i < nop; i++)
+            if (rd >> i & 1u) TQ_RF(tq_load_chunk)(bufs[i], &L[i], s, j0 + cc, hs[i], in[i]);
+        TQ_UNROLL
+        for (int p = 0; p < vec; p += 2) {
+            TQ_UNROLL
+            for (int i = 0; i < nop; i++)
+                if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
+            TQ_RF(tq_blas_pair)(op, c, v, site_acc);
+            int o = 0;
+            TQ_UNROLL
+            for (int i = 0; i < nop; i++)
+                if (wr >> i & 1u) {
+                    out[o][cc * vec + p] = v[i][0];
+                    out[o][cc * vec + p + 1] = v[i][1];
+                    TQ_R a0 = v[i][0] < 0 ? -v[i][0] : v[i][0], a1 = v[i][1] < 0 ? -v[i][1] : v[i][1];
+                    a0 = a1 > a0 ? a1 : a0;
+                    m[o] = a0 > m[o] ? a0 : m[o];
+                    o++;
+                }
+        }
+    }
+    TQ_UNROLL
+    for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += (double)site_acc[r];
+}
+
+/* Stores what tq_blas_half_chunks computed, quantized against the site's norms m (the
+ * largest magnitudes over the whole site); store_norm: this thread also writes the norms. */
+TQ_HD void TQ_RF(tq_blas_half_store)(int op, void *const *bufs, const tq_layout *L, int64_t s, int j0, const int nch,
+                                     const int vec, TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], const TQ_R *m,
+                                     int store_norm)
+{
+    const int nop = tq_blas_noperands(op);
+    const unsigned wr = tq_blas_writes(op);
+    int o = 0;
+    TQ_UNROLL
+    for (int i = 0; i < nop; i++)
+        if (wr >> i & 1u) {
+            TQ_R inv = 1;
+            if (L[i].has_norm) {
+                const float mf = (float)m[o];
+                if (store_norm) tq_layout_norm_ptr(bufs[i], &L[i])[s] = mf;
+                inv = mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
+            }
+            TQ_UNROLL
+            for (int cc = 0; cc < nch; cc++) TQ_RF(tq_store_chunk)(bufs[i], &L[i], s, j0 + cc, inv, out[o] + cc * vec);
+            o++;
+        }
+}
+
 /* The whole operation on site s, one storage chunk (2 or 4 reals) at a time so that GPU
  * threads issue one vector load or store per chunk. bufs[i] and L[i] are operand i's
  * buffer and layout; all operands share nreal; vec is the smallest operand vec, and mixed
@@ -114,65 +183,21 @@ TQ_HD void TQ_RF(tq_blas_site_n)(int op, const TQ_R *c, void *const *bufs, const
     TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
     int half_out = 0;
     TQ_UNROLL
-    for (int i = 0; i < nop; i++) {
-        hs[i] = (L[i].prec == 2 && (rd >> i & 1u)) ? TQ_RF(tq_half_scale)(bufs[i], &L[i], s) : 0;
+    for (int i = 0; i < nop; i++)
         if (L[i].prec == 2 && (wr >> i & 1u)) half_out = 1;
-    }
-    TQ_R v[TQ_BLAS_MAX_OPERANDS][2];
-    TQ_R in[TQ_BLAS_MAX_OPERANDS][4], res[TQ_BLAS_MAX_OPERANDS][4] = {{0}};
     if (half_out && !mixed) {
-        /* A half-precision output's norm (the site's largest magnitude) is stored with it, so
-         * it must be known before the first chunk is. Holding a whole site of every output
-         * costs a GPU thread ~100 registers (the 6-operand BiCGstab step ran at 60-70 % of
-         * the bandwidth); instead one pass computes the outputs for their largest magnitudes
-         * only, and a second computes them again, the inputs now in cache, and stores them.
-         * The same arithmetic in the same order: the same values. */
-        TQ_R m[TQ_BLAS_MAX_OPERANDS] = {0}, inv[TQ_BLAS_MAX_OPERANDS];
-        TQ_R no_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
-        TQ_UNROLL
-        for (int pass = 0; pass < 2; pass++) {
-            TQ_UNROLL
-            for (int k0 = 0; k0 < nreal; k0 += vec) {
-                TQ_UNROLL
-                for (int i = 0; i < nop; i++)
-                    if (rd >> i & 1u) TQ_RF(tq_load_chunk)(bufs[i], &L[i], s, k0 / vec, hs[i], in[i]);
-                TQ_UNROLL
-                for (int p = 0; p < vec; p += 2) {
-                    TQ_UNROLL
-                    for (int i = 0; i < nop; i++)
-                        if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
-                    TQ_RF(tq_blas_pair)(op, c, v, pass ? no_acc : site_acc);
-                    TQ_UNROLL
-                    for (int i = 0; i < nop; i++)
-                        if (wr >> i & 1u) {
-                            res[i][p] = v[i][0]; res[i][p + 1] = v[i][1];
-                            TQ_R a0 = v[i][0] < 0 ? -v[i][0] : v[i][0], a1 = v[i][1] < 0 ? -v[i][1] : v[i][1];
-                            a0 = a1 > a0 ? a1 : a0;
-                            m[i] = a0 > m[i] ? a0 : m[i];
-                        }
-                }
-                if (pass) {
-                    TQ_UNROLL
-                    for (int i = 0; i < nop; i++)
-                        if (wr >> i & 1u) TQ_RF(tq_store_chunk)(bufs[i], &L[i], s, k0 / vec, inv[i], res[i]);
-                }
-            }
-            if (!pass) {
-                TQ_UNROLL
-                for (int i = 0; i < nop; i++) {
-                    inv[i] = 1;
-                    if ((wr >> i & 1u) && L[i].has_norm) {
-                        const float mf = (float)m[i];
-                        tq_layout_norm_ptr(bufs[i], &L[i])[s] = mf;
-                        inv[i] = mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
-                    }
-                }
-            }
-        }
-        TQ_UNROLL
-        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += (double)site_acc[r];
+        /* a half-precision output's norm (the site's largest magnitude) is stored with it:
+         * the whole site first, then the stores (a GPU splits the site between two threads
+         * instead, blas_cuda.cu) */
+        TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], m[TQ_BLAS_MAX_WRITTEN];
+        TQ_RF(tq_blas_half_chunks)(op, c, bufs, L, s, 0, nreal / vec, vec, acc, out, m);
+        TQ_RF(tq_blas_half_store)(op, bufs, L, s, 0, nreal / vec, vec, out, m, 1);
         return;
     }
+    TQ_UNROLL
+    for (int i = 0; i < nop; i++) hs[i] = (L[i].prec == 2 && (rd >> i & 1u)) ? TQ_RF(tq_half_scale)(bufs[i], &L[i], s) : 0;
+    TQ_R v[TQ_BLAS_MAX_OPERANDS][2];
+    TQ_R in[TQ_BLAS_MAX_OPERANDS][4], res[TQ_BLAS_MAX_OPERANDS][4] = {{0}};
     /* a converting copy (between vec 2 and vec 4 layouts, into half too) keeps the whole
      * site and stores it at the end */
     TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS];
