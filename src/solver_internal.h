@@ -7,15 +7,15 @@
 #include "field_internal.h"
 #include "tq_tasks.h"
 
-#define TQ_NSNAPSHOTS 3
+#define TQ_NSNAPSHOTS 5
 typedef struct tq_scalars {
     starpu_data_handle_t h;           /* TQ_NSCALARS doubles */
     double buf[TQ_NSCALARS];
     starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
-    /* Snapshots of the scalars: 0 and 1 at the end of iterations, alternating, so that the
-     * host can read iteration k's while iteration k + 1's tasks already update the scalars;
-     * 2 at the end of a (re)start, read while the first iterations after it are queued. */
+    /* Snapshots of the scalars: 0 to 3 at the end of iterations, in turn, so that the host
+     * can read iteration k's while the queued iterations after it already update the
+     * scalars; 4 at the end of a (re)start, read while the iterations after it are queued. */
     starpu_data_handle_t snap[TQ_NSNAPSHOTS];
     double snap_buf[TQ_NSNAPSHOTS][TQ_NSCALARS];
     struct tq_snapshot_mark { starpu_data_handle_t h; double t; } mark[TQ_NSNAPSHOTS];

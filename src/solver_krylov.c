@@ -45,8 +45,10 @@ enum {
 enum { SLOT_B2 = 24, SLOT_GO = 25, SLOT_STOP2 = 26, SLOT_TOL2 = 27 };
 /* The residual's |r|^2 is slot 0 for every method (CG_RR, BI_RR, MR_RR, GCR_RR). */
 enum { SLOT_RR = 0 };
-/* The snapshot a (re)start ends with (iterations alternate between 0 and 1). */
-enum { SNAP_RESTART = 2 };
+/* Iterations queued at most (their snapshots rotate through 0 .. TQ_KRYLOV_QUEUE - 1), and
+ * the snapshot a (re)start ends with. */
+#define TQ_KRYLOV_QUEUE 4
+enum { SNAP_RESTART = TQ_KRYLOV_QUEUE };
 
 struct tq_krylov {
     int bicgstab, mr, gcr, mixed, defect;
@@ -85,9 +87,12 @@ struct tq_krylov {
     int restart_pending, started;
     double t_start_read;     /* when the host read the start's snapshot */
     long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
-    double queued_flops[2];  /* BLAS flops and operator applications of a queued iteration, */
-    long queued_apps[2];     /* counted when it is read (not if it was held back) */
-    int queued_guarded[2];   /* whether its tasks carry the guard */
+    /* per queued iteration (index: its number % TQ_KRYLOV_QUEUE): BLAS flops and operator
+     * applications, counted when it is read (not if it was held back); whether its tasks
+     * carry the guard */
+    double queued_flops[TQ_KRYLOV_QUEUE];
+    long queued_apps[TQ_KRYLOV_QUEUE];
+    int queued_guarded[TQ_KRYLOV_QUEUE];
 };
 
 static double field_reals(const tq_field *f)
@@ -240,7 +245,7 @@ tq_status tq_krylov_status(const tq_krylov *k) { return k->st; }
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }
 
 /* The snapshot the iteration being submitted ends with: set just before its last reduction. */
-static void last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued & 1); }
+static void last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued % TQ_KRYLOV_QUEUE); }
 
 static long fused_iterations;   /* tq_internal_solver_fused_iterations */
 long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_iterations, __ATOMIC_RELAXED); }
@@ -430,31 +435,46 @@ static tq_status submit_iteration(tq_krylov *k)
     return TQ_SUCCESS;
 }
 
+/* Queues the next iteration (the caller opened a chain if any) with its bookkeeping. */
+static tq_status queue_iteration(tq_krylov *k)
+{
+    const double f0 = k->out.blas_flops;
+    const long a0 = k->ops->applications;
+    /* behind a restart not yet read, the iteration is guarded even without pipelining:
+     * the restart may have found the system solved (b = 0) */
+    const int guard = k->pipelined || k->restart_pending ? SLOT_GO + 1 : 0;
+    k->sc->guard = guard;
+    const tq_status st = submit_iteration(k);
+    k->sc->guard = 0;
+    k->sc->snap_next = -1;
+    const int i = (int)(k->queued % TQ_KRYLOV_QUEUE);
+    k->queued_flops[i] = k->out.blas_flops - f0;
+    k->queued_guarded[i] = guard > 0;
+    k->queued_apps[i] = k->ops->applications - a0;
+    k->out.blas_flops = f0;
+    k->queued++;
+    return st;
+}
+
 tq_status tq_krylov_submit(tq_krylov *k)
 {
     if (k->done) return TQ_SUCCESS;
-    const long depth = k->pipelined ? 2 : 1;
-    while (k->queued - k->consumed < depth && k->out.iterations + (k->queued - k->consumed) < k->p.maxiter) {
-        const double f0 = k->out.blas_flops;
-        const long a0 = k->ops->applications;
-        /* behind a restart not yet read, the iteration is guarded even without pipelining:
-         * the restart may have found the system solved (b = 0) */
-        const int guard = k->pipelined || k->restart_pending ? SLOT_GO + 1 : 0;
-        k->sc->guard = guard;
+    /* Pipelined on one block: iterations go in chains of two (StarPU's gap between
+     * dependent tasks is paid once per two iterations), and up to two chains are queued
+     * ahead of the host. The grouping does not depend on TQ_CHAIN: the same arithmetic. */
+    const int group = k->pipelined && k->chained ? 2 : 1;
+    const long depth = k->pipelined ? 2 * group : 1;
+    while (k->queued - k->consumed <= depth - group) {
+        const long room = k->p.maxiter - (k->out.iterations + (k->queued - k->consumed));
+        if (room <= 0) break;
+        const int n = room < group ? (int)room : group;
         if (k->chained) tq_task_chain_begin();
-        tq_status st = submit_iteration(k);
+        tq_status st = TQ_SUCCESS;
+        for (int j = 0; j < n && st == TQ_SUCCESS; j++) st = queue_iteration(k);
         if (k->chained) {
             const int ret = tq_task_chain_end();
             if (ret && st == TQ_SUCCESS) st = tq_error(TQ_ERR_RUNTIME, "%s: submitting an iteration failed (%d)", k->who, ret);
         }
-        k->sc->guard = 0;
-        k->sc->snap_next = -1;
-        const int i = (int)(k->queued & 1);
-        k->queued_flops[i] = k->out.blas_flops - f0;
-        k->queued_guarded[i] = guard > 0;
-        k->queued_apps[i] = k->ops->applications - a0;
-        k->out.blas_flops = f0;
-        k->queued++;
         if (st != TQ_SUCCESS) {
             k->st = st;
             k->done = 1;
@@ -514,7 +534,7 @@ static void progress(const tq_krylov *k, const char *what)
  * iterated |r|^2 into k->rr, progress. */
 static tq_status consume(tq_krylov *k)
 {
-    const int i = (int)(k->consumed & 1);
+    const int i = (int)(k->consumed % TQ_KRYLOV_QUEUE);
     tq_status st = tq_scalars_read_snapshot(k->sc, i, k->s);
     k->consumed++;
     k->out.blas_flops += k->queued_flops[i];
@@ -570,7 +590,7 @@ static tq_status consume(tq_krylov *k)
  * is dropped without being read, and its work is not counted. */
 static void drop_held_back(tq_krylov *k)
 {
-    const int i = (int)(k->consumed & 1);
+    const int i = (int)(k->consumed % TQ_KRYLOV_QUEUE);
     k->ops->applications -= k->queued_apps[i];
     k->consumed++;
 }
@@ -622,11 +642,12 @@ tq_status tq_krylov_check(tq_krylov *k)
         if (st == TQ_SUCCESS) {
             const int below = k->rr <= k->stop2;
             if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || k->out.iterations >= k->p.maxiter)) {
-                /* the update takes the state after everything queued: a queued iteration is
-                 * either held back (below) or evaluated first; convergence is then decided on
-                 * the true residual, at the next check */
-                if (k->queued > k->consumed) {
-                    if (below) drop_held_back(k);
+                /* the update takes the state after everything queued: the queued iterations
+                 * are evaluated first, up to one that reached the tolerance (those after it
+                 * were held back); convergence is then decided on the true residual, at the
+                 * next check */
+                while (st == TQ_SUCCESS && k->queued > k->consumed) {
+                    if (k->rr <= k->stop2) drop_held_back(k);
                     else st = consume(k);
                 }
                 if (st == TQ_SUCCESS) st = reliable_update(k);
