@@ -157,8 +157,10 @@ void tq_scalars_destroy(tq_scalars *sc)
     if (!sc) return;
     for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
     free(sc->partials);
-    starpu_data_unregister(sc->h);
-    for (int i = 0; i < TQ_NSNAPSHOTS; i++) starpu_data_unregister(sc->snap[i]);   /* waits for marks too */
+    /* nothing is read after this: no copy back to the host (a snapshot of a held-back
+     * iteration, never read, would be fetched from the GPU one by one) */
+    starpu_data_unregister_no_coherency(sc->h);
+    for (int i = 0; i < TQ_NSNAPSHOTS; i++) starpu_data_unregister_no_coherency(sc->snap[i]);   /* waits for marks too */
     free(sc);
 }
 

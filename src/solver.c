@@ -323,6 +323,11 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
             S->ds = sloppy ? S->dsw : S->d;
         }
         if (st == TQ_SUCCESS) st = system_start(S, p, pc, normal);
+        if (st == TQ_SUCCESS && n > 1) {
+            tq_krylov_sync_restarts(S->k);
+            st = tq_krylov_status(S->k);
+            if (st == TQ_SUCCESS && tq_krylov_done(S->k)) S->t_done = now();
+        }
         S->st = st;
         if (st == TQ_SUCCESS && !tq_krylov_done(S->k)) nactive++;
     }

@@ -105,6 +105,11 @@ tq_status tq_krylov_check(tq_krylov *k);
 int tq_krylov_done(const tq_krylov *k);
 /* One iteration at a time (the caller works on the solve's fields between iterations). */
 void tq_krylov_no_pipeline(tq_krylov *k);
+/* Each (re)start read as soon as it is queued (the host waits), instead of at the next
+ * check: several systems solved together. Queued restarts let the host run ahead of them
+ * by up to four iterations per system, and with 12 systems a 12-source propagator took
+ * 1.3-1.4 s instead of 0.85 s (H200). */
+void tq_krylov_sync_restarts(tq_krylov *k);
 tq_status tq_krylov_status(const tq_krylov *k);
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
 /* When the iterations began: the start's tasks completed (tq_internal_now's clock). */

@@ -85,6 +85,7 @@ struct tq_krylov {
      * snapshot is read at the next check; until the start's is read, b2 and stop2 are
      * unknown on the host. */
     int restart_pending, started;
+    int sync_restarts;       /* read each restart at once (several systems: tq_krylov_sync_restarts) */
     double t_start_read;     /* when the host read the start's snapshot */
     long queued, consumed;   /* iterations submitted, snapshots read (snapshot = count % 2) */
     /* per queued iteration (index: its number % TQ_KRYLOV_QUEUE): BLAS flops and operator
@@ -625,6 +626,14 @@ static tq_status restart_result(tq_krylov *k)
     return TQ_SUCCESS;
 }
 
+void tq_krylov_sync_restarts(tq_krylov *k)
+{
+    k->sync_restarts = 1;
+    if (k->done || !k->restart_pending) return;
+    k->st = restart_result(k);
+    if (k->st != TQ_SUCCESS || k->rr <= k->stop2) k->done = 1;
+}
+
 tq_status tq_krylov_check(tq_krylov *k)
 {
     if (k->done) return k->st;
@@ -651,6 +660,10 @@ tq_status tq_krylov_check(tq_krylov *k)
                     else st = consume(k);
                 }
                 if (st == TQ_SUCCESS) st = reliable_update(k);
+                if (st == TQ_SUCCESS && k->sync_restarts) {
+                    st = restart_result(k);
+                    converged = st == TQ_SUCCESS && k->rr <= k->stop2;
+                }
             } else {
                 converged = below;
             }
