@@ -464,14 +464,16 @@ tq_status tq_dslash_xpay(const tq_dirac *d, tq_field *out, const tq_field *in, t
     return dslash_common("tq_dslash_xpay", d, out, in, parity, dagger, a, x);
 }
 
-/* On one block the operator's kernels run one after another anyway: as one chain task
- * (tasks/tq_tasks.h) they pay StarPU's task-to-task gap once per application. */
-static tq_status chained(const tq_dirac *d, int begin, tq_status st)
+void tq_internal_chain_begin(int on)
 {
-    if (!tq_internal_dirac_can_fuse(d)) return st;
-    if (begin) { tq_task_chain_begin(); return st; }
+    if (on) tq_task_chain_begin();
+}
+
+tq_status tq_internal_chain_end(int on, tq_status st, const char *who)
+{
+    if (!on) return st;
     const int ret = tq_task_chain_end();
-    return ret && st == TQ_SUCCESS ? tq_error(TQ_ERR_RUNTIME, "operator: task submission failed (%d)", ret) : st;
+    return ret && st == TQ_SUCCESS ? tq_error(TQ_ERR_RUNTIME, "%s: submitting a chain of tasks failed (%d)", who, ret) : st;
 }
 
 tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int dagger)
@@ -483,7 +485,9 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     TQ_CHECK(check_spinor(who, d, out, 0, "out"));
     TQ_CHECK(check_spinor(who, d, in, 0, "in"));
-    chained(d, 1, TQ_SUCCESS);
+    /* on one block the operator's kernels run one after another anyway: as one chain task
+     * they pay StarPU's task-to-task gap once per application */
+    tq_internal_chain_begin(tq_internal_dirac_can_fuse(d));
     tq_status st = TQ_SUCCESS;
     for (int p = 0; p < 2 && st == TQ_SUCCESS; p++) {
         if (!d->clover) {
@@ -494,7 +498,7 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
         st = clover_term(who, d, 0, out, in, p, 0.0, NULL);
         if (st == TQ_SUCCESS) st = hopping(who, d, out, in, p, dagger, -d->p.kappa, out);
     }
-    return chained(d, 0, st);
+    return tq_internal_chain_end(tq_internal_dirac_can_fuse(d), st, who);
 }
 
 /* M_pc (or M_pc^dag) in on parity p. The last kernel is always a hopping term with xpay; an
@@ -531,8 +535,8 @@ static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, 
 static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
                        int dagger, const tq_dirac_epilogue *e)
 {
-    chained(d, 1, TQ_SUCCESS);
-    return chained(d, 0, matpc_tasks(who, d, out, in, p, dagger, e));
+    tq_internal_chain_begin(tq_internal_dirac_can_fuse(d));   /* as in tq_dirac_mat */
+    return tq_internal_chain_end(tq_internal_dirac_can_fuse(d), matpc_tasks(who, d, out, in, p, dagger, e), who);
 }
 
 tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
@@ -593,10 +597,10 @@ tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_fi
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
     if (in == d->pc[parity] || out == d->pc[parity])
         return tq_error(TQ_ERR_INVALID_ARG, "%s: a field is the operator's work field", who);
-    chained(d, 1, TQ_SUCCESS);
+    tq_internal_chain_begin(tq_internal_dirac_can_fuse(d));   /* as in tq_dirac_mat */
     tq_status st = tq_dirac_matpc(d, d->pc[parity], in, parity, 0);
     if (st == TQ_SUCCESS) st = tq_dirac_matpc(d, out, d->pc[parity], parity, 1);
-    return chained(d, 0, st);
+    return tq_internal_chain_end(tq_internal_dirac_can_fuse(d), st, who);
 }
 
 tq_status tq_dirac_clover(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,

@@ -57,6 +57,11 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
+/* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one
+ * chain task. end returns st, or TQ_ERR_RUNTIME naming who if st was a success and the
+ * chain's submission failed. */
+void tq_internal_chain_begin(int on);
+tq_status tq_internal_chain_end(int on, tq_status st, const char *who);
 tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                                            int dagger, const tq_dirac_epilogue *e);
 

@@ -469,13 +469,10 @@ tq_status tq_krylov_submit(tq_krylov *k)
         const long room = k->p.maxiter - (k->out.iterations + (k->queued - k->consumed));
         if (room <= 0) break;
         const int n = room < group ? (int)room : group;
-        if (k->chained) tq_task_chain_begin();
+        tq_internal_chain_begin(k->chained);
         tq_status st = TQ_SUCCESS;
         for (int j = 0; j < n && st == TQ_SUCCESS; j++) st = queue_iteration(k);
-        if (k->chained) {
-            const int ret = tq_task_chain_end();
-            if (ret && st == TQ_SUCCESS) st = tq_error(TQ_ERR_RUNTIME, "%s: submitting an iteration failed (%d)", k->who, ret);
-        }
+        st = tq_internal_chain_end(k->chained, st, k->who);
         if (st != TQ_SUCCESS) {
             k->st = st;
             k->done = 1;
