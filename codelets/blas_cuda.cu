@@ -101,8 +101,8 @@ __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC)) b
 
 /* Reductions: each thread accumulates a fixed subset of sites (the grid depends only on n
  * and the device model), the block combines in a fixed tree, and reduce_final combines
- * the blocks in a fixed order too, so the partial sum is reproducible bit for bit on a
- * given kind of GPU. */
+ * the blocks in a fixed order too (block_results, reduce_cuda.cuh), so the partial sum is
+ * reproducible bit for bit on a given kind of GPU. */
 template <int OP, int PREC, int NREAL>
 __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC)) reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
 {
@@ -124,17 +124,18 @@ __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC)) r
         for (int r = 0; r < nres; r++) scratch[blockIdx.x * TQ_BLAS_MAX_RESULTS + r] = sh[r][0];
 }
 
-__global__ void reduce_final(const double *scratch, int nblocks, int nres, double *partial)
+__global__ void __launch_bounds__(TQ_FINAL_THREADS) reduce_final(const double *scratch, int nblocks, int nres, double *partial)
 {
-    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
-    block_results(scratch, nblocks, nres, TQ_BLAS_MAX_RESULTS, sh);
-    if (threadIdx.x < TQ_BLAS_MAX_RESULTS) partial[threadIdx.x] = threadIdx.x < nres ? sh[threadIdx.x][0] : 0.0;
+    double sum[TQ_BLAS_MAX_RESULTS];
+    block_results<TQ_BLAS_MAX_RESULTS>(scratch, nblocks, nres, TQ_BLAS_MAX_RESULTS, sum);
+    if (threadIdx.x == 0)
+        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < nres ? sum[r] : 0.0;
 }
 
 /* A fused reduction's end (tq_blas_args.fused): the sums go to the solver scalars and the
  * scalar program runs here, on the GPU, so no partial sum travels to a CPU and back; then
  * the snapshot copy, if any. A frozen task (its guard) only copies the snapshot. */
-__global__ void reduce_final_scalars(const double *scratch, int nblocks, tq_blas_args a, double *scal, double *snap)
+__global__ void __launch_bounds__(TQ_FINAL_THREADS) reduce_final_scalars(const double *scratch, int nblocks, tq_blas_args a, double *scal, double *snap)
 {
     reduce_into_scalars<TQ_BLAS_MAX_RESULTS>(scratch, nblocks, tq_blas_nresults(a.op), TQ_BLAS_MAX_RESULTS,
                                              tq_blas_frozen(&a, scal), a.guard, a.dst, a.prog, a.nprog, scal, snap);
@@ -187,10 +188,10 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
     int grid = (int)(want < resident ? (want > 0 ? want : 1) : resident);
     reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch, scal);
     if (a->fused) {
-        reduce_final_scalars<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, *a, scal, snap);
+        reduce_final_scalars<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, *a, scal, snap);
     } else {
         double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_partial(a)]);
-        reduce_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
+        reduce_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
         if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap);
     }
 }

@@ -81,7 +81,7 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
     }
 }
 
-__global__ void epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
+__global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
 {
     reduce_into_scalars<TQ_EPI_MAX_RESULTS>(scratch, nblocks, tq_epilogue_nresults(e.kind), TQ_EPI_MAX_RESULTS,
                                             tq_epilogue_frozen(&e, scal), e.guard, e.dst, e.prog, e.nprog, scal, snap);
@@ -165,7 +165,7 @@ static void interior_epilogue_cuda(void *buffers[], const tq_wilson_args *a, con
 #undef LAUNCH_E
     /* nothing to sum or copy: no second kernel */
     if (tq_epilogue_nresults(epi) || a->epi.nprog || snap)
-        epilogue_final<<<1, TQ_REDUCE_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
+        epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
     check_launch();
 }
 
