@@ -7,7 +7,7 @@
 # together vs one after another, on the GPU alone and on GPU + CPU workers. Each run solves
 # once untimed first (--warmup: the first solves in a process allocate their work fields'
 # device memory, about 50 ms at 32^4). Full outputs under $OUT, a table on stdout.
-# Usage: [KAPPAS="0.125 0.140"] [INVS="bicgstab cg"] [MODES="double single-rel ..."] [PROP=1]
+# Usage: [NSRC=12] [KAPPAS="0.125 0.140"] [INVS="bicgstab cg"] [MODES="double single-rel ..."] [PROP=1]
 #        [GAUGE=FILE | WEAK=EPS] [THERM=N] bash bench/solver-bench.sh [X Y Z T]
 # The gauge field: the propagator's default, a quenched beta 6.0 configuration (THERM sweeps
 # of 1 heat bath + 4 overrelaxation, default 100, generated on the GPU by the first run and
@@ -16,19 +16,23 @@ set -u
 source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}
 tq="$top/build/.libs/taskqcd"
-# one line per run: kappa inverter mode iterations reliable-updates true-residual seconds GFLOPS,
-# then the iterations alone (QUDA's solver time): seconds, GFLOPS
+# one line per run: kappa inverter mode, then the median over the run's solves (NSRC point
+# sources solved one after another in one process; a single solve varies by about 5 % from
+# process to process) of iterations, reliable updates, seconds, GFLOPS, and over the
+# iterations alone (QUDA's solver time) seconds and GFLOPS; the largest true residual
 row() {
-    awk -v k="$1" -v i="$2" -v m="$3" '
-        /"source": 0/ { match($0, /"iterations": [0-9]+/); it = substr($0, RSTART + 14, RLENGTH - 14)
-                        match($0, /"reliable_updates": [0-9]+/); ru = substr($0, RSTART + 20, RLENGTH - 20)
-                        match($0, /"true_residual": [0-9.e+-]+/); tr = substr($0, RSTART + 17, RLENGTH - 17)
-                        match($0, /"seconds": [0-9.e+-]+/); s = substr($0, RSTART + 11, RLENGTH - 11)
-                        match($0, /"gflops": [0-9.e+-]+/); g = substr($0, RSTART + 10, RLENGTH - 10)
-                        match($0, /"iter_seconds": [0-9.e+-]+/); is = substr($0, RSTART + 16, RLENGTH - 16)
-                        match($0, /"iter_gflops": [0-9.e+-]+/); ig = substr($0, RSTART + 15, RLENGTH - 15) }
-        END { if (it == "") printf "%-6s %-9s %-11s failed\n", k, i, m
-              else printf "%-6s %-9s %-11s %6s %4s %10s %9s %9s %9s %9s\n", k, i, m, it, ru, tr, s, g, is, ig }' "$4"
+    python3 - "$@" <<'PY'
+import json, statistics, sys
+k, inv, mode, f = sys.argv[1:5]
+try:
+    solves = json.load(open(f))["solves"]
+except Exception:
+    print("%-6s %-9s %-11s failed" % (k, inv, mode)); sys.exit()
+med = lambda key: statistics.median(s[key] for s in solves)
+print("%-6s %-9s %-11s %6d %4d %10.3e %9.6f %9.1f %9.6f %9.1f  (%d solves)" % (
+    k, inv, mode, round(med("iterations")), round(med("reliable_updates")), max(s["true_residual"] for s in solves),
+    med("seconds"), med("gflops"), med("iter_seconds"), med("iter_gflops"), len(solves)))
+PY
 }
 export TASKQCD_CACHE="${TASKQCD_CACHE:-$out/cache}"
 if [ -n "${GAUGE:-}" ]; then src=(--gauge "$GAUGE"); gdesc=$GAUGE
@@ -37,11 +41,12 @@ else src=(--dim $dims --therm "${THERM:-100}"); gdesc="quenched beta 6.0 (${THER
 fi
 echo "dims $dims, clover c_sw 1, $gdesc, recon 12 (sloppy recon 12), direct-pc, one source"
 "$tq" dslash --dim $dims --dslash-type clover --prec double,single,half --recon 12 --test matpc,matpcdagmatpc \
-    --where cuda --niter 50 --no-check > "$out/matpc.txt" 2>&1
+    --where cuda --niter 200 --no-check > "$out/matpc.txt" 2>&1
 echo "the even-odd operator alone (taskqcd dslash, recon 12; the rate the solver rates compare with):"
 awk '/^taskqcd dslash:/ { t = $0; sub(/.*even-odd\) /, "", t); sub(/,.*/, "", t)
                          p = $0; sub(/.*\(1\), /, "", p); sub(/, kappa.*/, "", p) }
      /time .* per application/ { printf "  %-14s %-16s %s ms  %s GFLOPS\n", t, p, $2, $6 }' "$out/matpc.txt"
+echo "medians over NSRC=${NSRC:-12} solves per run (one after another):"
 echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS  it-secs  it-GFLOPS"
 for kappa in ${KAPPAS:-0.125 0.140}; do
     for inv in ${INVS:-bicgstab cg}; do
@@ -54,8 +59,8 @@ for kappa in ${KAPPAS:-0.125 0.140}; do
                 half) args=(--prec half --tol 1e-3) ;;
             esac
             f="$out/solve_${kappa}_${inv}_${mode}.json"
-            timeout 300 "$tq" propagator "${src[@]}" --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc 1 \
-                --warmup --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
+            timeout 300 "$tq" propagator "${src[@]}" --kappa "$kappa" --inv-type "$inv" "${args[@]}" --nsrc "${NSRC:-12}" \
+                --batch 1 --warmup --maxiter 5000 --where cuda --json --quiet > "$f" 2> "${f%.json}.err"
             row "$kappa" "$inv" "$mode" "$f"
         done
     done
