@@ -4,6 +4,7 @@
 #include "config.h"
 #include "tq_codelets.h"
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include "reduce_cuda.cuh"
@@ -40,44 +41,157 @@ __device__ __forceinline__ void site_op(const tq_blas_args &a, const double *c, 
     }
 }
 
-/* The grid's threads over the n sites. Half-precision outputs: two threads per site (the
- * half-warps of a warp share 16 sites, one taking chunks 0-2 and the other 3-5), which
- * combine their largest magnitudes for the site's norm with one shuffle before storing. A
- * thread holding a whole site of every output needs too many registers; computing the
- * outputs twice instead (once for the norms) re-read 15 % of the inputs from memory.
- * Otherwise one thread per site. */
+/* Operations that write single- or half-precision fields: two threads per site (the
+ * half-warps of a warp share 16 sites, one taking chunks 0-2 and the other 3-5). For half
+ * precision they combine their largest magnitudes for the site's norm with one shuffle
+ * before storing; a thread holding a whole site of every output needs too many registers,
+ * and computing the outputs twice instead (once for the norms) re-read 15 % of the inputs
+ * from memory.
+ *
+ * The loads are staged in shared memory with cp.async, two rounds of the grid-stride loop
+ * deep: the next round's loads are in flight while this round computes. Loading into
+ * registers left too few bytes in flight at the occupancy the registers allow: BiCGstab's
+ * x/r/p pass (6 fields read, 3 written, 32^4, H200, stand-alone kernels) took 86 us in
+ * half precision against 70 us staged and 60 us for 9 plain streams; in single precision,
+ * one thread per site with 216 registers, 133 us against 107 us at the copy rate. Each
+ * thread reads back only what it staged itself, so no barrier is needed. */
+template <int PREC>
+struct staged_word { typedef float4 type; };   /* one chunk: 4 floats */
+template <>
+struct staged_word<2> { typedef uint2 type; };  /* 4 16-bit values */
+
+template <int OP, int PREC, int NREAL>
+__host__ __device__ constexpr bool staged_sites_apply(void)
+{
+    return (PREC == 2 || PREC == 4) && NREAL > 0 && NREAL % 8 == 0;
+}
+
+/* Dynamic shared memory of a staged kernel: two stages of every read operand's chunks (and
+ * norms, half precision) for each thread. */
+template <int PREC>
+static size_t staged_bytes(int op, int nreal)
+{
+    const int nread = __builtin_popcount(tq_blas_reads(op));
+    const size_t per_thread = (size_t)nreal / 8 * sizeof(typename staged_word<PREC>::type) + (PREC == 2 ? sizeof(float) : 0);
+    return 2 * (size_t)nread * TQ_REDUCE_THREADS * per_thread;
+}
+extern __shared__ __align__(16) unsigned char tq_blas_stage[];
+
+template <int OP, int PREC, int NREAL>
+__device__ __forceinline__ void staged_sites(const double *c, const blas_bufs &b, int64_t n, int64_t stride,
+                                             double *acc)
+{
+    typedef typename staged_word<PREC>::type word;
+    constexpr int VEC = 4, NCH = NREAL / VEC / 2, T = TQ_REDUCE_THREADS, HALF = PREC == 2;
+    const int nop = tq_blas_noperands(OP);
+    const unsigned rd = tq_blas_reads(OP), wr = tq_blas_writes(OP);
+    const int nread = __popc(rd);
+    word *words = (word *)tq_blas_stage;                      /* [stage][read operand][chunk][thread] */
+    float *norms = (float *)(words + 2 * nread * NCH * T);    /* [stage][read operand][thread], half */
+    tq_layout L[TQ_BLAS_MAX_OPERANDS];
+#pragma unroll
+    for (int i = 0; i < TQ_BLAS_MAX_OPERANDS; i++) {
+        L[i].prec = PREC;
+        L[i].nreal = NREAL;
+        L[i].vec = VEC;
+        L[i].has_norm = HALF;
+        L[i].stride = stride;
+    }
+    float cf[TQ_BLAS_MAX_COEFS];
+#pragma unroll
+    for (int k = 0; k < TQ_BLAS_MAX_COEFS; k++) cf[k] = (float)c[k];
+    const int t = threadIdx.x, lane = t & 31, h = lane >> 4;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x / 2;   /* a multiple of 16 */
+    /* the loads of the round at sites from base into stage st; one commit per round */
+    auto stage = [&](int64_t base, int st) {
+        const int64_t s = base + (lane & 15);
+        if (s < n) {
+            int k = 0;
+#pragma unroll
+            for (int i = 0; i < nop; i++)
+                if (rd >> i & 1u) {
+                    if (HALF)
+                        __pipeline_memcpy_async(&norms[(st * nread + k) * T + t], tq_layout_norm_cptr(b.p[i], &L[i]) + s,
+                                                sizeof(float));
+#pragma unroll
+                    for (int cc = 0; cc < NCH; cc++)
+                        __pipeline_memcpy_async(&words[((st * nread + k) * NCH + cc) * T + t],
+                                                (const word *)b.p[i] + (int64_t)(h * NCH + cc) * stride + s, sizeof(word));
+                    k++;
+                }
+        }
+        __pipeline_commit();
+    };
+    int64_t base = (blockIdx.x * (int64_t)blockDim.x + t - lane) / 2;
+    stage(base, 0);
+    /* warp-uniform loop: the shuffle needs every lane */
+    for (int st = 0; base < n; base += step, st ^= 1) {
+        stage(base + step, st ^ 1);
+        __pipeline_wait_prior(1);
+        const int64_t s = base + (lane & 15);
+        const int active = s < n;
+        if constexpr (HALF) {
+            float out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], m[TQ_BLAS_MAX_WRITTEN] = {0, 0, 0};
+            if (active) {
+                float hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4], site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+                int k = 0;
+#pragma unroll
+                for (int i = 0; i < nop; i++)
+                    if (rd >> i & 1u) hs[i] = tq_half_scale_of_norm_f(norms[(st * nread + k++) * T + t]);
+#pragma unroll
+                for (int cc = 0; cc < NCH; cc++) {
+                    k = 0;
+#pragma unroll
+                    for (int i = 0; i < nop; i++)
+                        if (rd >> i & 1u) tq_half_chunk4_values_f(words[((st * nread + k++) * NCH + cc) * T + t], hs[i], in[i]);
+                    tq_blas_half_chunk_f(OP, cf, in, cc, VEC, site_acc, out, m);
+                }
+#pragma unroll
+                for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += (double)site_acc[r];
+            }
+#pragma unroll
+            for (int o = 0; o < TQ_BLAS_MAX_WRITTEN; o++) m[o] = fmaxf(m[o], __shfl_xor_sync(0xffffffffu, m[o], 16));
+            if (active) tq_blas_half_store_f(OP, b.p, L, s, h * NCH, NCH, VEC, out, m, h == 0);
+        } else if (active) {
+            /* single precision: arithmetic in double, as tq_blas_site_n; each chunk stored
+             * when computed */
+            double in[TQ_BLAS_MAX_OPERANDS][4], v[TQ_BLAS_MAX_OPERANDS][2], site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+#pragma unroll
+            for (int cc = 0; cc < NCH; cc++) {
+                int k = 0;
+#pragma unroll
+                for (int i = 0; i < nop; i++)
+                    if (rd >> i & 1u) {
+                        const float4 w = words[((st * nread + k++) * NCH + cc) * T + t];
+                        in[i][0] = w.x; in[i][1] = w.y; in[i][2] = w.z; in[i][3] = w.w;
+                    }
+#pragma unroll
+                for (int p = 0; p < VEC; p += 2) {
+                    tq_blas_chunk_pair(OP, c, in, p, v, site_acc);
+#pragma unroll
+                    for (int i = 0; i < nop; i++)
+                        if (wr >> i & 1u) { in[i][p] = v[i][0]; in[i][p + 1] = v[i][1]; }
+                }
+#pragma unroll
+                for (int i = 0; i < nop; i++)
+                    if (wr >> i & 1u) tq_store_chunk(b.p[i], &L[i], s, h * NCH + cc, 1, in[i]);
+            }
+#pragma unroll
+            for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += site_acc[r];
+        }
+    }
+    __pipeline_wait_prior(0);
+}
+
+/* The grid's threads over the n sites: staged_sites for operations with outputs in single
+ * or half precision, otherwise one thread per site. */
 template <int OP, int PREC, int NREAL>
 __device__ __forceinline__ void all_sites(const tq_blas_args &a, const double *c, const blas_bufs &b, int64_t n,
                                           double *acc)
 {
-    constexpr int VEC = PREC == 8 || NREAL % 4 ? 2 : 4;
-    if constexpr (PREC == 2 && NREAL > 0 && (NREAL / VEC) % 2 == 0) {
+    if constexpr (staged_sites_apply<OP, PREC, NREAL>()) {
         if (tq_blas_writes(OP)) {
-            constexpr int NCH = NREAL / VEC / 2;
-            tq_layout L[TQ_BLAS_MAX_OPERANDS];
-#pragma unroll
-            for (int i = 0; i < TQ_BLAS_MAX_OPERANDS; i++) {
-                L[i].prec = 2;
-                L[i].nreal = NREAL;
-                L[i].vec = VEC;
-                L[i].has_norm = 1;
-                L[i].stride = a.L[0].stride;
-            }
-            float cf[TQ_BLAS_MAX_COEFS];
-#pragma unroll
-            for (int k = 0; k < TQ_BLAS_MAX_COEFS; k++) cf[k] = (float)c[k];
-            const int lane = threadIdx.x & 31, h = lane >> 4;
-            const int64_t step = (int64_t)gridDim.x * blockDim.x / 2;   /* a multiple of 16 */
-            /* warp-uniform loop: the shuffle needs every lane */
-            for (int64_t base = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x - lane) / 2; base < n; base += step) {
-                const int64_t s = base + (lane & 15);
-                const int active = s < n;
-                float out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], m[TQ_BLAS_MAX_WRITTEN] = {0, 0, 0};
-                if (active) tq_blas_half_chunks_f(OP, cf, b.p, L, s, h * NCH, NCH, VEC, acc, out, m);
-#pragma unroll
-                for (int o = 0; o < TQ_BLAS_MAX_WRITTEN; o++) m[o] = fmaxf(m[o], __shfl_xor_sync(0xffffffffu, m[o], 16));
-                if (active) tq_blas_half_store_f(OP, b.p, L, s, h * NCH, NCH, VEC, out, m, h == 0);
-            }
+            staged_sites<OP, PREC, NREAL>(c, b, n, a.L[0].stride, acc);
             return;
         }
     }
@@ -86,11 +200,13 @@ __device__ __forceinline__ void all_sites(const tq_blas_args &a, const double *c
 }
 
 /* Half precision: at most 80 registers, 3 blocks per SM (the x/r/p pass of BiCGstab took
- * 117 registers otherwise, and 124 us instead of 109 at 32^4 on an H100; 4 blocks spilled). */
-#define TQ_BLAS_MIN_BLOCKS(PREC) ((PREC) == 2 ? 3 : 1)
+ * 117 registers otherwise, and 124 us instead of 109 at 32^4 on an H100; 4 blocks
+ * spilled); staged kernels: at most 128, 2 blocks (their shared memory allows 2 blocks of
+ * BiCGstab's x/r/p pass in half precision, 1 in single). */
+#define TQ_BLAS_MIN_BLOCKS(PREC, STAGED) ((STAGED) ? 2 : (PREC) == 2 ? 3 : 1)
 
 template <int OP, int PREC, int NREAL>
-__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC)) blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
+__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC, (staged_sites_apply<OP, PREC, NREAL>()))) blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
 {
     if (tq_blas_frozen(&a, scal)) return;
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
@@ -104,7 +220,7 @@ __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC)) b
  * the blocks in a fixed order too (block_results, reduce_cuda.cuh), so the partial sum is
  * reproducible bit for bit on a given kind of GPU. */
 template <int OP, int PREC, int NREAL>
-__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC)) reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
+__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC, (staged_sites_apply<OP, PREC, NREAL>()))) reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     if (tq_blas_frozen(&a, scal)) return;   /* the final kernel ignores the scratch then */
@@ -147,46 +263,52 @@ __global__ void copy_snapshot(const double *scal, double *snap)
     if (threadIdx.x < TQ_NSCALARS) snap[threadIdx.x] = scal[threadIdx.x];
 }
 
-/* Thread blocks of a reduction kernel that the device runs at once: the grid of a large
- * reduction is exactly one full wave (a grid of a fixed 1024 blocks left a second, partly
- * filled wave wherever the register count allowed fewer than 8 blocks per SM). Cached per
- * device; each device is driven by one worker thread. */
-template <int OP, int PREC, int NREAL>
-static int64_t reduce_resident_blocks(void)
+/* Thread blocks of kernel k (with smem bytes of dynamic shared memory, which become its
+ * limit) that the device runs at once: the grid of a large reduction is exactly one full
+ * wave (a grid of a fixed 1024 blocks left a second, partly filled wave wherever the
+ * register count allowed fewer than 8 blocks per SM), and so is a staged kernel's grid.
+ * Cached per device in cache[]; each device is driven by one worker thread. */
+template <class K>
+static int64_t resident_blocks(K k, size_t smem, int *cache)
 {
-    static int cached[STARPU_MAXCUDADEVS];
     int dev = 0;
     cudaGetDevice(&dev);
     if (dev < 0 || dev >= STARPU_MAXCUDADEVS) return TQ_REDUCE_MAX_BLOCKS / 4;
-    if (!cached[dev]) {
+    if (!cache[dev]) {
         int per_sm = 0, sms = 0;
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reduce_kernel<OP, PREC, NREAL>,
-                                                      TQ_REDUCE_THREADS, 0);
+        if (smem) cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, TQ_REDUCE_THREADS, smem);
         cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
         int64_t n = (int64_t)(per_sm > 0 ? per_sm : 1) * (sms > 0 ? sms : 1);
-        cached[dev] = (int)(n < TQ_REDUCE_MAX_BLOCKS ? n : TQ_REDUCE_MAX_BLOCKS);
+        cache[dev] = (int)(n < TQ_REDUCE_MAX_BLOCKS ? n : TQ_REDUCE_MAX_BLOCKS);
     }
-    return cached[dev];
+    return cache[dev];
 }
 
 template <int OP, int PREC, int NREAL>
 static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
                    cudaStream_t stream)
 {
-    const int64_t threads = PREC == 2 && NREAL > 0 && tq_blas_writes(OP) ? 2 * n : n;   /* all_sites */
+    constexpr bool staged = staged_sites_apply<OP, PREC, NREAL>();
+    const size_t smem = staged && tq_blas_writes(OP) ? staged_bytes<PREC>(OP, NREAL) : 0;
+    const int64_t threads = smem ? 2 * n : n;   /* all_sites */
     int64_t want = (threads + TQ_REDUCE_THREADS - 1) / TQ_REDUCE_THREADS;
+    if (want < 1) want = 1;
     double *scal = a->use_scalars ? (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a)]) : NULL;
     double *snap = scal && a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a) + 1]) : NULL;
     if (tq_blas_nresults(OP) == 0) {
-        int grid = (int)(want < 65535 ? (want > 0 ? want : 1) : 65535);
-        blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scal);
+        static int cache[STARPU_MAXCUDADEVS];
+        const int64_t cap = smem ? resident_blocks(blas_kernel<OP, PREC, NREAL>, smem, cache) : 65535;
+        const int grid = (int)(want < cap ? want : cap);
+        blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, smem, stream>>>(*a, b, n, scal);
         if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap);
         return;
     }
+    static int cache[STARPU_MAXCUDADEVS];
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scratch(a)]);
-    int64_t resident = reduce_resident_blocks<OP, PREC, NREAL>();
-    int grid = (int)(want < resident ? (want > 0 ? want : 1) : resident);
-    reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, 0, stream>>>(*a, b, n, scratch, scal);
+    const int64_t resident = resident_blocks(reduce_kernel<OP, PREC, NREAL>, smem, cache);
+    const int grid = (int)(want < resident ? want : resident);
+    reduce_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, smem, stream>>>(*a, b, n, scratch, scal);
     if (a->fused) {
         reduce_final_scalars<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, *a, scal, snap);
     } else {

@@ -99,18 +99,58 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
     }
 }
 
+/* Pair p (reals p, p + 1) of a loaded chunk (in[i]: operand i's vec reals): the read
+ * operands' values into v, then the operation; the written operands' new values are left
+ * in v. */
+TQ_HD void TQ_RF(tq_blas_chunk_pair)(int op, const TQ_R *c, TQ_R in[TQ_BLAS_MAX_OPERANDS][4], int p,
+                                     TQ_R v[TQ_BLAS_MAX_OPERANDS][2], TQ_R *acc)
+{
+    const int nop = tq_blas_noperands(op);
+    const unsigned rd = tq_blas_reads(op);
+    TQ_UNROLL
+    for (int i = 0; i < nop; i++)
+        if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
+    TQ_RF(tq_blas_pair)(op, c, v, acc);
+}
+
+/* Chunk cc of a site whose outputs are half precision, its values loaded into in: the
+ * written operands' new values go to out (row o for the o-th written operand, from column
+ * cc * vec), their largest magnitudes into m, the reductions into site_acc. */
+TQ_HD void TQ_RF(tq_blas_half_chunk)(int op, const TQ_R *c, TQ_R in[TQ_BLAS_MAX_OPERANDS][4], int cc, const int vec,
+                                     TQ_R *site_acc, TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], TQ_R *m)
+{
+    const int nop = tq_blas_noperands(op);
+    const unsigned wr = tq_blas_writes(op);
+    TQ_R v[TQ_BLAS_MAX_OPERANDS][2];
+    TQ_UNROLL
+    for (int p = 0; p < vec; p += 2) {
+        TQ_RF(tq_blas_chunk_pair)(op, c, in, p, v, site_acc);
+        int o = 0;
+        TQ_UNROLL
+        for (int i = 0; i < nop; i++)
+            if (wr >> i & 1u) {
+                out[o][cc * vec + p] = v[i][0];
+                out[o][cc * vec + p + 1] = v[i][1];
+                TQ_R a0 = v[i][0] < 0 ? -v[i][0] : v[i][0], a1 = v[i][1] < 0 ? -v[i][1] : v[i][1];
+                a0 = a1 > a0 ? a1 : a0;
+                m[o] = a0 > m[o] ? a0 : m[o];
+                o++;
+            }
+    }
+}
+
 /* Chunks j0 .. j0 + nch - 1 (vec reals each) of site s for an operation whose outputs are
- * half precision (every operand half, with norms): the written operands' values go to out
- * (row o for the o-th written operand, chunk by chunk from j0), their largest magnitudes to
- * m, the reductions to acc. The norms are the largest magnitudes over the whole site, so
- * a site split between threads combines their m before tq_blas_half_store. */
+ * half precision (every operand half, with norms): tq_blas_half_chunk on each, with m
+ * starting at 0 and the reductions added to acc. The norms are the largest magnitudes over
+ * the whole site, so a site split between threads combines their m before
+ * tq_blas_half_store. */
 TQ_HD void TQ_RF(tq_blas_half_chunks)(int op, const TQ_R *c, void *const *bufs, const tq_layout *L, int64_t s,
                                       int j0, const int nch, const int vec, double *acc,
                                       TQ_R out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], TQ_R *m)
 {
     const int nop = tq_blas_noperands(op);
-    const unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
-    TQ_R hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4], v[TQ_BLAS_MAX_OPERANDS][2];
+    const unsigned rd = tq_blas_reads(op);
+    TQ_R hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4];
     TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
     TQ_UNROLL
     for (int i = 0; i < nop; i++) hs[i] = (rd >> i & 1u) ? TQ_RF(tq_half_scale)(bufs[i], &L[i], s) : 0;
@@ -121,24 +161,7 @@ TQ_HD void TQ_RF(tq_blas_half_chunks)(int op, const TQ_R *c, void *const *bufs, 
         TQ_UNROLL
         for (int i = 0; i < nop; i++)
             if (rd >> i & 1u) TQ_RF(tq_load_chunk)(bufs[i], &L[i], s, j0 + cc, hs[i], in[i]);
-        TQ_UNROLL
-        for (int p = 0; p < vec; p += 2) {
-            TQ_UNROLL
-            for (int i = 0; i < nop; i++)
-                if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
-            TQ_RF(tq_blas_pair)(op, c, v, site_acc);
-            int o = 0;
-            TQ_UNROLL
-            for (int i = 0; i < nop; i++)
-                if (wr >> i & 1u) {
-                    out[o][cc * vec + p] = v[i][0];
-                    out[o][cc * vec + p + 1] = v[i][1];
-                    TQ_R a0 = v[i][0] < 0 ? -v[i][0] : v[i][0], a1 = v[i][1] < 0 ? -v[i][1] : v[i][1];
-                    a0 = a1 > a0 ? a1 : a0;
-                    m[o] = a0 > m[o] ? a0 : m[o];
-                    o++;
-                }
-        }
+        TQ_RF(tq_blas_half_chunk)(op, c, in, cc, vec, site_acc, out, m);
     }
     TQ_UNROLL
     for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) acc[r] += (double)site_acc[r];
@@ -217,10 +240,7 @@ TQ_HD void TQ_RF(tq_blas_site_n)(int op, const TQ_R *c, void *const *bufs, const
             }
         TQ_UNROLL
         for (int p = 0; p < vec; p += 2) {
-            TQ_UNROLL
-            for (int i = 0; i < nop; i++)
-                if (rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
-            TQ_RF(tq_blas_pair)(op, c, v, site_acc);
+            TQ_RF(tq_blas_chunk_pair)(op, c, in, p, v, site_acc);
             for (int i = 0; i < nop; i++)
                 if (wr >> i & 1u) { res[i][p] = v[i][0]; res[i][p + 1] = v[i][1]; }
         }

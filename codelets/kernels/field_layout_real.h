@@ -3,12 +3,31 @@
  * the arithmetic type of a kernel is chosen by the name it calls, the stored bytes are the
  * same. No include guard on purpose. */
 
+/* Scale that turns the integer q of a site with norm `norm` into its value. */
+TQ_HD TQ_R TQ_RF(tq_half_scale_of_norm)(float norm)
+{
+    return (TQ_R)norm / (TQ_R)TQ_HALF_SCALE;
+}
+
 /* Scale that turns the integer q of site s into its value (half precision only). */
 TQ_HD TQ_R TQ_RF(tq_half_scale)(const void *buf, const tq_layout *L, int64_t s)
 {
-    return L->has_norm ? (TQ_R)tq_layout_norm_cptr(buf, L)[s] / (TQ_R)TQ_HALF_SCALE
+    return L->has_norm ? TQ_RF(tq_half_scale_of_norm)(tq_layout_norm_cptr(buf, L)[s])
                        : (TQ_R)1.0 / (TQ_R)TQ_HALF_SCALE;
 }
+
+#ifdef __CUDACC__
+/* The 4 values of a half-precision chunk from its two stored words (a GPU thread that
+ * loaded the words itself, or staged them in shared memory: blas_cuda.cu). */
+__device__ __forceinline__ void TQ_RF(tq_half_chunk4_values)(uint2 w, TQ_R half_scale, TQ_R *v)
+{
+    float f[4];
+    tq_half_word_unpack(w.x, f, f + 1);
+    tq_half_word_unpack(w.y, f + 2, f + 3);
+    TQ_UNROLL
+    for (int c = 0; c < 4; c++) v[c] = (TQ_R)f[c] * half_scale;
+}
+#endif
 
 /* Chunk j of site s (reals j*vec .. j*vec+vec-1). One vector load per chunk on GPUs
  * (double2, float4/float2, 8- or 4-byte words of 16-bit values): each thread reads whole 8- or 16-byte words
@@ -26,16 +45,14 @@ TQ_HD void TQ_RF(tq_load_chunk)(const void *buf, const tq_layout *L, int64_t s, 
         else { float2 f = ((const float2 *)buf)[i]; v[0] = f.x; v[1] = f.y; }
     } else {
 #ifdef __CUDA_ARCH__
-        float f[4];
         if (L->vec == 4) {
-            const uint2 w = ((const uint2 *)buf)[i];
-            tq_half_word_unpack(w.x, f, f + 1);
-            tq_half_word_unpack(w.y, f + 2, f + 3);
+            TQ_RF(tq_half_chunk4_values)(((const uint2 *)buf)[i], half_scale, v);
         } else {
+            float f[2];
             tq_half_word_unpack(((const unsigned *)buf)[i], f, f + 1);
+            v[0] = (TQ_R)f[0] * half_scale;
+            v[1] = (TQ_R)f[1] * half_scale;
         }
-        TQ_UNROLL
-        for (int c = 0; c < L->vec; c++) v[c] = (TQ_R)f[c] * half_scale;
 #else
         const uint16_t *u = (const uint16_t *)buf + i * L->vec;
         TQ_UNROLL
