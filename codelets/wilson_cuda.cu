@@ -45,9 +45,10 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
     if (tq_epilogue_frozen(&a.epi, scal)) return;
     const double c[2] = {tq_epilogue_coefficient(&a.epi, scal), tq_epilogue_coefficient_im(&a.epi, scal)};
     const float cf[2] = {(float)c[0], (float)c[1]};
-    double acc[NSH];
+    /* each thread's totals live in its column of sh, not in registers: 7 doubles held
+     * across the stencil made the half-precision BiCGstab kernel spill */
 #pragma unroll
-    for (int r = 0; r < NSH; r++) acc[r] = 0.0;
+    for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = 0.0;
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < a.cb; s += (int64_t)gridDim.x * blockDim.x) {
         if constexpr (PREC == 8) {
             double res[NSH];
@@ -55,19 +56,17 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
             tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, wb, ub, res);
 #pragma unroll
-            for (int r = 0; r < NRES; r++) acc[r] += res[r];
+            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
         } else {
             float res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
             tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, cf, wb, ub, res);
 #pragma unroll
-            for (int r = 0; r < NRES; r++) acc[r] += (double)res[r];
+            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }
     }
     if constexpr (NRES > 0) {
-#pragma unroll
-        for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = acc[r];
         __syncthreads();
         for (int w = TQ_WILSON_THREADS / 2; w > 0; w >>= 1) {
             if (threadIdx.x < w)

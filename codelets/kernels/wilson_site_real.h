@@ -207,26 +207,35 @@ TQ_HD void TQ_RF(tq_wilson_layouts)(const tq_wilson_args *a, int prec, int recon
     }
 }
 
-/* The epilogues' per-site products (12 complex components, summed in order): d = conj(a) b,
- * and |a|^2. */
-TQ_HD void TQ_RF(tq_site_cdot)(const TQ_R *a, const TQ_R *b, TQ_R *d)
+/* BiCGstab's products of the new t (acc, one site) with s (field wb) and r0 (field ub), of
+ * layout L: res[0..6] += <t, s>, |t|^2, <r0, s>, <r0, t>. s and r0 are read a chunk at a
+ * time: whole sites of both held too many registers (the half-precision kernel spilled).
+ * Each sum starts from 0 and adds the site's 12 complex components in order. */
+TQ_HD void TQ_RF(tq_bicgstab_t_products)(const TQ_R *acc, const void *wb, const void *ub, const tq_layout *L,
+                                          int64_t s, TQ_R *res)
 {
-    TQ_R re = 0, im = 0;
+    const TQ_R hw = L->prec == 2 ? TQ_RF(tq_half_scale)(wb, L, s) : 0;
+    const TQ_R hu = L->prec == 2 ? TQ_RF(tq_half_scale)(ub, L, s) : 0;
+    TQ_R sum[7] = {0, 0, 0, 0, 0, 0, 0};
     TQ_UNROLL
-    for (int k = 0; k < 24; k += 2) {
-        re += a[k] * b[k] + a[k + 1] * b[k + 1];
-        im += a[k] * b[k + 1] - a[k + 1] * b[k];
+    for (int j = 0; j < 24 / L->vec; j++) {
+        TQ_R w[4], u[4];
+        TQ_RF(tq_load_chunk)(wb, L, s, j, hw, w);
+        TQ_RF(tq_load_chunk)(ub, L, s, j, hu, u);
+        TQ_UNROLL
+        for (int p = 0; p < L->vec; p += 2) {
+            const TQ_R *t = acc + j * L->vec + p;
+            sum[0] += t[0] * w[p] + t[1] * w[p + 1];
+            sum[1] += t[0] * w[p + 1] - t[1] * w[p];
+            sum[2] += t[0] * t[0] + t[1] * t[1];
+            sum[3] += u[p] * w[p] + u[p + 1] * w[p + 1];
+            sum[4] += u[p] * w[p + 1] - u[p + 1] * w[p];
+            sum[5] += u[p] * t[0] + u[p + 1] * t[1];
+            sum[6] += u[p] * t[1] - u[p + 1] * t[0];
+        }
     }
-    d[0] = re;
-    d[1] = im;
-}
-
-TQ_HD TQ_R TQ_RF(tq_site_norm2)(const TQ_R *a)
-{
-    TQ_R n2 = 0;
     TQ_UNROLL
-    for (int k = 0; k < 24; k += 2) n2 += a[k] * a[k] + a[k + 1] * a[k + 1];
-    return n2;
+    for (int r = 0; r < 7; r++) res[r] += sum[r];
 }
 
 /* All eight hops of site x (index s, output parity a->parity), in a fixed order whatever
@@ -321,19 +330,7 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         for (int k = 0; k < 24; k++) n2 += acc[k] * acc[k];
         res[0] += n2;
     } else if (epi == TQ_EPI_BICGSTAB_T) {
-        TQ_R wv[24], uv[24], d[2];
-        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
-        TQ_RF(tq_load_site)(ub, &Lout, s, uv);
-        TQ_RF(tq_site_cdot)(acc, wv, d);   /* <t, s> */
-        res[0] += d[0];
-        res[1] += d[1];
-        res[2] += TQ_RF(tq_site_norm2)(acc);
-        TQ_RF(tq_site_cdot)(uv, wv, d);    /* <r0, s> */
-        res[3] += d[0];
-        res[4] += d[1];
-        TQ_RF(tq_site_cdot)(uv, acc, d);   /* <r0, t> */
-        res[5] += d[0];
-        res[6] += d[1];
+        TQ_RF(tq_bicgstab_t_products)(acc, wb, ub, &Lout, s, res);
     }
 }
 
