@@ -67,13 +67,14 @@ static void interior_epilogue_cpu(void *buffers[], const tq_wilson_args *a, cons
         double sum[TQ_EPI_MAX_RESULTS] = {0};
 #define INTERIOR_EPI(P, R, D)                                                                      \
         for (int64_t s = 0; s < a->cb; s++) {                                                   \
+            const tq_epi_fields ef = {w, u, out, s, 0};                                            \
             if (P == 8) {                                                                          \
                 double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
-                tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, w, u, r); \
+                tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
             } else {                                                                               \
                 float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
-                tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, cf, w, u, r); \
+                tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
             }                                                                                      \
         }
@@ -101,8 +102,8 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
     }
 #define INTERIOR(P, R, D)                                                                          \
     for (int64_t s = 0; s < a->cb; s++) {                                                       \
-        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL, NULL); \
-        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL, NULL); \
+        if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
+        else tq_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
     }
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "tq_codelets.h"
 
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include "reduce_cuda.cuh"
@@ -25,8 +26,33 @@ wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const v
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s >= a.cb) return;
-    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL, NULL);
-    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL, NULL);
+    if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+}
+
+/* Fields an epilogue kernel stages in shared memory (tq_epi_fields): the epilogue's reads
+ * (w and u, or r) start with cp.async when the thread starts its site and arrive during
+ * the stencil, instead of after it. Single and half precision; for a double site the
+ * block's shared memory would not allow enough blocks. */
+template <int PREC, int EPI>
+__host__ __device__ constexpr int staged_epi_fields(void)
+{
+    return PREC == 8 ? 0 : EPI == TQ_EPI_BICGSTAB_T ? 2 : EPI == TQ_EPI_CAXPYZ || EPI == TQ_EPI_AXPY_NORM2 ? 1 : 0;
+}
+template <int PREC>
+__host__ __device__ constexpr int staged_site_bytes(void) { return 24 * PREC + (PREC == 2 ? 4 : 0); }
+
+/* Site s of the color-spinor field src (stride sites, out's layout: vectors of 4 reals)
+ * into the mini-field dst of TQ_WILSON_THREADS sites, at this thread's index. */
+template <int PREC>
+__device__ __forceinline__ void stage_site(unsigned char *dst, const void *src, int64_t stride, int64_t s)
+{
+    constexpr int CB = 4 * PREC, T = TQ_WILSON_THREADS;
+    const int t = threadIdx.x;
+    const char *g = (const char *)src;
+#pragma unroll
+    for (int j = 0; j < 6; j++) __pipeline_memcpy_async(dst + (j * T + t) * CB, g + (j * stride + s) * CB, CB);
+    if (PREC == 2) __pipeline_memcpy_async(dst + 6 * T * CB + t * 4, g + stride * 48 + s * 4, 4);
 }
 
 /* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
@@ -41,7 +67,9 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
 {
     constexpr int NRES = EPI == TQ_EPI_BICGSTAB_T ? 7 : EPI == TQ_EPI_CAXPYZ ? 0 : 1;
     constexpr int NSH = NRES > 0 ? NRES : 1;
+    constexpr int NST = staged_epi_fields<PREC, EPI>(), FIELD = TQ_WILSON_THREADS * staged_site_bytes<PREC>();
     __shared__ double sh[NSH][TQ_WILSON_THREADS];
+    __shared__ __align__(16) unsigned char stage[NST > 0 ? NST * FIELD : 16];
     if (tq_epilogue_frozen(&a.epi, scal)) return;
     const double c[2] = {tq_epilogue_coefficient(&a.epi, scal), tq_epilogue_coefficient_im(&a.epi, scal)};
     const float cf[2] = {(float)c[0], (float)c[1]};
@@ -50,18 +78,24 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
 #pragma unroll
     for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = 0.0;
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < a.cb; s += (int64_t)gridDim.x * blockDim.x) {
+        tq_epi_fields ef = {wb, ub, out, s, 0};
+        if constexpr (NST > 0) {
+            stage_site<PREC>(stage, EPI == TQ_EPI_AXPY_NORM2 ? (const void *)out : wb, a.L_out.stride, s);
+            if (NST > 1) stage_site<PREC>(stage + FIELD, ub, a.L_out.stride, s);
+            ef = tq_epi_fields{stage, stage + FIELD, stage, threadIdx.x, TQ_WILSON_THREADS};
+        }
         if constexpr (PREC == 8) {
             double res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
-            tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, wb, ub, res);
+            tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, &ef, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
         } else {
             float res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
-            tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, cf, wb, ub, res);
+            tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, cf, &ef, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }

@@ -63,6 +63,16 @@ typedef struct tq_wilson_args {
                                buffers (tq_wilson_buf_epilogue) */
 } tq_wilson_args;
 
+/* What an epilogue reads besides the stencil's result: its fields w and u
+ * (kernels/solver_scalars.h), and r (AXPY_NORM2: out itself), at index s of a layout like
+ * out's with stride `stride` (0: out's own). A GPU thread may stage them in shared memory
+ * during the stencil (wilson_cuda.cu): then they are mini-fields with the block's stride,
+ * read at the thread's index. */
+typedef struct tq_epi_fields {
+    const void *w, *u, *r;
+    int64_t s, stride;
+} tq_epi_fields;
+
 /* The interior task's buffers after its operands when it has an epilogue, from this index
  * on: the field w (R) when the epilogue reads one and it is not x, the field u (R) when
  * the epilogue reads one more, the reduction scratch (CUDA), the solver scalars (RW), the

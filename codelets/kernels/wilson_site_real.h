@@ -252,7 +252,7 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
                                  const void *gq, const void *xb, const void *kb,
                                  const void *const from[4][2], void *out, const int *x, int64_t s,
                                  int prec, int recon, int dagger, int clover, int epi, const TQ_R *ecoef,
-                                 const void *wb, const void *ub, TQ_R *res)
+                                 const tq_epi_fields *ef, TQ_R *res)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -305,15 +305,25 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         TQ_UNROLL
         for (int k = 0; k < 24; k++) acc[k] *= coef;
     }
+    /* the epilogue's fields: out's layout, or a staged copy's */
+    tq_layout Le = Lout;
+    int64_t se = s;
+    if (ef && ef->stride) {
+        Le.stride = ef->stride;
+        se = ef->s;
+#ifdef __CUDA_ARCH__
+        asm volatile("cp.async.wait_all;" ::: "memory");   /* this thread's staged copies */
+#endif
+    }
     if (epi == TQ_EPI_AXPY_NORM2) {
         TQ_R rv[24];   /* out holds r: r += ecoef y */
-        TQ_RF(tq_load_site)(out, &Lout, s, rv);
+        TQ_RF(tq_load_site)(ef->r, &Le, se, rv);
         TQ_UNROLL
         for (int k = 0; k < 24; k++) acc[k] = rv[k] + ecoef[0] * acc[k];
     }
     if (epi == TQ_EPI_CAXPYZ) {
         TQ_R wv[24];   /* out = w + ecoef y, ecoef complex (y is not stored) */
-        TQ_RF(tq_load_site)(wb, &Lout, s, wv);
+        TQ_RF(tq_load_site)(ef->w, &Le, se, wv);
         TQ_UNROLL
         for (int k = 0; k < 24; k += 2) {
             const TQ_R re = wv[k] + ecoef[0] * acc[k] - ecoef[1] * acc[k + 1];
@@ -330,17 +340,17 @@ TQ_HD void TQ_RF(tq_wilson_site)(const tq_wilson_args *a, const void *in, const 
         for (int k = 0; k < 24; k++) n2 += acc[k] * acc[k];
         res[0] += n2;
     } else if (epi == TQ_EPI_BICGSTAB_T) {
-        TQ_RF(tq_bicgstab_t_products)(acc, wb, ub, &Lout, s, res);
+        TQ_RF(tq_bicgstab_t_products)(acc, ef->w, ef->u, &Le, se, res);
     }
 }
 
 /* Interior: site s unless it lies on a split face (the exterior task does those). With an
- * epilogue (epi, its coefficient ecoef (re, im), fields wb and ub: kernels/solver_scalars.h;
- * only on unsplit blocks), the site's contributions to the reductions are added to res. */
+ * epilogue (epi, its coefficient ecoef (re, im), what it reads ef; only on unsplit blocks),
+ * the site's contributions to the reductions are added to res. */
 TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *in, const void *gp,
                                           const void *gq, const void *xb, const void *kb, void *out,
                                           int64_t s, int prec, int recon, int dagger, int clover,
-                                          int epi, const TQ_R *ecoef, const void *wb, const void *ub, TQ_R *res)
+                                          int epi, const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
@@ -348,7 +358,7 @@ TQ_HD void TQ_RF(tq_wilson_interior_site)(const tq_wilson_args *a, const void *i
     for (int mu = 0; mu < 4; mu++)
         if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef, wb, ub, res);
+    TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef, ef, res);
 }
 
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
@@ -400,5 +410,5 @@ TQ_HD void TQ_RF(tq_wilson_exterior_entry)(const tq_wilson_args *a, const void *
     for (int nu = 0; nu < 4; nu++)
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
     TQ_RF(tq_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                          clover, TQ_EPI_NONE, NULL, NULL, NULL, NULL);
+                          clover, TQ_EPI_NONE, NULL, NULL, NULL);
 }
