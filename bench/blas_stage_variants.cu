@@ -51,6 +51,76 @@ struct op_rp {  /* operands p s t r q */
 
 __device__ __forceinline__ float unb(unsigned w, int hi) { float a, b; tq_half_word_unpack(w, &a, &b); return hi ? b : a; }
 
+/* The block's 3 sums in a shared-memory tree (as the library's reduce_kernel), to scratch. */
+__device__ __forceinline__ void block_sum3(const double *acc, double *scratch)
+{
+    __shared__ double sh[3][256];
+    for (int r = 0; r < 3; r++) sh[r][threadIdx.x] = acc[r];
+    __syncthreads();
+    for (int w = 128; w > 0; w >>= 1) {
+        if (threadIdx.x < w)
+            for (int r = 0; r < 3; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        for (int r = 0; r < 3; r++) scratch[blockIdx.x * 3 + r] = sh[r][0];
+}
+
+/* A chunk's 4 values from its two stored words. */
+__device__ __forceinline__ void chunk_values(uint2 ww, float hs, float *v)
+{
+    tq_half_word_unpack(ww.x, &v[0], &v[1]);
+    tq_half_word_unpack(ww.y, &v[2], &v[3]);
+#pragma unroll
+    for (int k = 0; k < 4; k++) v[k] *= hs;
+}
+
+/* Chunk cc of every read operand (in): the op pair by pair, the outputs to out (or to the
+ * shared so, SMO), their magnitudes to m. */
+template <class F, int SMO>
+__device__ __forceinline__ void chunk_op(const float *c, float in[6][4], int cc, float out[3][NCH * VEC], float *m,
+                                         float *sacc, float (*so)[NCH * VEC][256])
+{
+#pragma unroll
+    for (int p = 0; p < VEC; p += 2) {
+        float v[6][2];
+#pragma unroll
+        for (int i = 0; i < F::nop; i++) if (F::rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
+        F::pair(c, v, sacc);
+        int o = 0;
+#pragma unroll
+        for (int i = 0; i < F::nop; i++)
+            if (F::wr >> i & 1u) {
+                if (SMO) { so[o][cc * VEC + p][threadIdx.x] = v[i][0]; so[o][cc * VEC + p + 1][threadIdx.x] = v[i][1]; }
+                else { out[o][cc * VEC + p] = v[i][0]; out[o][cc * VEC + p + 1] = v[i][1]; }
+                m[o] = fmaxf(m[o], fmaxf(fabsf(v[i][0]), fabsf(v[i][1])));
+                o++;
+            }
+    }
+}
+
+/* The outputs of site s quantized against the site norms m; half h == 0 writes the norms. */
+template <class F, int SMO>
+__device__ __forceinline__ void store_outputs(const bufs6 &b, int64_t n, int64_t s, int h, float out[3][NCH * VEC],
+                                              const float *m, float (*so)[NCH * VEC][256])
+{
+    int o = 0;
+#pragma unroll
+    for (int i = 0; i < F::nop; i++)
+        if (F::wr >> i & 1u) {
+            const float inv = m[o] > 0.0f ? 1.0f / m[o] : 0.0f;
+            if (h == 0) ((float *)((char *)b.p[i] + n * NREAL * 2))[s] = m[o];
+#pragma unroll
+            for (int cc = 0; cc < NCH; cc++) {
+                float q[4];
+#pragma unroll
+                for (int k = 0; k < 4; k++) q[k] = tq_half_scaled_f((SMO ? so[o][cc * VEC + k][threadIdx.x] : out[o][cc * VEC + k]) * inv);
+                ((uint2 *)b.p[i])[(int64_t)(h * NCH + cc) * n + s] = make_uint2(tq_half_word_pack(q[0], q[1]), tq_half_word_pack(q[2], q[3]));
+            }
+            o++;
+        }
+}
+
 /* PF: 0 = loads chunk by chunk (the library), 1 = every load of the iteration first. */
 template <class F, int PF, int SMO>
 __device__ __forceinline__ void half_iter(const float *c, const bufs6 &b, int64_t n, int64_t s, int h, double *acc,
@@ -76,29 +146,8 @@ __device__ __forceinline__ void half_iter(const float *c, const bufs6 &b, int64_
             float in[6][4];
 #pragma unroll
             for (int i = 0; i < nop; i++)
-                if (F::rd >> i & 1u) {
-                    const uint2 ww = PF ? w[cc][i] : ((const uint2 *)b.p[i])[(int64_t)(h * NCH + cc) * n + s];
-                    tq_half_word_unpack(ww.x, &in[i][0], &in[i][1]);
-                    tq_half_word_unpack(ww.y, &in[i][2], &in[i][3]);
-#pragma unroll
-                    for (int k = 0; k < 4; k++) in[i][k] *= hs[i];
-                }
-#pragma unroll
-            for (int p = 0; p < VEC; p += 2) {
-                float v[6][2];
-#pragma unroll
-                for (int i = 0; i < nop; i++) if (F::rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
-                F::pair(c, v, sacc);
-                int o = 0;
-#pragma unroll
-                for (int i = 0; i < nop; i++)
-                    if (F::wr >> i & 1u) {
-                        if (SMO) { so[o][cc * VEC + p][threadIdx.x] = v[i][0]; so[o][cc * VEC + p + 1][threadIdx.x] = v[i][1]; }
-                        else { out[o][cc * VEC + p] = v[i][0]; out[o][cc * VEC + p + 1] = v[i][1]; }
-                        m[o] = fmaxf(m[o], fmaxf(fabsf(v[i][0]), fabsf(v[i][1])));
-                        o++;
-                    }
-            }
+                if (F::rd >> i & 1u) chunk_values(PF ? w[cc][i] : ((const uint2 *)b.p[i])[(int64_t)(h * NCH + cc) * n + s], hs[i], in[i]);
+            chunk_op<F, SMO>(c, in, cc, out, m, sacc, so);
         }
     }
 #pragma unroll
@@ -106,27 +155,12 @@ __device__ __forceinline__ void half_iter(const float *c, const bufs6 &b, int64_
     if (!active) return;
 #pragma unroll
     for (int r = 0; r < 3; r++) acc[r] += (double)sacc[r];
-    int o = 0;
-#pragma unroll
-    for (int i = 0; i < nop; i++)
-        if (F::wr >> i & 1u) {
-            const float inv = m[o] > 0.0f ? 1.0f / m[o] : 0.0f;
-            if (h == 0) ((float *)((char *)b.p[i] + n * NREAL * 2))[s] = m[o];
-#pragma unroll
-            for (int cc = 0; cc < NCH; cc++) {
-                float q[4];
-#pragma unroll
-                for (int k = 0; k < 4; k++) q[k] = tq_half_scaled_f((SMO ? so[o][cc * VEC + k][threadIdx.x] : out[o][cc * VEC + k]) * inv);
-                ((uint2 *)b.p[i])[(int64_t)(h * NCH + cc) * n + s] = make_uint2(tq_half_word_pack(q[0], q[1]), tq_half_word_pack(q[2], q[3]));
-            }
-            o++;
-        }
+    store_outputs<F, SMO>(b, n, s, h, out, m, so);
 }
 
 template <class F, int PF, int MINB, int SMO>
 __global__ void __launch_bounds__(256, MINB) kern(coefs cf, bufs6 b, int64_t n, double *scratch)
 {
-    __shared__ double sh[3][256];
     extern __shared__ float dyn[];
     float (*so)[NCH * VEC][256] = (float (*)[NCH * VEC][256])dyn;
     double acc[3] = {0, 0, 0};
@@ -135,15 +169,7 @@ __global__ void __launch_bounds__(256, MINB) kern(coefs cf, bufs6 b, int64_t n, 
     for (int64_t base = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x - lane) / 2; base < n; base += step)
         half_iter<F, PF, SMO>(cf.c, b, n, base + (lane & 15), h, acc, so);
     if (F::nres == 0) return;
-    for (int r = 0; r < 3; r++) sh[r][threadIdx.x] = acc[r];
-    __syncthreads();
-    for (int w = 128; w > 0; w >>= 1) {
-        if (threadIdx.x < w)
-            for (int r = 0; r < 3; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        for (int r = 0; r < 3; r++) scratch[blockIdx.x * 3 + r] = sh[r][0];
+    block_sum3(acc, scratch);
 }
 
 /* Loads through cp.async into shared memory, two stages: the next iteration's loads are in
@@ -153,7 +179,6 @@ template <class F, int MINB>
 __global__ void __launch_bounds__(256, MINB) kern_async(coefs cf, bufs6 b, int64_t n, double *scratch)
 {
     constexpr int nop = F::nop;
-    __shared__ double sh[3][256];
     extern __shared__ float dyn[];
     uint2 (*raw)[nop][NCH][256] = (uint2 (*)[nop][NCH][256])dyn;                       /* [2] stages */
     float (*nrm)[nop][256] = (float (*)[nop][256])(dyn + 2 * nop * NCH * 256 * 2);      /* [2] stages */
@@ -193,28 +218,8 @@ __global__ void __launch_bounds__(256, MINB) kern_async(coefs cf, bufs6 b, int64
                 float in[6][4];
 #pragma unroll
                 for (int i = 0; i < nop; i++)
-                    if (F::rd >> i & 1u) {
-                        const uint2 ww = raw[st][i][cc][t];
-                        tq_half_word_unpack(ww.x, &in[i][0], &in[i][1]);
-                        tq_half_word_unpack(ww.y, &in[i][2], &in[i][3]);
-#pragma unroll
-                        for (int k = 0; k < 4; k++) in[i][k] *= hs[i];
-                    }
-#pragma unroll
-                for (int p = 0; p < VEC; p += 2) {
-                    float v[6][2];
-#pragma unroll
-                    for (int i = 0; i < nop; i++) if (F::rd >> i & 1u) { v[i][0] = in[i][p]; v[i][1] = in[i][p + 1]; }
-                    F::pair(c, v, sacc);
-                    int o = 0;
-#pragma unroll
-                    for (int i = 0; i < nop; i++)
-                        if (F::wr >> i & 1u) {
-                            out[o][cc * VEC + p] = v[i][0]; out[o][cc * VEC + p + 1] = v[i][1];
-                            m[o] = fmaxf(m[o], fmaxf(fabsf(v[i][0]), fabsf(v[i][1])));
-                            o++;
-                        }
-                }
+                    if (F::rd >> i & 1u) chunk_values(raw[st][i][cc][t], hs[i], in[i]);
+                chunk_op<F, 0>(c, in, cc, out, m, sacc, NULL);
             }
         }
 #pragma unroll
@@ -222,41 +227,18 @@ __global__ void __launch_bounds__(256, MINB) kern_async(coefs cf, bufs6 b, int64
         if (active) {
 #pragma unroll
             for (int r = 0; r < 3; r++) acc[r] += (double)sacc[r];
-            int o = 0;
-#pragma unroll
-            for (int i = 0; i < nop; i++)
-                if (F::wr >> i & 1u) {
-                    const float inv = m[o] > 0.0f ? 1.0f / m[o] : 0.0f;
-                    if (h == 0) ((float *)((char *)b.p[i] + n * NREAL * 2))[s] = m[o];
-#pragma unroll
-                    for (int cc = 0; cc < NCH; cc++) {
-                        float q[4];
-#pragma unroll
-                        for (int k = 0; k < 4; k++) q[k] = tq_half_scaled_f(out[o][cc * VEC + k] * inv);
-                        ((uint2 *)b.p[i])[(int64_t)(h * NCH + cc) * n + s] = make_uint2(tq_half_word_pack(q[0], q[1]), tq_half_word_pack(q[2], q[3]));
-                    }
-                    o++;
-                }
+            store_outputs<F, 0>(b, n, s, h, out, m, NULL);
         }
     }
     __pipeline_wait_prior(0);
     if (F::nres == 0) return;
-    for (int r = 0; r < 3; r++) sh[r][threadIdx.x] = acc[r];
-    __syncthreads();
-    for (int w = 128; w > 0; w >>= 1) {
-        if (threadIdx.x < w)
-            for (int r = 0; r < 3; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        for (int r = 0; r < 3; r++) scratch[blockIdx.x * 3 + r] = sh[r][0];
+    block_sum3(acc, scratch);
 }
 
 /* The library's single/double path (one thread per site, tq_blas_site_n). */
 template <int PREC>
 __global__ void __launch_bounds__(256, 1) kern_lib(bufs6 b, int64_t n, double *scratch, coefs cf)
 {
-    __shared__ double sh[3][256];
     double acc[3] = {0, 0, 0};
     double c[8];
     for (int k = 0; k < 8; k++) c[k] = cf.c[k];
@@ -264,15 +246,7 @@ __global__ void __launch_bounds__(256, 1) kern_lib(bufs6 b, int64_t n, double *s
     for (int i = 0; i < 6; i++) { L[i].prec = PREC; L[i].nreal = 24; L[i].vec = tq_layout_vec(PREC, 24); L[i].has_norm = 0; L[i].stride = n; }
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < n; s += (int64_t)gridDim.x * blockDim.x)
         tq_blas_site_n(TQ_OP_BICGSTAB_STEP, c, b.p, L, s, acc, 24, tq_layout_vec(PREC, 24), 0);
-    for (int r = 0; r < 3; r++) sh[r][threadIdx.x] = acc[r];
-    __syncthreads();
-    for (int w = 128; w > 0; w >>= 1) {
-        if (threadIdx.x < w)
-            for (int r = 0; r < 3; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0)
-        for (int r = 0; r < 3; r++) scratch[blockIdx.x * 3 + r] = sh[r][0];
+    block_sum3(acc, scratch);
 }
 
 template <class F, int MINB>
