@@ -64,9 +64,11 @@ __device__ __forceinline__ void stage_site(unsigned char *dst, const void *src, 
 /* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
  * most TQ_REDUCE_MAX_BLOCKS blocks strides over the sites (the scratch holds one result per
  * block); each block sums its threads' totals in a fixed tree, and epilogue_final the
- * blocks in order. A frozen task (its guard) does nothing. */
+ * blocks in order. A frozen task (its guard) does nothing. Single precision: at most 128
+ * registers, 4 blocks per SM like the plain kernel (they took 157-168 and ran 3 blocks:
+ * BiCGstab's kernels 155 -> 145 and 167 -> 155 us, 32^4 on an H200; no spills). */
 template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
-__global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : PREC == 4 ? 4 : 1)
 wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp, const void *gq,
                                 const void *x, const void *k, void *out, const void *wb, const void *ub,
                                 double *scratch, const double *scal)
