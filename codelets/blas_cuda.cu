@@ -209,14 +209,14 @@ __device__ __forceinline__ void all_sites(const tq_blas_args &a, const double *c
         site_op<OP, PREC, NREAL>(a, c, b, s, acc);
 }
 
-/* Half precision: at most 80 registers, 3 blocks per SM (the x/r/p pass of BiCGstab took
- * 117 registers otherwise, and 124 us instead of 109 at 32^4 on an H100; 4 blocks
- * spilled); staged kernels: at most 128, 2 blocks (their shared memory allows 2 blocks of
- * BiCGstab's x/r/p pass in half precision, 1 in single). */
-#define TQ_BLAS_MIN_BLOCKS(PREC, STAGED) ((STAGED) ? 2 : (PREC) == 2 ? 3 : 1)
+/* Single- and half-precision color-spinor kernels (staged_sites_apply): at most 128
+ * registers, 2 blocks per SM; the staged kernels' shared memory allows 2 blocks of
+ * BiCGstab's x/r/p pass in half precision, 1 in single, and the one-thread-per-site
+ * kernels of these shapes fit without spilling. Double and run-time shapes: no cap. */
+#define TQ_BLAS_MIN_BLOCKS(STAGED_SHAPE) ((STAGED_SHAPE) ? 2 : 1)
 
 template <int OP, int PREC, int NREAL>
-__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC, (staged_sites_apply<OP, PREC, NREAL>()))) blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
+__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS((staged_sites_apply<OP, PREC, NREAL>()))) blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
 {
     if (tq_blas_frozen(&a, scal)) return;
     double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
@@ -230,7 +230,7 @@ __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC, (s
  * the blocks in a fixed order too (block_results, reduce_cuda.cuh), so the partial sum is
  * reproducible bit for bit on a given kind of GPU. */
 template <int OP, int PREC, int NREAL>
-__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS(PREC, (staged_sites_apply<OP, PREC, NREAL>()))) reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
+__global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS((staged_sites_apply<OP, PREC, NREAL>()))) reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
 {
     __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
     if (tq_blas_frozen(&a, scal)) return;   /* the final kernel ignores the scratch then */
