@@ -19,19 +19,38 @@ tq="$top/build/.libs/taskqcd"
 # one line per run: kappa inverter mode, then the median over the run's solves (NSRC point
 # sources solved one after another in one process; a single solve varies by about 5 % from
 # process to process) of iterations, reliable updates, seconds, GFLOPS, and over the
-# iterations alone (QUDA's solver time) seconds and GFLOPS; the largest true residual
+# iterations alone (QUDA's solver time) seconds and GFLOPS; the largest true residual; and
+# the median share of the operator's rate (solve / iterations). The operator's rate is the
+# bare even-odd operator's in the same run ($out/operator.txt): for uniform precision the
+# sloppy operator's GFLOPS; with reliable updates the rate of the mix of applications the
+# solve makes, F (a N + U) / (a N t_sloppy + U t_double), with N iterations, U updates, a
+# applications per iteration (BiCGstab 2 M_pc, CG 1 M_pc^dag M_pc), one double application
+# per update, F the flops and t the same-run times of one application.
 row() {
-    python3 - "$@" <<'PY'
+    python3 - "$@" "$out/operator.txt" <<'PY'
 import json, statistics, sys
-k, inv, mode, f = sys.argv[1:5]
+k, inv, mode, f, opfile = sys.argv[1:6]
 try:
     solves = json.load(open(f))["solves"]
 except Exception:
     print("%-6s %-9s %-11s failed" % (k, inv, mode)); sys.exit()
+op = {}
+for line in open(opfile):
+    test, prec, ms, gflops = line.split()
+    op[(test, prec)] = (float(ms) * 1e-3, float(gflops))
+unit, a = ("matpc", 2) if inv == "bicgstab" else ("matpcdagmatpc", 1)
+sloppy = mode.replace("-rel", "")
+def ceiling(s):
+    ts, gs = op[(unit, sloppy)]
+    tp = op[(unit, "double")][0]
+    n, u = s["iterations"], s["reliable_updates"] if mode.endswith("-rel") else 0
+    return gs * ts * (a * n + u) / (a * n * ts + u * tp)
 med = lambda key: statistics.median(s[key] for s in solves)
-print("%-6s %-9s %-11s %6d %4d %10.3e %9.6f %9.1f %9.6f %9.1f  (%d solves)" % (
+share = lambda key: statistics.median(100 * s[key] / ceiling(s) for s in solves)
+print("%-6s %-9s %-11s %6d %4d %10.3e %9.6f %9.1f %9.6f %9.1f %7.1f %7.1f %7.1f  (%d solves)" % (
     k, inv, mode, round(med("iterations")), round(med("reliable_updates")), max(s["true_residual"] for s in solves),
-    med("seconds"), med("gflops"), med("iter_seconds"), med("iter_gflops"), len(solves)))
+    med("seconds"), med("gflops"), med("iter_seconds"), med("iter_gflops"),
+    statistics.median(ceiling(s) for s in solves), share("gflops"), share("iter_gflops"), len(solves)))
 PY
 }
 export TASKQCD_CACHE="${TASKQCD_CACHE:-$out/cache}"
@@ -44,10 +63,11 @@ echo "dims $dims, clover c_sw 1, $gdesc, recon 12 (sloppy recon 12), direct-pc, 
     --where cuda --niter 200 --no-check > "$out/matpc.txt" 2>&1
 echo "the even-odd operator alone (taskqcd dslash, recon 12; the rate the solver rates compare with):"
 awk '/^taskqcd dslash:/ { t = $0; sub(/.*even-odd\) /, "", t); sub(/,.*/, "", t)
-                         p = $0; sub(/.*\(1\), /, "", p); sub(/, kappa.*/, "", p) }
-     /time .* per application/ { printf "  %-14s %-16s %s ms  %s GFLOPS\n", t, p, $2, $6 }' "$out/matpc.txt"
+                         p = $0; sub(/.*blocks [^,]*, /, "", p); sub(/, kappa.*/, "", p) }
+     /time .* per application/ { printf "  %-14s %-16s %s ms  %s GFLOPS\n", t, p, $2, $6
+                                  split(p, w, " "); print t, w[1], $2, $6 > "'"$out/operator.txt"'" }' "$out/matpc.txt"
 echo "medians over NSRC=${NSRC:-12} solves per run (one after another):"
-echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS  it-secs  it-GFLOPS"
+echo "kappa  inverter  mode        iters  rel  true-res    seconds   GFLOPS  it-secs  it-GFLOPS ceiling  %solve  %iters"
 for kappa in ${KAPPAS:-0.125 0.140}; do
     for inv in ${INVS:-bicgstab cg}; do
         for mode in ${MODES:-double single-rel half-rel single half}; do

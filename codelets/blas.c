@@ -9,7 +9,7 @@ static const char *const op_names[TQ_NUM_BLAS_OPS] = {
     "tq_zero", "tq_copy", "tq_scale", "tq_axpy", "tq_xpay", "tq_axpby", "tq_caxpy",
     "tq_caxpby", "tq_norm2", "tq_rdot", "tq_cdot", "tq_axpy_norm2", "tq_cg_update",
     "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2", "tq_caxpyz",
-    "tq_cg_x_direction", "tq_bicgstab_step",
+    "tq_cg_x_direction", "tq_bicgstab_step", "tq_accumulate", "tq_reliable_residual", "tq_reliable_residual_rho",
 };
 
 const char *tq_blas_op_name(int op)

@@ -52,11 +52,17 @@ static tq_status blas_check(const char *who, int op, tq_field *const *f)
 {
     if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "%s: call tq_init first", who);
     const int nop = tq_blas_noperands(op);
+    const unsigned other = tq_blas_other_precision(op);
+    int first_other = -1;   /* the operands in the other precision share that of the first */
     for (int i = 0; i < nop; i++) {
         if (!f[i]) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL field (operand %d)", who, i + 1);
         if (!tq_field_kind_is_vector(f[i]->p.kind))
             return tq_error(TQ_ERR_INVALID_ARG, "%s: BLAS works on spinor and staggered fields only", who);
-        if (i) TQ_CHECK(tq_field_check_compatible(who, f[0], f[i], op != TQ_OP_COPY));
+        if (!i) continue;
+        const int is_other = other >> i & 1u;
+        TQ_CHECK(tq_field_check_compatible(who, f[0], f[i], !is_other));
+        if (is_other && first_other >= 0) TQ_CHECK(tq_field_check_compatible(who, f[first_other], f[i], 1));
+        if (is_other && first_other < 0) first_other = i;
     }
     const unsigned wr = tq_blas_writes(op);
     for (int i = 0; i < nop; i++)

@@ -62,7 +62,7 @@ struct tq_krylov {
     tq_linop *op, *ops;        /* the system's operator, the sloppy one (may be op) */
     tq_field *x;               /* the system's solution (precise) */
     const tq_field *b;
-    tq_field *rh, *th;         /* mixed: precise residual and a conversion temporary */
+    tq_field *rh;              /* mixed: A x, then (defect correction) the precise residual */
     tq_field *xs, *rs, *pv, *w1;   /* sloppy solution (x when not mixed), residual, direction, A p */
     tq_field *r0, *sv, *t;     /* BiCGstab: shadow residual, s, A s */
     tq_field *q;               /* fused BiCGstab: M_pc^dag r0 */
@@ -79,6 +79,7 @@ struct tq_krylov {
      * queued iteration (guarded by it) change nothing. */
     int pipelined;
     int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c; TQ_CHAIN=0: off) */
+    int chained_restarts;    /* so do the start's and each reliable update's (both operators on one block) */
     double t0;               /* start (progress lines) */
     /* A (re)start (the start, a reliable update, a defect-correction restart) is queued
      * like an iteration: the iterations after it are queued behind it, guarded, and its
@@ -185,11 +186,11 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     /* On one block an iteration's tasks run one after another anyway; as one task they pay
      * StarPU's task-to-task gap once instead of once per kernel. */
     k->chained = tq_internal_dirac_can_fuse(ops->d);
+    k->chained_restarts = k->chained && tq_internal_dirac_can_fuse(op->d);
     tq_status st = TQ_SUCCESS;
     if (method == TQ_KRYLOV_CG && !tq_linop_hermitian(op)) st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
     if (st == TQ_SUCCESS && k->mixed) {
         st = tq_field_like(b, &k->rh);
-        if (st == TQ_SUCCESS) st = tq_field_like(b, &k->th);
         if (st == TQ_SUCCESS) st = field_in(b, sp, &k->xs);
     } else {
         k->xs = x;
@@ -216,12 +217,16 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     /* x = 0 (and xs = 0), r = b; |b|^2 in the precise field, and the stopping value
      * tol^2 |b|^2 from it on the device: nothing here waits */
     static const tq_scalar_instr stop_prog[] = {{TQ_SC_MUL, SLOT_STOP2, SLOT_TOL2, SLOT_B2}};
-    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_ZERO, x, NULL, NULL, NULL, 0, NULL, 0);
-    if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0);
-    if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rh, NULL, NULL, 0, NULL, 0);
-    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rs, NULL, NULL, 0, NULL, 0);
-    if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_NORM2, (tq_field *)b, NULL, NULL, NULL, SLOT_B2, stop_prog, 1);
-    if (st == TQ_SUCCESS) st = restart(k);
+    if (st == TQ_SUCCESS) {
+        tq_internal_chain_begin(k->chained_restarts);
+        st = submit1(k, TQ_OP_ZERO, x, NULL, NULL, NULL, 0, NULL, 0);
+        if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0);
+        if (st == TQ_SUCCESS && k->mixed) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rh, NULL, NULL, 0, NULL, 0);
+        if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_COPY, (tq_field *)b, k->rs, NULL, NULL, 0, NULL, 0);
+        if (st == TQ_SUCCESS) st = submit1(k, TQ_OP_NORM2, (tq_field *)b, NULL, NULL, NULL, SLOT_B2, stop_prog, 1);
+        if (st == TQ_SUCCESS) st = restart(k);
+        st = tq_internal_chain_end(k->chained_restarts, st, k->who);
+    }
     if (st == TQ_SUCCESS) st = tq_scalars_mark(k->sc, SNAP_RESTART);   /* the iterations' clock starts there */
     k->out.blas_flops += 2 * k->n_precise + 2 * k->n_sloppy;
     k->restart_pending = 1;
@@ -482,38 +487,47 @@ tq_status tq_krylov_submit(tq_krylov *k)
     return TQ_SUCCESS;
 }
 
-/* Mixed precision: x += xs, r = b - A x (precise), xs = 0; the sloppy residual becomes the
+/* Mixed precision: x += xs, xs = 0, r = b - A x (precise); the sloppy residual becomes the
  * true one and the search direction follows it (reliable update), or the recurrence
  * restarts from it (defect correction). Queued like an iteration: the next check reads
  * the true |r|^2 from its snapshot. */
+static tq_status reliable_update_tasks(tq_krylov *k)
+{
+    const double minus[4] = {-1, 0, 0, 0};
+    TQ_CHECK(submit1(k, TQ_OP_ACCUMULATE, k->xs, k->x, NULL, NULL, 0, NULL, 0));
+    TQ_CHECK(tq_linop_apply(k->op, k->rh, k->x));
+    if (k->defect) {
+        TQ_CHECK(submit1(k, TQ_OP_XPAY, (tq_field *)k->b, k->rh, minus, NULL, 0, NULL, 0));   /* r = b - A x */
+        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->rs, NULL, NULL, 0, NULL, 0));
+        k->out.blas_flops += 4 * k->n_precise;
+        return restart(k);
+    }
+    /* r = b - A x; p += r - r_iterated; |r|^2 (BiCGstab: rho = <r0, r> too); the guard
+     * opens again unless r is below the tolerance */
+    tq_field *f[5] = {(tq_field *)k->b, k->rh, k->rs, k->pv, k->r0};
+    k->sc->snap_next = k->bicgstab && k->fused ? -1 : SNAP_RESTART;
+    if (k->bicgstab) {
+        static const tq_scalar_instr rho_prog[] = {
+            {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0}, {TQ_SC_SET, SLOT_GO, 1, 0}, {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
+        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_RELIABLE_RESIDUAL_RHO, NULL, NULL, f, k->sc, BI_RR, rho_prog, 3));
+        if (k->fused) {
+            k->sc->snap_next = SNAP_RESTART;
+            TQ_CHECK(bicgstab_alpha(k));   /* p and rho changed */
+        }
+    } else {
+        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_RELIABLE_RESIDUAL, NULL, NULL, f, k->sc, SLOT_RR, go_prog, 2));
+    }
+    /* flops per real: x += xs 2; b - A x 2, p 4, |r|^2 2 (<r0, r> 4) */
+    k->out.blas_flops += 2 * k->n_precise + (k->bicgstab ? 12 : 8) * k->n_sloppy;
+    return TQ_SUCCESS;
+}
+
+/* On one block the update's dozen tasks go as one chain task: StarPU's gap between
+ * dependent tasks is paid once, not per task. */
 static tq_status reliable_update(tq_krylov *k)
 {
-    const double one[4] = {1, 0, 0, 0}, minus[4] = {-1, 0, 0, 0};
-    TQ_CHECK(submit1(k, TQ_OP_COPY, k->xs, k->th, NULL, NULL, 0, NULL, 0));
-    TQ_CHECK(submit1(k, TQ_OP_AXPY, k->th, k->x, one, NULL, 0, NULL, 0));
-    TQ_CHECK(submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0));
-    TQ_CHECK(tq_linop_apply(k->op, k->rh, k->x));
-    TQ_CHECK(submit1(k, TQ_OP_XPAY, (tq_field *)k->b, k->rh, minus, NULL, 0, NULL, 0));   /* r = b - A x */
-    k->out.blas_flops += 6 * k->n_precise;
-    if (k->defect) {
-        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->rs, NULL, NULL, 0, NULL, 0));
-        TQ_CHECK(restart(k));
-    } else {
-        /* p += r_true - r_iter (w1 is free between iterations) */
-        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->w1, NULL, NULL, 0, NULL, 0));
-        TQ_CHECK(submit1(k, TQ_OP_AXPY, k->rs, k->w1, minus, NULL, 0, NULL, 0));
-        TQ_CHECK(submit1(k, TQ_OP_AXPY, k->w1, k->pv, one, NULL, 0, NULL, 0));
-        TQ_CHECK(submit1(k, TQ_OP_COPY, k->rh, k->rs, NULL, NULL, 0, NULL, 0));
-        if (k->bicgstab) {
-            /* rho = <r0, r> for the new r */
-            static const tq_scalar_instr rho_prog[] = {{TQ_SC_CCOPY, BI_RHO, BI_T1, 0}};
-            TQ_CHECK(submit1(k, TQ_OP_CDOT, k->r0, k->rs, NULL, NULL, BI_T1, rho_prog, 1));
-            if (k->fused) TQ_CHECK(bicgstab_alpha(k));   /* p and rho changed */
-        }
-        k->sc->snap_next = SNAP_RESTART;
-        TQ_CHECK(submit1(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, SLOT_RR, go_prog, 2));
-        k->out.blas_flops += 10 * k->n_sloppy;
-    }
+    tq_internal_chain_begin(k->chained_restarts);
+    TQ_CHECK(tq_internal_chain_end(k->chained_restarts, reliable_update_tasks(k), k->who));
     k->restart_pending = 1;
     k->out.reliable_updates++;
     k->kcycle = 0;   /* GCR: a new cycle from the true residual */
@@ -694,7 +708,6 @@ void tq_krylov_free(tq_krylov *k)
     tq_scalars_destroy(k->sc);
     if (k->xs != k->x) tq_field_destroy(k->xs);
     tq_field_destroy(k->rh);
-    tq_field_destroy(k->th);
     tq_field_destroy(k->rs);
     tq_field_destroy(k->pv);
     tq_field_destroy(k->w1);

@@ -38,6 +38,12 @@ enum tq_blas_op {
                                  (BiCGstab whose other reductions are fused into the
                                  operator: q = M^dag r0, delta = omega / alpha, and
                                  (r - s) / alpha = v = M p, not stored) */
+    /* A mixed-precision solver's reliable update (x precise, xs sloppy; b and Ax precise,
+     * r, p and r0 sloppy: tq_blas_other_precision): */
+    TQ_OP_ACCUMULATE,         /* y += x; x = 0                          [xs, x]         */
+    TQ_OP_RELIABLE_RESIDUAL,  /* r' = b - Ax; p += r' - r; r = r'; sum |r'|^2
+                                                                        [b, Ax, r, p]   */
+    TQ_OP_RELIABLE_RESIDUAL_RHO, /* the same, and sum conj(r0) r'       [b, Ax, r, p, r0] */
     TQ_NUM_BLAS_OPS
 };
 
@@ -48,7 +54,8 @@ enum tq_blas_op {
     CASE(TQ_OP_AXPBY) CASE(TQ_OP_CAXPY) CASE(TQ_OP_CAXPBY) CASE(TQ_OP_NORM2) CASE(TQ_OP_RDOT)     \
     CASE(TQ_OP_CDOT) CASE(TQ_OP_AXPY_NORM2) CASE(TQ_OP_CG_UPDATE) CASE(TQ_OP_CG_DIRECTION)        \
     CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
-    CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP)
+    CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP) CASE(TQ_OP_ACCUMULATE)      \
+    CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO)
 
 #define TQ_BLAS_MAX_OPERANDS 6
 #define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
@@ -57,37 +64,40 @@ enum tq_blas_op {
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
 
 /* Operands per op, bit masks of operands read and written, and number of results. */
-TQ_HD int tq_blas_noperands(int op)
+TQ_HD_CONSTEXPR int tq_blas_noperands(int op)
 {
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
-    case TQ_OP_CG_UPDATE: return 4;
+    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 4;
+    case TQ_OP_RELIABLE_RESIDUAL_RHO: return 5;
     case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: return 6;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: return 3;
     default: return 2;
     }
 }
 
-TQ_HD unsigned tq_blas_reads(int op)
+TQ_HD_CONSTEXPR unsigned tq_blas_reads(int op)
 {
     switch (op) {
     case TQ_OP_ZERO: return 0u;
     case TQ_OP_COPY: return 1u;
     case TQ_OP_SCALE: case TQ_OP_NORM2: return 1u;
-    case TQ_OP_CG_UPDATE: return 15u;
+    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 31u;      /* r is write-only */
+    case TQ_OP_RELIABLE_RESIDUAL_RHO: return 31u;
     case TQ_OP_BICGSTAB_STEP: return 63u;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CG_X_DIRECTION: return 7u;
     default: return 3u;
     }
 }
 
-TQ_HD unsigned tq_blas_writes(int op)
+TQ_HD_CONSTEXPR unsigned tq_blas_writes(int op)
 {
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: return 1u;
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_CDOT: case TQ_OP_CDOT_NORM2: return 0u;
-    case TQ_OP_CG_UPDATE: return 12u;
+    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: case TQ_OP_RELIABLE_RESIDUAL_RHO: return 12u;
+    case TQ_OP_ACCUMULATE: return 3u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
     case TQ_OP_BICGSTAB_STEP: return 41u;        /* p, r, x */
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
@@ -96,13 +106,27 @@ TQ_HD unsigned tq_blas_writes(int op)
     }
 }
 
-TQ_HD int tq_blas_nresults(int op)
+TQ_HD_CONSTEXPR int tq_blas_nresults(int op)
 {
     switch (op) {
-    case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_AXPY_NORM2: case TQ_OP_CG_UPDATE: return 1;
+    case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_AXPY_NORM2: case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL:
+        return 1;
     case TQ_OP_CDOT: return 2;
-    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: case TQ_OP_BICGSTAB_STEP: return 3;
+    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO:
+        return 3;
     default: return 0;
+    }
+}
+
+/* Operands that may be stored in another precision than operand 0 (all of them in the same
+ * one); the others share operand 0's. */
+TQ_HD_CONSTEXPR unsigned tq_blas_other_precision(int op)
+{
+    switch (op) {
+    case TQ_OP_COPY: case TQ_OP_ACCUMULATE: return 2u;
+    case TQ_OP_RELIABLE_RESIDUAL: return 12u;
+    case TQ_OP_RELIABLE_RESIDUAL_RHO: return 28u;
+    default: return 0u;
     }
 }
 

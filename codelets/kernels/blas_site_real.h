@@ -89,6 +89,24 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
         acc[2] += v[4][0] * v[0][1] - v[4][1] * v[0][0];
         break;
     }
+    case TQ_OP_ACCUMULATE:
+        v[1][0] += v[0][0]; v[1][1] += v[0][1];
+        v[0][0] = 0; v[0][1] = 0;
+        break;
+    case TQ_OP_RELIABLE_RESIDUAL:
+    case TQ_OP_RELIABLE_RESIDUAL_RHO:
+        /* operands b Ax r p (r0): the true residual, the direction corrected by its change
+         * (|r'|^2 before r' is rounded to r's precision) */
+        re = v[0][0] - v[1][0];
+        im = v[0][1] - v[1][1];
+        v[3][0] += re - v[2][0]; v[3][1] += im - v[2][1];
+        v[2][0] = re; v[2][1] = im;
+        acc[0] += re * re + im * im;
+        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO) {
+            acc[1] += v[4][0] * re + v[4][1] * im;
+            acc[2] += v[4][0] * im - v[4][1] * re;
+        }
+        break;
     case TQ_OP_CDOT_NORM2:
         acc[0] += v[0][0] * v[1][0] + v[0][1] * v[1][1];
         acc[1] += v[0][0] * v[1][1] - v[0][1] * v[1][0];

@@ -9,6 +9,14 @@
 #define TQ_HD static inline __attribute__((always_inline))
 #endif
 
+/* TQ_HD functions that CUDA code also evaluates at compile time (template arguments, if
+ * constexpr): tables such as a BLAS operation's operands. */
+#ifdef __CUDACC__
+#define TQ_HD_CONSTEXPR static __host__ __device__ constexpr
+#else
+#define TQ_HD_CONSTEXPR TQ_HD
+#endif
+
 /* Full unrolling of short fixed loops (so per-site arrays stay in registers on GPUs). */
 #if defined(__CUDACC__)
 #define TQ_UNROLL _Pragma("unroll")
