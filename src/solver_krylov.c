@@ -663,14 +663,23 @@ tq_status tq_krylov_check(tq_krylov *k)
             const int below = k->rr <= k->stop2;
             if (k->mixed && (below || k->rr < k->delta * k->delta * k->rmax || k->out.iterations >= k->p.maxiter)) {
                 /* the update takes the state after everything queued: the queued iterations
-                 * are evaluated first, up to one that reached the tolerance (those after it
+                 * are evaluated too, up to one that reached the tolerance (those after it
                  * were held back); convergence is then decided on the true residual, at the
-                 * next check */
+                 * next check. The update goes in behind them at once, so the GPU does not
+                 * idle while the host reads them. In the fused CG an iteration that reaches
+                 * the tolerance leaves its x/p pass to be submitted when it is read
+                 * (consume), which must come before the update: there the update waits
+                 * unless |r| is still 1000 times the tolerance (the queued iterations, at
+                 * most three, cannot get there; if they did, x would miss one step and the
+                 * next update's true residual would show it: more iterations, not a wrong
+                 * answer). */
+                const int early = !(k->fused && !k->bicgstab) || k->rr > 1e6 * k->stop2;
+                if (early) st = reliable_update(k);
                 while (st == TQ_SUCCESS && k->queued > k->consumed) {
                     if (k->rr <= k->stop2) drop_held_back(k);
                     else st = consume(k);
                 }
-                if (st == TQ_SUCCESS) st = reliable_update(k);
+                if (st == TQ_SUCCESS && !early) st = reliable_update(k);
                 if (st == TQ_SUCCESS && k->sync_restarts) {
                     st = restart_result(k);
                     converged = st == TQ_SUCCESS && k->rr <= k->stop2;
