@@ -522,8 +522,8 @@ static tq_status reliable_update_tasks(tq_krylov *k)
     return TQ_SUCCESS;
 }
 
-/* On one block the update's dozen tasks go as one chain task: StarPU's gap between
- * dependent tasks is paid once, not per task. */
+/* On one block the update's tasks (the precise operator's too) go as one chain task:
+ * StarPU's gap between dependent tasks is paid once, not per task. */
 static tq_status reliable_update(tq_krylov *k)
 {
     tq_internal_chain_begin(k->chained_restarts);
