@@ -45,7 +45,7 @@ extern struct starpu_codelet tq_cl_wilson_exterior;
 /* Clover term of one block and parity (codelets/clover.c documents the buffers). */
 extern struct starpu_codelet tq_cl_clover;
 void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K, const void **in,
-                       const void **x, void **out);
+                       const void **x, void **out, const double **go);   /* go: the guard's scalar or NULL */
 
 /* Clover term and inverse of a range of sites, from the whole local gauge field
  * (codelets/clover_build.c documents the buffers). */

@@ -9,7 +9,8 @@
  *              the epilogue reads one other than x, the field u (R) when it reads
  *              one more, reduction scratch (SCRATCH), solver
  *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
- *              TQ_EPI_AXPY_NORM2]
+ *              TQ_EPI_AXPY_NORM2; without an epilogue but guarded (epi.guard > 0): the
+ *              solver scalars (R), and nothing done when the guard is shut]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
  *              the one from above
@@ -100,6 +101,8 @@ static void wilson_interior_cpu(void *buffers[], void *cl_arg)
         interior_epilogue_cpu(buffers, a, in, gp, gq, x, k, out);
         return;
     }
+    if (a->epi.guard > 0 && tq_epilogue_frozen(&a->epi, (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_guard(a)])))
+        return;
 #define INTERIOR(P, R, D)                                                                          \
     for (int64_t s = 0; s < a->cb; s++) {                                                       \
         if (P == 8) tq_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \

@@ -22,10 +22,10 @@ struct face_ptrs { void *p[4][2]; };
 template <int PREC, int RECON, int DAG, int CLOVER>
 __global__ void __launch_bounds__(TQ_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
 wilson_interior_kernel(tq_wilson_args a, const void *in, const void *gp, const void *gq,
-                       const void *x, const void *k, void *out)
+                       const void *x, const void *k, void *out, const double *go)
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (s >= a.cb) return;
+    if (s >= a.cb || (go && *go == 0.0)) return;   /* go: a solver's guard, shut */
     if constexpr (PREC == 8) tq_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
     else tq_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
 }
@@ -226,7 +226,10 @@ extern "C" void tq_wilson_interior_cuda(void *buffers[], void *cl_arg)
         return;
     }
     if (a->cb == 0) return;
-#define LAUNCH_K(P, R, D, C) wilson_interior_kernel<P, R, D, C><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out)
+    /* a solver's guarded application: the kernel reads the guard and does nothing when shut */
+    const double *go = a->epi.guard > 0 ? (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_wilson_buf_guard(a)]) + a->epi.guard - 1
+                                        : NULL;
+#define LAUNCH_K(P, R, D, C) wilson_interior_kernel<P, R, D, C><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
@@ -281,7 +284,7 @@ extern "C" int tq_wilson_interior_bare_cuda(const tq_wilson_args *a, const void 
     if (err != cudaSuccess) return (int)err;
     cudaEventCreate(&t0);
     cudaEventCreate(&t1);
-#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D, 0><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, NULL, out)
+#define LAUNCH(P, R, D) wilson_interior_kernel<P, R, D, 0><<<grid_for(a->cb), TQ_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, NULL, out, NULL)
     for (int it = 0; it < 3; it++) TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);   /* warm-up */
     cudaEventRecord(t0, stream);
     for (int it = 0; it < niter; it++) TQ_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);

@@ -353,8 +353,9 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
 
 /* Submits out = K in (or out = x + a K in when x) on parity `parity`, K = A or A^-1: one
  * task per block. in may be out (in place); x must differ from out. */
-static tq_status clover_term(const char *who, const tq_dirac *d, int inverse, tq_field *out,
-                             const tq_field *in, int parity, double a, const tq_field *x)
+static tq_status clover_term_g(const char *who, const tq_dirac *d, int inverse, tq_field *out,
+                               const tq_field *in, int parity, double a, const tq_field *x,
+                               const tq_dirac_epilogue *g)
 {
     const tq_field *K = inverse ? d->clover_inv : d->clover;
     tq_clover_args ca;
@@ -366,13 +367,22 @@ static tq_status clover_term(const char *who, const tq_dirac *d, int inverse, tq
     ca.L_in = in->layout;
     ca.L_out = out->layout;
     ca.L_x = x ? x->layout : out->layout;
+    ca.guard = g ? g->args.guard : 0;
     for (int b = 0; b < d->lat->nblocks; b++) {
         starpu_data_handle_t ho = parity_handle(out, b, parity), hi = parity_handle(in, b, parity);
         ca.in_place = hi == ho;
-        int ret = tq_task_clover(&ca, tq_field_handle(K, b, parity), hi, ho, x ? parity_handle(x, b, parity) : NULL);
+        int ret = tq_task_clover(&ca, tq_field_handle(K, b, parity), hi, ho, x ? parity_handle(x, b, parity) : NULL,
+                                 g ? g->scalars : NULL);
         if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
     }
     return TQ_SUCCESS;
+}
+
+/* clover_term_g unguarded. */
+static tq_status clover_term(const char *who, const tq_dirac *d, int inverse, tq_field *out,
+                             const tq_field *in, int parity, double a, const tq_field *x)
+{
+    return clover_term_g(who, d, inverse, out, in, parity, a, x, NULL);
 }
 
 static tq_status check_parity(const char *who, tq_subset parity)
@@ -503,32 +513,42 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
 
 /* M_pc (or M_pc^dag) in on parity p. The last kernel is always a hopping term with xpay; an
  * epilogue e goes there, and with TQ_EPI_AXPY_NORM2 that kernel updates e->r instead of
- * writing out (out may still serve as the clover term's intermediate). */
+ * writing out (out may still serve as the clover term's intermediate). A guarded epilogue
+ * (a solver's iteration queued behind its stopping test) guards the kernels before it too
+ * (g): past convergence the application costs launches, not stencils. */
 static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
                              int dagger, const tq_dirac_epilogue *e)
 {
     const int q = 1 - p;
     const double k2 = d->p.kappa * d->p.kappa;
     tq_field *last = e && e->args.kind == TQ_EPI_AXPY_NORM2 ? e->r : out;
+    tq_dirac_epilogue guard;
+    const tq_dirac_epilogue *g = NULL;
+    if (e && e->args.guard > 0) {
+        memset(&guard, 0, sizeof guard);
+        guard.args.guard = e->args.guard;
+        guard.scalars = e->scalars;
+        g = &guard;
+    }
     if (!d->clover) {
         /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
-        TQ_CHECK(hopping(who, d, d->tmp[q], in, q, dagger, 1.0, NULL));
+        TQ_CHECK(hopping_ke(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, NULL, g));
         return hopping_ke(who, d, last, d->tmp[q], p, dagger, -k2, in, NULL, e);
     }
     if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
         /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
-        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv));
-        TQ_CHECK(clover_term(who, d, 0, out, in, p, 0.0, NULL));
+        TQ_CHECK(hopping_ke(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv, g));
+        TQ_CHECK(clover_term_g(who, d, 0, out, in, p, 0.0, NULL, g));
         return hopping_ke(who, d, last, d->tmp[q], p, dagger, -k2, out, NULL, e);
     }
     if (!dagger) {
         /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp: two fused hopping + clover applications */
-        TQ_CHECK(hopping_k(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv));
+        TQ_CHECK(hopping_ke(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv, g));
         return hopping_ke(who, d, last, d->tmp[q], p, 0, -k2, in, d->clover_inv, e);
     }
     /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
-    TQ_CHECK(clover_term(who, d, 1, d->tmp[p], in, p, 0.0, NULL));
-    TQ_CHECK(hopping_k(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv));
+    TQ_CHECK(clover_term_g(who, d, 1, d->tmp[p], in, p, 0.0, NULL, g));
+    TQ_CHECK(hopping_ke(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv, g));
     return hopping_ke(who, d, last, d->tmp[q], p, 1, -k2, in, NULL, e);
 }
 
@@ -549,6 +569,11 @@ tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, t
     TQ_CHECK(check_spinor(who, d, in, (int)parity, "in"));
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     return matpc(who, d, out, in, (int)parity, dagger, NULL);
+}
+
+tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity)
+{
+    return d->tmp[parity];
 }
 
 int tq_internal_dirac_can_fuse(const tq_dirac *d)

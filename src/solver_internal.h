@@ -57,6 +57,8 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
+/* The operator's intermediate field on parity p (M_pc's first kernels write it; tests). */
+tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity);
 /* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one
  * chain task. end returns st, or TQ_ERR_RUNTIME naming who if st was a success and the
  * chain's submission failed. */

@@ -37,6 +37,8 @@ int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
         d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
         d[n].handle = scalars; d[n++].mode = STARPU_RW;
         if (a->epi.snapshot) { d[n].handle = snapshot; d[n++].mode = STARPU_W; }
+    } else if (a->epi.guard > 0) {
+        d[n].handle = scalars; d[n++].mode = STARPU_R;
     }
     /* an epilogue's reduction gates the solver's next step */
     return tq_task_submit_descr(&tq_cl_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
@@ -60,9 +62,9 @@ int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
 }
 
 int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
-                   starpu_data_handle_t out, starpu_data_handle_t x)
+                   starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t scalars)
 {
-    struct starpu_data_descr d[4];
+    struct starpu_data_descr d[5];
     int n = 0;
     d[n].handle = K; d[n++].mode = STARPU_R;
     if (a->in_place) {
@@ -72,6 +74,7 @@ int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_
         d[n].handle = out; d[n++].mode = STARPU_W;
     }
     if (a->xpay) { d[n].handle = x; d[n++].mode = STARPU_R; }
+    if (a->guard > 0) { d[n].handle = scalars; d[n++].mode = STARPU_R; }
     return tq_task_submit_descr(&tq_cl_clover, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
 }
 

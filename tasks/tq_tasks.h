@@ -47,7 +47,8 @@ int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu
 /* The interior task; with an epilogue (a->epi.kind) also the field w the epilogue reads
  * (unless a->epi.w_is_x), the field u when it reads one more (tq_epilogue_reads_u), the
  * solver scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
- * TQ_EPI_AXPY_NORM2 (read-write). */
+ * TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
+ * solver scalars (R): the task does nothing when its guard is shut. */
 int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
@@ -58,9 +59,10 @@ int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const starpu_data_handle_t *faces, int nfaces);
 /* Clover term of one block and parity: out = K in (a->in_place: in is out), or
- * out = x + a K in (a->xpay; x another handle than out). */
+ * out = x + a K in (a->xpay; x another handle than out); with a->guard > 0 the solver
+ * scalars (R) too, and nothing done when the guard is shut. */
 int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
-                   starpu_data_handle_t out, starpu_data_handle_t x);
+                   starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t scalars);
 /* Clover term A and A^-1 of one block and parity (handles A, Ainv) from the local links in
  * the host API layout; status receives TQ_CLOVER_BUILD_OK or the first singular site. */
 int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,

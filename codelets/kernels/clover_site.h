@@ -29,6 +29,9 @@ typedef struct tq_clover_args {
     int xpay;
     int in_place;          /* in is out (one read-write buffer) */
     double a;
+    int guard;             /* > 0: a solver's guarded application (kernels/solver_scalars.h):
+                              the solver scalars are one more buffer (R), and the task does
+                              nothing when scalar guard - 1 is 0 */
     tq_layout L_clover, L_in, L_out, L_x;
 } tq_clover_args;
 

@@ -60,7 +60,10 @@ typedef struct tq_wilson_args {
     tq_layout L_face[4];    /* 12 reals per face site; stride = cb / B[mu] */
     tq_epilogue_args epi;   /* interior task of an unsplit block: a reduction fused into the
                                kernel (kind TQ_EPI_NONE: none); then the task has three more
-                               buffers (tq_wilson_buf_epilogue) */
+                               buffers (tq_wilson_buf_epilogue). Kind TQ_EPI_NONE with
+                               epi.guard > 0: a solver's guarded operator application; the
+                               task reads the solver scalars (one more buffer,
+                               tq_wilson_buf_guard) and does nothing when the guard is shut */
 } tq_wilson_args;
 
 /* What an epilogue reads besides the stencil's result: its fields w and u
@@ -88,6 +91,11 @@ TQ_HD int tq_wilson_buf_u(const tq_wilson_args *a)
 TQ_HD int tq_wilson_buf_scratch(const tq_wilson_args *a)
 {
     return tq_wilson_buf_u(a) + (tq_epilogue_reads_u(a->epi.kind) ? 1 : 0);
+}
+/* Without an epilogue but guarded (epi.guard > 0): the solver scalars (R) from here. */
+TQ_HD int tq_wilson_buf_guard(const tq_wilson_args *a)
+{
+    return tq_wilson_buf_epilogue(a);
 }
 
 /* Block-local coordinates of the site with index cb in the parity subset `parity`. */
