@@ -411,14 +411,6 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
     }
 }
 
-/* Mixed-precision operations (tq_blas_other_precision) on color-spinors: mixed_site. */
-template <int OP>
-constexpr bool mixed_prec_op(void)
-{
-    return OP == TQ_OP_COPY || OP == TQ_OP_ACCUMULATE || OP == TQ_OP_RELIABLE_RESIDUAL ||
-           OP == TQ_OP_RELIABLE_RESIDUAL_RHO;
-}
-
 /* 100 P + Q when the task's operands are color-spinors (with norms in half precision) in
  * precision P (operand 0 and the others) and Q (those tq_blas_other_precision names), P != Q;
  * else 0. */
@@ -445,7 +437,7 @@ template <int OP>
 static void launch_mixed(int code, const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
                          cudaStream_t stream)
 {
-    if constexpr (mixed_prec_op<OP>()) {
+    if constexpr (tq_blas_other_precision(OP) != 0u) {   /* may mix precisions: mixed_site */
         switch (code) {
         case 804: launch<OP, 804, 24>(a, b, n, buffers, stream); return;
         case 802: launch<OP, 802, 24>(a, b, n, buffers, stream); return;
