@@ -352,7 +352,8 @@ static tq_status hopping(const char *who, const tq_dirac *d, tq_field *out, cons
 }
 
 /* Submits out = K in (or out = x + a K in when x) on parity `parity`, K = A or A^-1: one
- * task per block. in may be out (in place); x must differ from out. */
+ * task per block. in may be out (in place); x must differ from out. g (or NULL): the guard
+ * of a solver's fused application (matpc_tasks); the tasks do nothing when it is shut. */
 static tq_status clover_term_g(const char *who, const tq_dirac *d, int inverse, tq_field *out,
                                const tq_field *in, int parity, double a, const tq_field *x,
                                const tq_dirac_epilogue *g)
