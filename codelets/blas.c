@@ -53,7 +53,7 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
         for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < nres ? acc[r] : 0.0;
     }
     if (scal && a->snapshot)
-        memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a) + 1]), scal, TQ_NSCALARS * sizeof(double));
+        tq_snapshot_write_cpu((void *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a) + 1]), a->mirror, scal);
 }
 
 /* Argument: the number of partials (int). */
@@ -85,7 +85,7 @@ static void scalar_combine_cpu(void *buffers[], void *cl_arg)
         }
         tq_scalar_run(s, a->prog, a->nprog);
     }
-    if (a->snapshot) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]), s, TQ_NSCALARS * sizeof(double));
+    if (a->snapshot) tq_snapshot_write_cpu((void *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]), a->mirror, s);
 }
 
 /* History-based models; bump _vN when a kernel changes so stale models are dropped. */

@@ -347,13 +347,15 @@ __global__ void __launch_bounds__(TQ_FINAL_THREADS) reduce_final(const double *s
 __global__ void __launch_bounds__(TQ_FINAL_THREADS) reduce_final_scalars(const double *scratch, int nblocks, tq_blas_args a, double *scal, double *snap)
 {
     reduce_into_scalars<TQ_BLAS_MAX_RESULTS>(scratch, nblocks, tq_blas_nresults(a.op), TQ_BLAS_MAX_RESULTS,
-                                             tq_blas_frozen(&a, scal), a.guard, a.dst, a.prog, a.nprog, scal, snap);
+                                             tq_blas_frozen(&a, scal), a.guard, a.dst, a.prog, a.nprog, scal, snap,
+                                             a.mirror);
 }
 
 /* The snapshot of a task that is not a fused reduction. */
-__global__ void copy_snapshot(const double *scal, double *snap)
+__global__ void copy_snapshot(const double *scal, double *snap, tq_mirror_ref mirror)
 {
     if (threadIdx.x < TQ_NSCALARS) snap[threadIdx.x] = scal[threadIdx.x];
+    mirror_block(mirror, scal);
 }
 
 /* Thread blocks of kernel k (with smem bytes of dynamic shared memory, which become its
@@ -394,7 +396,7 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
         const int64_t cap = smem ? resident_blocks(blas_kernel<OP, PREC, NREAL>, smem, cache) : 65535;
         const int grid = (int)(want < cap ? want : cap);
         blas_kernel<OP, PREC, NREAL><<<grid, TQ_REDUCE_THREADS, smem, stream>>>(*a, b, n, scal);
-        if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap);
+        if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap, a->mirror);
         return;
     }
     static int cache[STARPU_MAXCUDADEVS];
@@ -407,7 +409,7 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
     } else {
         double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_partial(a)]);
         reduce_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, tq_blas_nresults(OP), partial);
-        if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap);
+        if (snap) copy_snapshot<<<1, TQ_NSCALARS, 0, stream>>>(scal, snap, a->mirror);
     }
 }
 
@@ -502,7 +504,7 @@ __global__ void combine_chunk(partial_chunk c, double *sum, int nres, int first,
 __global__ void scalar_program(tq_scalar_combine_args a, double *s, double *snap)
 {
     const int frozen = a.guard > 0 && s[a.guard - 1] == 0.0;
-    scalars_finish_block(s, snap, frozen, 0, 0, 0, NULL, a.prog, a.nprog);
+    scalars_finish_block(s, snap, a.mirror, frozen, 0, 0, 0, NULL, a.prog, a.nprog);
 }
 
 static void combine_partials(void *buffers[], int n, double *sum, int nres, const double *s, int guard,
@@ -526,6 +528,16 @@ extern "C" void tq_reduce_combine_cuda(void *buffers[], void *cl_arg)
     else cudaMemsetAsync(out, 0, TQ_BLAS_MAX_RESULTS * sizeof(double), stream);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+extern "C" int tq_cuda_host_memory_mapped(const void *p)
+{
+    cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        cudaGetLastError();   /* not a sticky error: clear it */
+        return 0;
+    }
+    return at.type == cudaMemoryTypeHost && at.devicePointer == p;
 }
 
 extern "C" void tq_scalar_combine_cuda(void *buffers[], void *cl_arg)

@@ -53,11 +53,25 @@ static __device__ void block_results(const double *scratch, int nblocks, int nre
 /* The end of a solver reduction on the GPU, called by every thread of one block: the
  * solver scalars come into shared memory together, thread 0 stores the sums (sum, nres
  * of them, valid in thread 0) and runs the scalar program there (tq_scalars_finish), and
- * the block writes them back and to the snapshot (snap, or NULL). On global memory each of
+ * the block writes them back and to the snapshot (snap, or NULL) and its mirror. On global memory each of
  * thread 0's dependent steps and each snapshot element waited for a memory round trip: the
  * final kernel took 8-17 us instead of a few. frozen: only the snapshot is written. */
-static __device__ void scalars_finish_block(double *scal, double *snap, int frozen, int guard, int dst, int nres,
-                                            const double *sum, const tq_scalar_instr *prog, int nprog)
+/* The snapshot's mirror (kernels/solver_scalars.h), by every thread of one block once s
+ * holds the final values: value t from thread t, then, once all of them are visible to the
+ * host, the sequence number from thread 0. */
+static __device__ void mirror_block(tq_mirror_ref mirror, const double *s)
+{
+    if (!mirror.m) return;
+    const int t = threadIdx.x;
+    if (t < TQ_NSCALARS) mirror.m->v[t] = s[t];
+    __threadfence_system();
+    __syncthreads();
+    if (t == 0) *(volatile long long *)&mirror.m->seq = mirror.seq;
+}
+
+static __device__ void scalars_finish_block(double *scal, double *snap, tq_mirror_ref mirror, int frozen, int guard,
+                                            int dst, int nres, const double *sum, const tq_scalar_instr *prog,
+                                            int nprog)
 {
     __shared__ double s[TQ_NSCALARS];
     const int t = threadIdx.x;
@@ -69,6 +83,7 @@ static __device__ void scalars_finish_block(double *scal, double *snap, int froz
         if (!frozen) scal[t] = s[t];
         if (snap) snap[t] = s[t];
     }
+    mirror_block(mirror, s);
 }
 
 /* The end of a reduction into the solver scalars (a fused BLAS reduction, a Wilson
@@ -78,13 +93,13 @@ static __device__ void scalars_finish_block(double *scal, double *snap, int froz
 template <int R>
 static __device__ void reduce_into_scalars(const double *scratch, int nblocks, int nres, int stride, int frozen,
                                            int guard, int dst, const tq_scalar_instr *prog, int nprog,
-                                           double *scal, double *snap)
+                                           double *scal, double *snap, tq_mirror_ref mirror)
 {
     double sum[R];
 #pragma unroll
     for (int r = 0; r < R; r++) sum[r] = 0.0;
     if (!frozen) block_results<R>(scratch, nblocks, nres, stride, sum);
-    scalars_finish_block(scal, snap, frozen, guard, dst, nres, sum, prog, nprog);
+    scalars_finish_block(scal, snap, mirror, frozen, guard, dst, nres, sum, prog, nprog);
 }
 
 #endif

@@ -3,6 +3,7 @@
 #define TQ_CODELETS_H
 
 #include <starpu.h>
+#include <string.h>
 #include "kernels/blas_site.h"
 #include "kernels/wilson_site.h"
 #include "kernels/clover_site.h"
@@ -63,6 +64,16 @@ extern struct starpu_codelet tq_cl_gauge_measure;
 extern struct starpu_codelet tq_cl_gauge_reunitarize;
 void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result);
 
+/* A CPU task's snapshot: the scalars s into the snapshot buffer, then into its mirror
+ * (values, then the sequence number: kernels/solver_scalars.h). */
+static inline void tq_snapshot_write_cpu(void *snap, tq_mirror_ref mirror, const double *s)
+{
+    memcpy(snap, s, TQ_NSCALARS * sizeof(double));
+    if (!mirror.m) return;
+    memcpy(mirror.m->v, s, TQ_NSCALARS * sizeof(double));
+    __atomic_store_n(&mirror.m->seq, mirror.seq, __ATOMIC_RELEASE);
+}
+
 void tq_codelets_init(void);
 void tq_codelets_shutdown(void);
 starpu_data_handle_t tq_codelets_scratch(void);
@@ -72,6 +83,8 @@ void tq_blas_cpu(void *buffers[], void *cl_arg);
 void tq_blas_cuda(void *buffers[], void *cl_arg);
 void tq_reduce_combine_cuda(void *buffers[], void *cl_arg);
 void tq_scalar_combine_cuda(void *buffers[], void *cl_arg);
+/* Whether host memory p (pinned) is visible to GPU kernels at the same address. */
+int tq_cuda_host_memory_mapped(const void *p);
 void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
 void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);

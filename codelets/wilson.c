@@ -84,7 +84,7 @@ static void interior_epilogue_cpu(void *buffers[], const tq_wilson_args *a, cons
         tq_scalars_finish(scal, a->epi.guard, a->epi.dst, tq_epilogue_nresults(a->epi.kind), sum, a->epi.prog,
                           a->epi.nprog);
     }
-    if (a->epi.snapshot) memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), scal, TQ_NSCALARS * sizeof(double));
+    if (a->epi.snapshot) tq_snapshot_write_cpu((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), a->epi.mirror, scal);
 }
 
 static void wilson_interior_cpu(void *buffers[], void *cl_arg)

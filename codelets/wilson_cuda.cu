@@ -125,7 +125,8 @@ wilson_interior_epilogue_kernel(tq_wilson_args a, const void *in, const void *gp
 __global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
 {
     reduce_into_scalars<TQ_EPI_MAX_RESULTS>(scratch, nblocks, tq_epilogue_nresults(e.kind), TQ_EPI_MAX_RESULTS,
-                                            tq_epilogue_frozen(&e, scal), e.guard, e.dst, e.prog, e.nprog, scal, snap);
+                                            tq_epilogue_frozen(&e, scal), e.guard, e.dst, e.prog, e.nprog, scal, snap,
+                                            e.mirror);
 }
 
 template <int PREC, int RECON, int DAG>

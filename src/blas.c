@@ -3,8 +3,10 @@
 #include "solver_internal.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Reduction scratch kept for the life of the runtime: one partial-sum handle per task and
  * the handle the combine task writes the result into. Registering them per call cost a
@@ -35,6 +37,8 @@ static int reduce_pool_reserve(int n)
     return 0;
 }
 
+static void mirror_pool_free(void);
+
 void tq_internal_blas_release(void)
 {
     pthread_mutex_lock(&reduce_pool.lock);
@@ -45,6 +49,7 @@ void tq_internal_blas_release(void)
     if (reduce_pool.result) starpu_data_unregister(reduce_pool.result);
     reduce_pool.result = NULL;
     pthread_mutex_unlock(&reduce_pool.lock);
+    mirror_pool_free();
 }
 
 /* Operand checks shared by the synchronous and the solver (asynchronous) paths. */
@@ -143,6 +148,96 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
 
 /* ---- solver scalars and the asynchronous BLAS the solvers use ----------------------- */
 
+/* Snapshot mirrors: one block of pinned host memory, visible to every GPU (allocated at the
+ * first solve that uses it, freed by tq_internal_blas_release), handed out TQ_NSNAPSHOTS at
+ * a time; solver scalars created while all sets are taken read through StarPU. Sequence
+ * numbers are unique in the process, so a set's earlier owner can never match a wait. */
+#define TQ_MIRROR_SETS 64
+static struct {
+    pthread_mutex_t lock;
+    int tried, force;          /* force: tq_internal_snapshot_mirrors */
+    tq_snapshot_mirror *pool;
+    unsigned long long used;   /* bit j: set j taken */
+    long long seq;
+    long mirrored, through_starpu;
+} mirrors = {.lock = PTHREAD_MUTEX_INITIALIZER, .force = -1};
+
+void tq_internal_snapshot_mirrors(int on)
+{
+    pthread_mutex_lock(&mirrors.lock);
+    mirrors.force = on;
+    pthread_mutex_unlock(&mirrors.lock);
+}
+
+void tq_internal_snapshot_reads(long *mirrored, long *through_starpu)
+{
+    *mirrored = __atomic_load_n(&mirrors.mirrored, __ATOMIC_RELAXED);
+    *through_starpu = __atomic_load_n(&mirrors.through_starpu, __ATOMIC_RELAXED);
+}
+
+static const size_t mirror_pool_bytes = TQ_MIRROR_SETS * TQ_NSNAPSHOTS * sizeof(tq_snapshot_mirror);
+
+/* Called with the lock held. Without CUDA workers a read through StarPU costs no copy from
+ * a device: mirrors only where a test asks for them. */
+static int mirrors_wanted(void)
+{
+    if (mirrors.force >= 0) return mirrors.force;
+    const char *env = getenv("TQ_SNAPSHOT_MIRROR");
+    if (env && env[0]) return env[0] != '0';
+    return starpu_cuda_worker_get_count() > 0;
+}
+
+/* Called with the lock held, once per runtime. */
+static void mirror_pool_create(void)
+{
+    mirrors.tried = 1;
+    void *p = NULL;
+    if (starpu_malloc_flags(&p, mirror_pool_bytes, STARPU_MALLOC_PINNED) || !p) return;
+#ifdef TQ_HAVE_CUDA
+    if (starpu_cuda_worker_get_count() > 0 && !tq_cuda_host_memory_mapped(p)) {
+        tq_log(1, "solver: pinned host memory is not visible to the GPUs: snapshots are read through StarPU");
+        starpu_free_flags(p, mirror_pool_bytes, STARPU_MALLOC_PINNED);
+        return;
+    }
+#endif
+    memset(p, 0, mirror_pool_bytes);
+    mirrors.pool = p;
+}
+
+static void mirror_take(tq_scalars *sc)
+{
+    pthread_mutex_lock(&mirrors.lock);
+    if (mirrors_wanted()) {
+        if (!mirrors.tried) mirror_pool_create();
+        if (mirrors.pool && mirrors.used != ~0ULL) {
+            const int j = __builtin_ctzll(~mirrors.used);
+            mirrors.used |= 1ULL << j;
+            sc->mirror_set = j;
+            sc->mirror = mirrors.pool + (size_t)j * TQ_NSNAPSHOTS;
+        }
+    }
+    pthread_mutex_unlock(&mirrors.lock);
+}
+
+/* After the scalars' tasks are done (their handles unregistered). */
+static void mirror_give_back(tq_scalars *sc)
+{
+    if (!sc->mirror) return;
+    pthread_mutex_lock(&mirrors.lock);
+    mirrors.used &= ~(1ULL << sc->mirror_set);
+    pthread_mutex_unlock(&mirrors.lock);
+}
+
+static void mirror_pool_free(void)
+{
+    pthread_mutex_lock(&mirrors.lock);
+    if (mirrors.pool) starpu_free_flags(mirrors.pool, mirror_pool_bytes, STARPU_MALLOC_PINNED);
+    mirrors.pool = NULL;
+    mirrors.used = 0;
+    mirrors.tried = 0;
+    pthread_mutex_unlock(&mirrors.lock);
+}
+
 tq_status tq_scalars_create(tq_scalars **out)
 {
     *out = NULL;
@@ -152,8 +247,10 @@ tq_status tq_scalars_create(tq_scalars **out)
     for (int i = 0; i < TQ_NSNAPSHOTS; i++) {
         starpu_vector_data_register(&sc->snap[i], STARPU_MAIN_RAM, (uintptr_t)sc->snap_buf[i], TQ_NSCALARS, sizeof(double));
         sc->mark[i].h = sc->snap[i];
+        sc->watch[i].h = sc->snap[i];
     }
     sc->snap_next = -1;
+    mirror_take(sc);
     *out = sc;
     return TQ_SUCCESS;
 }
@@ -167,6 +264,7 @@ void tq_scalars_destroy(tq_scalars *sc)
      * iteration, never read, would be fetched from the GPU one by one) */
     starpu_data_unregister_no_coherency(sc->h);
     for (int i = 0; i < TQ_NSNAPSHOTS; i++) starpu_data_unregister_no_coherency(sc->snap[i]);   /* waits for marks too */
+    mirror_give_back(sc);
     free(sc);
 }
 
@@ -189,9 +287,77 @@ static tq_status read_handle(starpu_data_handle_t h, const double *buf, double *
     return TQ_SUCCESS;
 }
 
+/* Runs on the thread that completed the snapshot's writer (no data moves). */
+static void writer_ended(void *arg)
+{
+    struct tq_snapshot_watch *w = arg;
+    __atomic_add_fetch(&w->ended, 1, __ATOMIC_RELEASE);
+    starpu_data_release_on_node(w->h, STARPU_ACQUIRE_NO_NODE);
+}
+
+static int mirror_seq_is(const tq_snapshot_mirror *m, long long want)
+{
+    return __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE) == want;
+}
+
+/* Waits for snapshot i's mirror: 1 with the values copied, 0 if its writer ended without
+ * publishing it (then StarPU's copy is read), -1 on a runtime error. The wait polls: a
+ * blocking wait would bring back the wake-up it avoids. It yields the core while it polls,
+ * and after a second (a CPU worker's long task) sleeps between polls. */
+static int mirror_wait(tq_scalars *sc, int i, double *values)
+{
+    const tq_snapshot_mirror *m = &sc->mirror[i];
+    const long long want = sc->mirror_seq[i];
+    struct tq_snapshot_watch *w = &sc->watch[i];
+    if (!mirror_seq_is(m, want)) {
+        const long long ended = __atomic_load_n(&w->ended, __ATOMIC_ACQUIRE);
+        if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, writer_ended, w)) return -1;
+        const double t0 = tq_internal_now();
+        for (long n = 1; !mirror_seq_is(m, want); n++) {
+            /* the writer's end comes after its mirror write: one more look, then give up */
+            if (__atomic_load_n(&w->ended, __ATOMIC_ACQUIRE) != ended) {
+                if (mirror_seq_is(m, want)) break;
+                return 0;
+            }
+            if (n % 1024 == 0 && tq_internal_now() - t0 > 1.0) {
+                const struct timespec nap = {0, 20000};
+                nanosleep(&nap, NULL);
+            } else {
+                sched_yield();
+            }
+        }
+    }
+    memcpy(values, m->v, TQ_NSCALARS * sizeof *values);
+    return 1;
+}
+
 tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values)
 {
+    if (sc->mirror && sc->mirror_seq[i] > 0) {
+        const int got = mirror_wait(sc, i, values);
+        if (got < 0) return tq_error(TQ_ERR_RUNTIME, "solver: waiting for its scalars failed");
+        if (got) {
+            __atomic_add_fetch(&mirrors.mirrored, 1, __ATOMIC_RELAXED);
+            return TQ_SUCCESS;
+        }
+    }
+    __atomic_add_fetch(&mirrors.through_starpu, 1, __ATOMIC_RELAXED);
     return read_handle(sc->snap[i], sc->snap_buf[i], values);
+}
+
+int tq_scalars_take_snapshot(tq_scalars *sc, tq_mirror_ref *mirror)
+{
+    const int snap = sc->snap_next;
+    sc->snap_next = -1;
+    mirror->m = NULL;
+    mirror->seq = 0;
+    if (snap >= 0 && sc->mirror) {
+        mirror->m = &sc->mirror[snap];
+        mirror->seq = sc->mirror_seq[snap] = __atomic_add_fetch(&mirrors.seq, 1, __ATOMIC_RELAXED);
+    } else if (snap >= 0) {
+        sc->mirror_seq[snap] = 0;
+    }
+    return snap;
 }
 
 /* Runs on the thread that completed the snapshot's writer: no data moves (no node). */
@@ -248,8 +414,8 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     }
     a.guard = (signed char)sc->guard;
     a.use_scalars |= sc->guard > 0;
-    const int snap = nres ? sc->snap_next : -1;
-    if (nres) sc->snap_next = -1;
+    tq_mirror_ref mirror = {NULL, 0};
+    const int snap = nres ? tq_scalars_take_snapshot(sc, &mirror) : -1;
     if (nres && ntasks == 1) {
         /* the task itself writes the scalars and runs the program */
         a.use_scalars = 1;
@@ -258,6 +424,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         a.nprog = (signed char)nprog;
         if (nprog) memcpy(a.prog, prog, (size_t)nprog * sizeof *prog);
         a.snapshot = snap >= 0;
+        a.mirror = mirror;
         return blas_tasks(who, &a, f, NULL, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
     }
     if (nres) TQ_CHECK(scalars_reserve(sc, ntasks));
@@ -271,6 +438,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     ca.nprog = nprog;
     ca.guard = sc->guard;
     ca.snapshot = snap >= 0;
+    ca.mirror = mirror;
     if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
     int ret = tq_task_scalar_combine(&ca, sc->partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;

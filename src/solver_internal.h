@@ -21,6 +21,13 @@ typedef struct tq_scalars {
     struct tq_snapshot_mark { starpu_data_handle_t h; double t; } mark[TQ_NSNAPSHOTS];
     int guard;       /* > 0: tasks submitted from now on carry this guard (tq_blas_args) */
     int snap_next;   /* >= 0: the next reduction also writes snapshot snap_next */
+    /* The snapshots' mirrors (kernels/solver_scalars.h; NULL: none, the host reads the
+     * snapshots through StarPU), the sequence number each one's last writer publishes, and
+     * per snapshot a count of its writers seen to end (the host's wait stops there). */
+    tq_snapshot_mirror *mirror;
+    int mirror_set;
+    long long mirror_seq[TQ_NSNAPSHOTS];
+    struct tq_snapshot_watch { starpu_data_handle_t h; long long ended; } watch[TQ_NSNAPSHOTS];
 } tq_scalars;
 
 tq_status tq_scalars_create(tq_scalars **out);
@@ -31,6 +38,10 @@ tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values);
  * before this call) completes, without waiting and without moving data; read it with
  * tq_scalars_mark_time (0 while that task has not completed). */
 tq_status tq_scalars_mark(tq_scalars *sc, int i);
+/* The snapshot the next reduction writes (snap_next, then -1 again; -1: none) and, in
+ * *mirror, where that reduction's task publishes it. */
+int tq_scalars_take_snapshot(tq_scalars *sc, tq_mirror_ref *mirror);
+
 double tq_scalars_mark_time(const tq_scalars *sc, int i);
 /* Host write of n values from slot on (set-up; waits for pending users). */
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);

@@ -273,8 +273,7 @@ static tq_status fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, in
     e.args.dst = (signed char)dst;
     e.args.nprog = (signed char)nprog;
     memcpy(e.args.prog, prog, (size_t)nprog * sizeof *prog);
-    const int snap = k->sc->snap_next;
-    k->sc->snap_next = -1;
+    const int snap = tq_scalars_take_snapshot(k->sc, &e.args.mirror);
     e.args.snapshot = snap >= 0;
     e.snapshot = snap >= 0 ? k->sc->snap[snap] : NULL;
     e.scalars = k->sc->h;

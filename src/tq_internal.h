@@ -37,6 +37,11 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
 long tq_internal_solver_fused_iterations(void);
 /* Chain tasks submitted so far (tasks/submit.c: two or more tasks as one), for tests. */
 long tq_internal_chains_submitted(void);
+/* Whether solver scalars created from now on get snapshot mirrors (src/blas.c): 1 on, 0
+ * off, -1 the default (on when StarPU has CUDA workers; TQ_SNAPSHOT_MIRROR=0/1 overrides
+ * it). Snapshots read through their mirrors and through StarPU since the process began. */
+void tq_internal_snapshot_mirrors(int on);
+void tq_internal_snapshot_reads(long *mirrored, long *through_starpu);
 
 /* The gauge field and parameters an operator was made with. */
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);

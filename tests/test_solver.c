@@ -273,6 +273,78 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
     }
 }
 
+/* Snapshot mirrors (src/blas.c): the host reads each iteration's scalars from a copy in host
+ * memory that the task writing them also writes, or through StarPU. Both are the same
+ * values, so the solutions must be identical to the bit, with the same iterations; with
+ * mirrors every read must come from one (a task that wrote its snapshot but not its mirror
+ * would show up as a read through StarPU), without them none. One block (reductions ending
+ * in the operator's and the BLAS kernels) and two (the combine task). */
+static void test_mirror(const int dims[4], const int *split, const tq_host_gauge *hg, const tq_dirac_params *dp,
+                        const double *b, const char *what)
+{
+    printf("  snapshots read through mirrors vs through StarPU, %s: inverter, solve type, sloppy: iterations, "
+           "reads (mirrored / through StarPU)\n", what);
+    for (int blocks = 0; blocks < 2; blocks++) {
+        setup S;
+        if (setup_make_op(&S, dims, blocks ? split : dims, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) {
+            setup_free(&S);
+            return;
+        }
+        const int64_t n = 24 * ref_volume(dims);
+        double *h[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
+        tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+        for (int c = 0; c < (blocks ? 2 : 6); c++) {
+            tq_solver_params sp;
+            tq_solver_params_default(&sp);
+            sp.maxiter = 3000;
+            const char *fuse = "1";
+            switch (c) {
+            case 0: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
+            case 1: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; sp.prec_sloppy = TQ_SINGLE; break;
+            case 2: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.prec_sloppy = TQ_HALF; break;
+            case 3: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; fuse = "0"; break;
+            case 4: sp.inverter = TQ_INV_MR; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
+            default: sp.inverter = TQ_INV_GCR; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.precond = TQ_PRECOND_MR; break;
+            }
+            setenv("TQ_SOLVER_FUSE", fuse, 1);
+            tq_solver_result r[2];
+            long mirrored[2], through[2];
+            for (int on = 0; on < 2; on++) {
+                tq_internal_snapshot_mirrors(on);
+                long m0, t0, m1, t1;
+                tq_internal_snapshot_reads(&m0, &t0);
+                tq_status st = tq_solve(S.dirac, x, fb, &sp, &r[on]);
+                tq_internal_snapshot_reads(&m1, &t1);
+                mirrored[on] = m1 - m0;
+                through[on] = t1 - t0;
+                CHECK(st == TQ_SUCCESS, "%s case %d mirrors %d: %s", what, c, on, tq_last_error());
+                if (st != TQ_SUCCESS) { memset(&r[on], 0, sizeof r[on]); continue; }
+                CHECK_OK(tq_field_export(x, h[on]));
+                CHECK(r[on].true_residual <= 3e-9, "%s case %d mirrors %d: true residual %.3g", what, c, on,
+                      r[on].true_residual);
+            }
+            tq_internal_snapshot_mirrors(-1);
+            unsetenv("TQ_SOLVER_FUSE");
+            printf("    %s %-8s %-10s %-6s %4d (%d) with mirrors, reads %ld / %ld; %4d (%d) without, reads %ld / %ld\n",
+                   blocks ? "2 blocks" : "1 block ", tq_inverter_name(sp.inverter), c == 1 || c == 3 ? "normop-pc" : "direct-pc",
+                   sp.prec_sloppy ? tq_precision_name(sp.prec_sloppy) : "double", r[1].iterations, r[1].reliable_updates,
+                   mirrored[1], through[1], r[0].iterations, r[0].reliable_updates, mirrored[0], through[0]);
+            const double e = sqrt(ref_vdiff2(h[0], h[1], n) / ref_vnorm2(h[0], n));
+            CHECK(e == 0.0 && r[0].iterations == r[1].iterations && r[0].reliable_updates == r[1].reliable_updates,
+                  "%s case %d: solutions with and without mirrors differ by %.3g (%d vs %d iterations)", what, c, e,
+                  r[1].iterations, r[0].iterations);
+            CHECK(mirrored[1] >= r[1].iterations && through[1] == 0, "%s case %d: with mirrors %ld reads mirrored, %ld "
+                  "through StarPU, for %d iterations", what, c, mirrored[1], through[1], r[1].iterations);
+            CHECK(mirrored[0] == 0 && through[0] >= r[0].iterations, "%s case %d: without mirrors %ld reads mirrored, "
+                  "%ld through StarPU", what, c, mirrored[0], through[0]);
+        }
+        tq_field_destroy(x);
+        tq_field_destroy(fb);
+        free(h[0]); free(h[1]);
+        setup_free(&S);
+    }
+}
+
 /* Pipelined iterations (the next one queued before the host reads this one's residual; the
  * default) against one at a time (TQ_SOLVER_PIPELINE=0). Where every reliable update is
  * triggered by the tolerance (uniform precision; a tiny delta) both do the same arithmetic:
@@ -691,6 +763,7 @@ int main(void)
     test_many(dims, &hg, &clo, "clover");
     test_pipeline(dims, &hg, &clo, b, "clover");
     test_chain(dims, split, &hg, &clo, b, "clover");
+    test_mirror(dims, split, &hg, &clo, b, "clover");
     test_multishift(dims, &hg, &clo, b, "clover");
     test_gcr(dims, &hg, &wil, b, "wilson");
     test_gcr(dims, &hg, &clo, b, "clover");

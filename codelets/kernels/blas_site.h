@@ -191,6 +191,7 @@ typedef struct tq_blas_args {
     signed char slot[TQ_BLAS_MAX_COEFS];
     signed char guard, fused, snapshot, dst, nprog;
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
+    tq_mirror_ref mirror;   /* the snapshot's mirror (kernels/solver_scalars.h) */
     tq_layout L[TQ_BLAS_MAX_OPERANDS];
 } tq_blas_args;
 
