@@ -205,6 +205,25 @@ static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dira
     setup_free(&S);
 }
 
+/* The solves test_chain and test_mirror compare, c = 0..5: fused BiCGstab, fused CG (normal
+ * equations), BiCGstab with half reliable updates, CG with separate BLAS (TQ_SOLVER_FUSE,
+ * set here; the caller unsets it), MR, GCR with an MR preconditioner. */
+static void solver_case(int c, tq_solver_params *sp)
+{
+    tq_solver_params_default(sp);
+    sp->maxiter = 3000;
+    const char *fuse = "1";
+    switch (c) {
+    case 0: sp->inverter = TQ_INV_BICGSTAB; sp->solve_type = TQ_SOLVE_DIRECT_PC; break;
+    case 1: sp->inverter = TQ_INV_CG; sp->solve_type = TQ_SOLVE_NORMOP_PC; break;
+    case 2: sp->inverter = TQ_INV_BICGSTAB; sp->solve_type = TQ_SOLVE_DIRECT_PC; sp->prec_sloppy = TQ_HALF; break;
+    case 3: sp->inverter = TQ_INV_CG; sp->solve_type = TQ_SOLVE_NORMOP_PC; fuse = "0"; break;
+    case 4: sp->inverter = TQ_INV_MR; sp->solve_type = TQ_SOLVE_DIRECT_PC; break;
+    default: sp->inverter = TQ_INV_GCR; sp->solve_type = TQ_SOLVE_DIRECT_PC; sp->precond = TQ_PRECOND_MR; break;
+    }
+    setenv("TQ_SOLVER_FUSE", fuse, 1);
+}
+
 /* Each iteration's tasks as one chain task (one block: the default) against one task each
  * (TQ_CHAIN=0): the chain runs the same kernels in the same order, so the solutions
  * are identical to the bit, with the same iterations and reliable updates; the chain
@@ -226,18 +245,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
         tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
         for (int c = 0; c < (blocks ? 1 : 6); c++) {
             tq_solver_params sp;
-            tq_solver_params_default(&sp);
-            sp.maxiter = 3000;
-            const char *fuse = "1";
-            switch (c) {
-            case 0: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
-            case 1: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; break;
-            case 2: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.prec_sloppy = TQ_HALF; break;
-            case 3: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; fuse = "0"; break;
-            case 4: sp.inverter = TQ_INV_MR; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
-            default: sp.inverter = TQ_INV_GCR; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.precond = TQ_PRECOND_MR; break;
-            }
-            setenv("TQ_SOLVER_FUSE", fuse, 1);
+            solver_case(c, &sp);
             tq_solver_result r[2];
             long chains[2];
             for (int chained = 0; chained < 2; chained++) {
@@ -295,18 +303,8 @@ static void test_mirror(const int dims[4], const int *split, const tq_host_gauge
         tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
         for (int c = 0; c < (blocks ? 2 : 6); c++) {
             tq_solver_params sp;
-            tq_solver_params_default(&sp);
-            sp.maxiter = 3000;
-            const char *fuse = "1";
-            switch (c) {
-            case 0: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
-            case 1: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; sp.prec_sloppy = TQ_SINGLE; break;
-            case 2: sp.inverter = TQ_INV_BICGSTAB; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.prec_sloppy = TQ_HALF; break;
-            case 3: sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; fuse = "0"; break;
-            case 4: sp.inverter = TQ_INV_MR; sp.solve_type = TQ_SOLVE_DIRECT_PC; break;
-            default: sp.inverter = TQ_INV_GCR; sp.solve_type = TQ_SOLVE_DIRECT_PC; sp.precond = TQ_PRECOND_MR; break;
-            }
-            setenv("TQ_SOLVER_FUSE", fuse, 1);
+            solver_case(c, &sp);
+            if (c == 1) sp.prec_sloppy = TQ_SINGLE;   /* reliable updates in CG too */
             tq_solver_result r[2];
             long mirrored[2], through[2];
             for (int on = 0; on < 2; on++) {
