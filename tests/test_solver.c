@@ -205,6 +205,39 @@ static void test_fused(const int dims[4], const tq_host_gauge *hg, const tq_dira
     setup_free(&S);
 }
 
+/* What test_chain and test_mirror compare two ways: the operator on one block or on split
+ * blocks, the source, a solution field and the two solutions exported. */
+typedef struct same_bits {
+    setup S;
+    int64_t n;
+    double *h[2];
+    tq_field *x, *fb;
+} same_bits;
+
+static int same_bits_open(same_bits *T, const int dims[4], const int *block, const tq_host_gauge *hg,
+                          const tq_dirac_params *dp, const double *b)
+{
+    if (setup_make_op(&T->S, dims, block, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) {
+        setup_free(&T->S);
+        return -1;
+    }
+    T->n = 24 * ref_volume(dims);
+    T->h[0] = malloc(T->n * sizeof(double));
+    T->h[1] = malloc(T->n * sizeof(double));
+    T->x = spinor(&T->S, TQ_DOUBLE, TQ_FULL, NULL);
+    T->fb = spinor(&T->S, TQ_DOUBLE, TQ_FULL, b);
+    return 0;
+}
+
+static void same_bits_close(same_bits *T)
+{
+    tq_field_destroy(T->x);
+    tq_field_destroy(T->fb);
+    free(T->h[0]);
+    free(T->h[1]);
+    setup_free(&T->S);
+}
+
 /* The solves test_chain and test_mirror compare, c = 0..5: fused BiCGstab, fused CG (normal
  * equations), BiCGstab with half reliable updates, CG with separate BLAS (TQ_SOLVER_FUSE,
  * set here; the caller unsets it), MR, GCR with an MR preconditioner. */
@@ -235,14 +268,11 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
     printf("  iterations as one chain task vs one task each, %s: inverter, solve type, sloppy: "
            "iterations (reliable updates), chain tasks\n", what);
     for (int blocks = 0; blocks < 2; blocks++) {
-        setup S;
-        if (setup_make_op(&S, dims, blocks ? split : dims, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) {
-            setup_free(&S);
-            return;
-        }
-        const int64_t n = 24 * ref_volume(dims);
-        double *h[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
-        tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+        same_bits T;
+        if (same_bits_open(&T, dims, blocks ? split : dims, hg, dp, b)) return;
+        const int64_t n = T.n;
+        double **h = T.h;
+        tq_field *x = T.x, *fb = T.fb;
         for (int c = 0; c < (blocks ? 1 : 6); c++) {
             tq_solver_params sp;
             solver_case(c, &sp);
@@ -251,7 +281,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
             for (int chained = 0; chained < 2; chained++) {
                 setenv("TQ_CHAIN", chained ? "1" : "0", 1);
                 const long before = tq_internal_chains_submitted();
-                tq_status st = tq_solve(S.dirac, x, fb, &sp, &r[chained]);
+                tq_status st = tq_solve(T.S.dirac, x, fb, &sp, &r[chained]);
                 chains[chained] = tq_internal_chains_submitted() - before;
                 CHECK(st == TQ_SUCCESS, "%s case %d chained %d: %s", what, c, chained, tq_last_error());
                 if (st != TQ_SUCCESS) { memset(&r[chained], 0, sizeof r[chained]); continue; }
@@ -274,10 +304,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
             else CHECK(chains[1] >= (r[1].iterations + 1) / 2, "%s case %d: %ld chain tasks for %d iterations (two per "
                        "chain at most)", what, c, chains[1], r[1].iterations);
         }
-        tq_field_destroy(x);
-        tq_field_destroy(fb);
-        free(h[0]); free(h[1]);
-        setup_free(&S);
+        same_bits_close(&T);
     }
 }
 
@@ -293,14 +320,11 @@ static void test_mirror(const int dims[4], const int *split, const tq_host_gauge
     printf("  snapshots read through mirrors vs through StarPU, %s: inverter, solve type, sloppy: iterations, "
            "reads (mirrored / through StarPU)\n", what);
     for (int blocks = 0; blocks < 2; blocks++) {
-        setup S;
-        if (setup_make_op(&S, dims, blocks ? split : dims, hg, TQ_DOUBLE, TQ_RECON_18, dp->kappa, dp) != 0) {
-            setup_free(&S);
-            return;
-        }
-        const int64_t n = 24 * ref_volume(dims);
-        double *h[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
-        tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
+        same_bits T;
+        if (same_bits_open(&T, dims, blocks ? split : dims, hg, dp, b)) return;
+        const int64_t n = T.n;
+        double **h = T.h;
+        tq_field *x = T.x, *fb = T.fb;
         for (int c = 0; c < (blocks ? 2 : 6); c++) {
             tq_solver_params sp;
             solver_case(c, &sp);
@@ -311,7 +335,7 @@ static void test_mirror(const int dims[4], const int *split, const tq_host_gauge
                 tq_internal_snapshot_mirrors(on);
                 long m0, t0, m1, t1;
                 tq_internal_snapshot_reads(&m0, &t0);
-                tq_status st = tq_solve(S.dirac, x, fb, &sp, &r[on]);
+                tq_status st = tq_solve(T.S.dirac, x, fb, &sp, &r[on]);
                 tq_internal_snapshot_reads(&m1, &t1);
                 mirrored[on] = m1 - m0;
                 through[on] = t1 - t0;
@@ -336,10 +360,7 @@ static void test_mirror(const int dims[4], const int *split, const tq_host_gauge
             CHECK(mirrored[0] == 0 && through[0] >= r[0].iterations, "%s case %d: without mirrors %ld reads mirrored, "
                   "%ld through StarPU", what, c, mirrored[0], through[0]);
         }
-        tq_field_destroy(x);
-        tq_field_destroy(fb);
-        free(h[0]); free(h[1]);
-        setup_free(&S);
+        same_bits_close(&T);
     }
 }
 
