@@ -50,12 +50,6 @@ static __device__ void block_results(const double *scratch, int nblocks, int nre
     }
 }
 
-/* The end of a solver reduction on the GPU, called by every thread of one block: the
- * solver scalars come into shared memory together, thread 0 stores the sums (sum, nres
- * of them, valid in thread 0) and runs the scalar program there (tq_scalars_finish), and
- * the block writes them back and to the snapshot (snap, or NULL) and its mirror. On global memory each of
- * thread 0's dependent steps and each snapshot element waited for a memory round trip: the
- * final kernel took 8-17 us instead of a few. frozen: only the snapshot is written. */
 /* The snapshot's mirror (kernels/solver_scalars.h), by every thread of one block once s
  * holds the final values: value t from thread t, then, once all of them are visible to the
  * host, the sequence number from thread 0. */
@@ -69,6 +63,13 @@ static __device__ void mirror_block(tq_mirror_ref mirror, const double *s)
     if (t == 0) *(volatile long long *)&mirror.m->seq = mirror.seq;
 }
 
+/* The end of a solver reduction on the GPU, called by every thread of one block: the
+ * solver scalars come into shared memory together, thread 0 stores the sums (sum, nres
+ * of them, valid in thread 0) and runs the scalar program there (tq_scalars_finish), and
+ * the block writes them back, to the snapshot (snap, or NULL) and to its mirror. On global
+ * memory each of thread 0's dependent steps and each snapshot element waited for a memory
+ * round trip: the final kernel took 8-17 us instead of a few. frozen: only the snapshot
+ * (and its mirror) is written. */
 static __device__ void scalars_finish_block(double *scal, double *snap, tq_mirror_ref mirror, int frozen, int guard,
                                             int dst, int nres, const double *sum, const tq_scalar_instr *prog,
                                             int nprog)
