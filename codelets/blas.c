@@ -31,7 +31,7 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
     const int nop = tq_blas_noperands(a->op);
     double *scal = a->use_scalars ? (double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_scalars(a)]) : NULL;
     const int nres = tq_blas_nresults(a->op);
-    double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double acc[TQ_BLAS_MAX_RESULTS] = {0.0};
     if (!tq_blas_frozen(a, scal)) {
         void *bufs[TQ_BLAS_MAX_OPERANDS];
         for (int i = 0; i < nop; i++) bufs[i] = (void *)STARPU_VECTOR_GET_PTR(buffers[i]);
@@ -60,7 +60,7 @@ void tq_blas_cpu(void *buffers[], void *cl_arg)
 static void reduce_combine_cpu(void *buffers[], void *cl_arg)
 {
     const int n = *(const int *)cl_arg + 1;
-    double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double sum[TQ_BLAS_MAX_RESULTS] = {0.0};
     for (int i = 0; i < n - 1; i++) {
         const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
         for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += p[r];
@@ -74,9 +74,9 @@ static void scalar_combine_cpu(void *buffers[], void *cl_arg)
 {
     const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
     double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
-    if (!(a->guard > 0 && s[a->guard - 1] == 0.0)) {
+    if (!tq_guard_shut(s, a->guard)) {
         if (a->n > 0) {
-            double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+            double sum[TQ_BLAS_MAX_RESULTS] = {0.0};
             for (int i = 0; i < a->n; i++) {
                 const double *p = (const double *)STARPU_VECTOR_GET_PTR(buffers[i]);
                 for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) sum[r] += p[r];

@@ -68,7 +68,7 @@ template <int OP, int P, int Q>
 __device__ __forceinline__ void mixed_site(const double *c, const blas_bufs &b, int64_t s, int64_t stride, double *acc)
 {
     double hs[TQ_BLAS_MAX_OPERANDS], w[TQ_BLAS_MAX_OPERANDS][24];
-    double site_acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double site_acc[TQ_BLAS_MAX_RESULTS] = {0.0};
 #pragma unroll
     for (int j = 0; j < 6; j++) {
         double in[TQ_BLAS_MAX_OPERANDS][4];
@@ -226,7 +226,7 @@ __device__ __forceinline__ void staged_sites(const double *c, const blas_bufs &b
         if constexpr (HALF) {
             float out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], m[TQ_BLAS_MAX_WRITTEN] = {0, 0, 0};
             if (active) {
-                float hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4], site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+                float hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4], site_acc[TQ_BLAS_MAX_RESULTS] = {0};
                 int k = 0;
 #pragma unroll
                 for (int i = 0; i < nop; i++)
@@ -248,7 +248,7 @@ __device__ __forceinline__ void staged_sites(const double *c, const blas_bufs &b
         } else if (active) {
             /* single precision: arithmetic in double, as tq_blas_site_n; each chunk stored
              * when computed */
-            double in[TQ_BLAS_MAX_OPERANDS][4], v[TQ_BLAS_MAX_OPERANDS][2], site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+            double in[TQ_BLAS_MAX_OPERANDS][4], v[TQ_BLAS_MAX_OPERANDS][2], site_acc[TQ_BLAS_MAX_RESULTS] = {0};
 #pragma unroll
             for (int cc = 0; cc < NCH; cc++) {
                 int k = 0;
@@ -302,7 +302,7 @@ template <int OP, int PREC, int NREAL>
 __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS((staged_sites_apply<OP, PREC, NREAL>()))) blas_kernel(tq_blas_args a, blas_bufs b, int64_t n, const double *scal)
 {
     if (tq_blas_frozen(&a, scal)) return;
-    double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double acc[TQ_BLAS_MAX_RESULTS] = {0.0};
     double c[TQ_BLAS_MAX_COEFS];
     tq_blas_coefficients(&a, scal, c);   /* scal: solver scalars in device memory, or NULL */
     all_sites<OP, PREC, NREAL>(a, c, b, n, acc);
@@ -315,13 +315,13 @@ __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS((staged_
 template <int OP, int PREC, int NREAL>
 __global__ void __launch_bounds__(TQ_REDUCE_THREADS, TQ_BLAS_MIN_BLOCKS((staged_sites_apply<OP, PREC, NREAL>()))) reduce_kernel(tq_blas_args a, blas_bufs b, int64_t n, double *scratch, const double *scal)
 {
-    __shared__ double sh[TQ_BLAS_MAX_RESULTS][TQ_REDUCE_THREADS];
+    constexpr int nres = tq_blas_nresults(OP);
+    __shared__ double sh[nres > 0 ? nres : 1][TQ_REDUCE_THREADS];   /* this op's results only */
     if (tq_blas_frozen(&a, scal)) return;   /* the final kernel ignores the scratch then */
-    double acc[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+    double acc[TQ_BLAS_MAX_RESULTS] = {0.0};
     double c[TQ_BLAS_MAX_COEFS];
     tq_blas_coefficients(&a, scal, c);
     all_sites<OP, PREC, NREAL>(a, c, b, n, acc);
-    const int nres = tq_blas_nresults(OP);
     for (int r = 0; r < nres; r++) sh[r][threadIdx.x] = acc[r];
     __syncthreads();
     for (int w = TQ_REDUCE_THREADS / 2; w > 0; w >>= 1) {
@@ -490,12 +490,12 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
 #define TQ_COMBINE_CHUNK 32
 struct partial_chunk { const double *p[TQ_COMBINE_CHUNK]; int n; };
 
-/* sum[r] (r < nres) = (first ? 0 : sum[r]) + the chunk's partials, unless guard > 0 and
- * s[guard - 1] is 0 (s: the solver scalars, or NULL). */
+/* sum[r] (r < nres) = (first ? 0 : sum[r]) + the chunk's partials, unless the guard is
+ * shut (s: the solver scalars, or NULL: no guard). */
 __global__ void combine_chunk(partial_chunk c, double *sum, int nres, int first, const double *s, int guard)
 {
     const int r = threadIdx.x;
-    if (r >= nres || (guard > 0 && s && s[guard - 1] == 0.0)) return;
+    if (r >= nres || (s && tq_guard_shut(s, guard))) return;
     double acc = first ? 0.0 : sum[r];
     for (int i = 0; i < c.n; i++) acc += c.p[i][r];
     sum[r] = acc;
@@ -503,7 +503,7 @@ __global__ void combine_chunk(partial_chunk c, double *sum, int nres, int first,
 
 __global__ void scalar_program(tq_scalar_combine_args a, double *s, double *snap)
 {
-    const int frozen = a.guard > 0 && s[a.guard - 1] == 0.0;
+    const int frozen = tq_guard_shut(s, a.guard);
     scalars_finish_block(s, snap, a.mirror, frozen, 0, 0, 0, NULL, a.prog, a.nprog);
 }
 

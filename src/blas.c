@@ -124,7 +124,7 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
     blas_args_init(&a, op, c, f);
     tq_status st = blas_tasks(who, &a, f, partials, NULL, NULL);
     if (nres) {
-        double sum[TQ_BLAS_MAX_RESULTS] = {0.0, 0.0, 0.0};
+        double sum[TQ_BLAS_MAX_RESULTS] = {0.0};
         if (st == TQ_SUCCESS) {
             int ret = tq_task_reduce_combine(partials, ntasks, reduce_pool.result);
             if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret);
@@ -413,7 +413,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         return blas_tasks(who, &a, f, NULL, NULL, NULL);
     }
     a.guard = (signed char)sc->guard;
-    a.use_scalars |= sc->guard > 0;
+    a.use_scalars |= sc->guard != 0;
     tq_mirror_ref mirror = {NULL, 0};
     const int snap = nres ? tq_scalars_take_snapshot(sc, &mirror) : -1;
     if (nres && ntasks == 1) {

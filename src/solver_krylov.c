@@ -30,7 +30,9 @@ enum {
     BI_TS = 9, BI_TT = 11,       /* <t, s>, |t|^2 */
     BI_R0S = 12, BI_R0T = 14,    /* fused: <r0, s>, <r0, t> (after BI_TS, BI_TT: one reduction) */
     BI_DELTA = 5,                /* fused: omega / alpha (<r0, v> is not needed there) */
-    BI_OMEGA = 16, BI_BETA = 18, BI_T1 = 20, BI_T2 = 22
+    BI_OMEGA = 16, BI_BETA = 18, BI_T1 = 20, BI_T2 = 22,
+    BI_UPD_QP = 3                /* fused: the reliable update's <q, p> (its reduction: |r|^2,
+                                    <r0, r>, <q, p>), in BI_RHO's slots until rho is replaced */
 };
 /* MR: */
 enum { MR_RR = 0, MR_ARR = 1, MR_AR2 = 3, MR_ALPHA = 4 };
@@ -78,6 +80,8 @@ struct tq_krylov {
      * reaches the tolerance its last scalar program clears SLOT_GO, and the tasks of the
      * queued iteration (guarded by it) change nothing. */
     int pipelined;
+    int xpass_in_update;       /* the fused CG: the reliable update being queued does the x/p
+                                  pass a queued iteration may hold back (cg_held_back_pass) */
     int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c; TQ_CHAIN=0: off) */
     int chained_restarts;    /* so do the start's and each reliable update's (both operators on one block) */
     double t0;               /* start (progress lines) */
@@ -486,6 +490,23 @@ tq_status tq_krylov_submit(tq_krylov *k)
     return TQ_SUCCESS;
 }
 
+/* The fused CG: an iteration that reaches the tolerance on the device shuts the guard, which
+ * then holds back its own last task, x += alpha p; p = r + beta p (and all of the queued
+ * iterations after it). That task, with the scalars the held-back iterations left
+ * unchanged, runs when the host has read the iteration (guard 0), or in the reliable update
+ * queued behind it under the inverse guard (-(SLOT_GO + 1): it runs only if the guard is
+ * shut then). */
+static tq_status cg_held_back_pass(tq_krylov *k, int guard)
+{
+    const double one[4] = {1, 1, 1, 1};
+    const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
+    tq_field *fxp[3] = {k->rs, k->pv, k->xs};
+    k->sc->guard = guard;
+    const tq_status st = tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0);
+    k->sc->guard = 0;
+    return st;
+}
+
 /* Mixed precision: x += xs, xs = 0, r = b - A x (precise); the sloppy residual becomes the
  * true one and the search direction follows it (reliable update), or the recurrence
  * restarts from it (defect correction). Queued like an iteration: the next check reads
@@ -493,6 +514,7 @@ tq_status tq_krylov_submit(tq_krylov *k)
 static tq_status reliable_update_tasks(tq_krylov *k)
 {
     const double minus[4] = {-1, 0, 0, 0};
+    if (k->xpass_in_update) TQ_CHECK(cg_held_back_pass(k, -(SLOT_GO + 1)));
     TQ_CHECK(submit1(k, TQ_OP_ACCUMULATE, k->xs, k->x, NULL, NULL, 0, NULL, 0));
     TQ_CHECK(tq_linop_apply(k->op, k->rh, k->x));
     if (k->defect) {
@@ -501,23 +523,25 @@ static tq_status reliable_update_tasks(tq_krylov *k)
         k->out.blas_flops += 4 * k->n_precise;
         return restart(k);
     }
-    /* r = b - A x; p += r - r_iterated; |r|^2 (BiCGstab: rho = <r0, r> too); the guard
+    /* r = b - A x; p += r - r_iterated; |r|^2 (BiCGstab: rho = <r0, r> too; fused, also
+     * <q, p> and the next alpha: p and rho changed, q = M_pc^dag r0 did not); the guard
      * opens again unless r is below the tolerance */
-    tq_field *f[5] = {(tq_field *)k->b, k->rh, k->rs, k->pv, k->r0};
-    k->sc->snap_next = k->bicgstab && k->fused ? -1 : SNAP_RESTART;
-    if (k->bicgstab) {
+    tq_field *f[6] = {(tq_field *)k->b, k->rh, k->rs, k->pv, k->r0, k->q};
+    k->sc->snap_next = SNAP_RESTART;
+    if (k->bicgstab && k->fused) {
+        static const tq_scalar_instr qp_prog[] = {
+            {TQ_SC_CDIV, BI_ALPHA, BI_RHO_NEW, BI_UPD_QP}, {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0},
+            {TQ_SC_SET, SLOT_GO, 1, 0}, {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
+        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_RELIABLE_RESIDUAL_RHO_QP, NULL, NULL, f, k->sc, BI_RR, qp_prog, 4));
+    } else if (k->bicgstab) {
         static const tq_scalar_instr rho_prog[] = {
             {TQ_SC_CCOPY, BI_RHO, BI_RHO_NEW, 0}, {TQ_SC_SET, SLOT_GO, 1, 0}, {TQ_SC_STOP_LE, SLOT_GO, BI_RR, SLOT_STOP2}};
         TQ_CHECK(tq_blas_submit(k->who, TQ_OP_RELIABLE_RESIDUAL_RHO, NULL, NULL, f, k->sc, BI_RR, rho_prog, 3));
-        if (k->fused) {
-            k->sc->snap_next = SNAP_RESTART;
-            TQ_CHECK(bicgstab_alpha(k));   /* p and rho changed */
-        }
     } else {
         TQ_CHECK(tq_blas_submit(k->who, TQ_OP_RELIABLE_RESIDUAL, NULL, NULL, f, k->sc, SLOT_RR, go_prog, 2));
     }
-    /* flops per real: x += xs 2; b - A x 2, p 4, |r|^2 2 (<r0, r> 4) */
-    k->out.blas_flops += 2 * k->n_precise + (k->bicgstab ? 12 : 8) * k->n_sloppy;
+    /* flops per real: x += xs 2; b - A x 2, p 4, |r|^2 2 (<r0, r> 4, <q, p> 4) */
+    k->out.blas_flops += 2 * k->n_precise + (k->bicgstab ? k->fused ? 16 : 12 : 8) * k->n_sloppy;
     return TQ_SUCCESS;
 }
 
@@ -580,15 +604,9 @@ static tq_status consume(tq_krylov *k)
                               "(<r0, A p> or |A s| vanished: a singular system?)", k->who, it);
         k->rr = s[BI_RR];
     }
-    if (st == TQ_SUCCESS && k->fused && !k->bicgstab && k->queued_guarded[i] && s[SLOT_GO] == 0.0) {
-        /* the iteration reached the tolerance on the device, and its guard then held back
-         * its own last task, x += alpha p; p = r + beta p (and all of the queued one):
-         * that task runs now, with the scalars the held-back iteration left unchanged */
-        const double one[4] = {1, 1, 1, 1};
-        const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
-        tq_field *fxp[3] = {k->rs, k->pv, k->xs};
-        st = tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0);
-    }
+    if (st == TQ_SUCCESS && k->fused && !k->bicgstab && k->queued_guarded[i] && s[SLOT_GO] == 0.0 &&
+        !k->xpass_in_update)
+        st = cg_held_back_pass(k, 0);
     if (st == TQ_SUCCESS) {
         k->out.residual = sqrt(k->rr / k->b2);
         progress(k, "");
@@ -665,20 +683,16 @@ tq_status tq_krylov_check(tq_krylov *k)
                  * are evaluated too, up to one that reached the tolerance (those after it
                  * were held back); convergence is then decided on the true residual, at the
                  * next check. The update goes in behind them at once, so the GPU does not
-                 * idle while the host reads them. In the fused CG an iteration that reaches
-                 * the tolerance leaves its x/p pass to be submitted when it is read
-                 * (consume), which must come before the update: there the update waits
-                 * unless |r| is still 1000 times the tolerance (the queued iterations, at
-                 * most three, cannot get there; if they did, x would miss one step and the
-                 * next update's true residual would show it: more iterations, not a wrong
-                 * answer). */
-                const int early = !(k->fused && !k->bicgstab) || k->rr > 1e6 * k->stop2;
-                if (early) st = reliable_update(k);
+                 * idle while the host reads them. In the fused CG it starts with the x/p
+                 * pass that one of them may hold back (cg_held_back_pass), unless the
+                 * iteration just read reached the tolerance: its pass is queued already. */
+                k->xpass_in_update = k->fused && !k->bicgstab && !below;
+                st = reliable_update(k);
                 while (st == TQ_SUCCESS && k->queued > k->consumed) {
                     if (k->rr <= k->stop2) drop_held_back(k);
                     else st = consume(k);
                 }
-                if (st == TQ_SUCCESS && !early) st = reliable_update(k);
+                k->xpass_in_update = 0;
                 if (st == TQ_SUCCESS && k->sync_restarts) {
                     st = restart_result(k);
                     converged = st == TQ_SUCCESS && k->rr <= k->stop2;

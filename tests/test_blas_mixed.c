@@ -3,7 +3,8 @@
  *   TQ_OP_ACCUMULATE             [xs, x]:           x += xs; xs = 0
  *   TQ_OP_RELIABLE_RESIDUAL      [b, Ax, r, p]:     r' = b - Ax; p += r' - r; r = r'; |r'|^2
  *   TQ_OP_RELIABLE_RESIDUAL_RHO  [b, Ax, r, p, r0]: the same and <r0, r'>
- * with x, b, Ax in the precise precision and xs, r, p, r0 in the sloppy one, for every pair
+ *   TQ_OP_RELIABLE_RESIDUAL_RHO_QP [b, Ax, r, p, r0, q]: the same and <q, p'>
+ * with x, b, Ax in the precise precision and xs, r, p, r0, q in the sloppy one, for every pair
  * (double-single, double-half, single-half), on CPU workers and on CUDA workers where there
  * are any. Each result is compared with a plain double-precision loop over the inputs as
  * stored (exported after import):
@@ -11,7 +12,7 @@
  *    component (1e-13 double, 1e-6 single, 5e-5 half: one half quantum is 3.1e-5);
  *  - xs exactly 0 after the accumulation; read-only fields unchanged bit for bit;
  *  - |r'|^2 (of the unrounded r') within 1e-12 relative, <r0, r'> within 1e-12 of
- *    sum |r0| |r'|.
+ *    sum |r0| |r'|, <q, p'> (of the unrounded p') within 1e-12 of sum |q| |p'|.
  * Two shapes: an even-parity field on one block (the reduction and its scalar program in
  * the one task) and a full field on 16 blocks (32 tasks and the combine task). */
 #include "tq_test.h"
@@ -54,18 +55,19 @@ static double site_rel_err(const shape *S, const double *out, const double *ref)
 /* The op on fields in precisions hi (operand 0's kind) and lo, placed on `where`. */
 static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, tq_where where)
 {
-    const int nop = op == TQ_OP_ACCUMULATE ? 2 : op == TQ_OP_RELIABLE_RESIDUAL ? 4 : 5;
-    /* precision of each operand: ACCUMULATE [xs lo, x hi]; residuals [b hi, Ax hi, r, p, r0 lo] */
-    tq_precision prec[5];
+    const int nop = tq_blas_noperands(op);
+    /* precision of each operand: ACCUMULATE [xs lo, x hi]; residuals [b hi, Ax hi, r, p, r0, q lo] */
+    tq_precision prec[6];
     for (int i = 0; i < nop; i++)
         prec[i] = op == TQ_OP_ACCUMULATE ? (i == 0 ? lo : hi) : (i < 2 ? hi : lo);
     char what[160];
     snprintf(what, sizeof what, "%s %s/%s on %s (%s)",
-             op == TQ_OP_ACCUMULATE ? "accumulate" : op == TQ_OP_RELIABLE_RESIDUAL ? "reliable residual" : "reliable residual + rho",
+             op == TQ_OP_ACCUMULATE ? "accumulate" : op == TQ_OP_RELIABLE_RESIDUAL ? "reliable residual"
+             : op == TQ_OP_RELIABLE_RESIDUAL_RHO ? "reliable residual + rho" : "reliable residual + rho + <q, p>",
              tq_precision_name(hi), tq_precision_name(lo), where == TQ_WHERE_CPU ? "CPU" : "CUDA", S->name);
     const size_t n = (size_t)S->V * 24;
-    tq_field *f[5] = {0};
-    double *in[5] = {0}, *q[5] = {0}, *out[5] = {0};
+    tq_field *f[6] = {0};
+    double *in[6] = {0}, *q[6] = {0}, *out[6] = {0};
     tq_scalars *sc = NULL;
     int ok = 1;
     for (int i = 0; i < nop && ok; i++) {
@@ -95,13 +97,13 @@ static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, t
         for (int i = 0; i < nop; i++) CHECK_OK(tq_field_export(f[i], out[i]));
 
         /* the reference from the stored inputs q */
-        double *ref[5] = {0};
+        double *ref[6] = {0};
         for (int i = 0; i < nop; i++) {
             ref[i] = malloc(n * sizeof(double));
             if (!ref[i]) { fprintf(stderr, "out of memory\n"); exit(99); }
             memcpy(ref[i], q[i], n * sizeof(double));
         }
-        double rr = 0.0, dre = 0.0, dim = 0.0, dscale = 0.0;
+        double rr = 0.0, dre = 0.0, dim = 0.0, dscale = 0.0, qre = 0.0, qim = 0.0, qscale = 0.0;
         for (size_t j = 0; j < n; j++) {
             if (op == TQ_OP_ACCUMULATE) {
                 ref[1][j] = q[1][j] + q[0][j];
@@ -113,12 +115,19 @@ static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, t
             ref[2][j] = r1;
             rr += r1 * r1;
         }
-        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO)
+        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO || op == TQ_OP_RELIABLE_RESIDUAL_RHO_QP)
             for (size_t j = 0; j < n; j += 2) {
                 const double ar = q[4][j], ai = q[4][j + 1], br = ref[2][j], bi = ref[2][j + 1];
                 dre += ar * br + ai * bi;
                 dim += ar * bi - ai * br;
                 dscale += hypot(ar, ai) * hypot(br, bi);
+            }
+        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO_QP)
+            for (size_t j = 0; j < n; j += 2) {
+                const double ar = q[5][j], ai = q[5][j + 1], br = ref[3][j], bi = ref[3][j + 1];
+                qre += ar * br + ai * bi;
+                qim += ar * bi - ai * br;
+                qscale += hypot(ar, ai) * hypot(br, bi);
             }
         const unsigned wr = op == TQ_OP_ACCUMULATE ? 3u : 12u;
         for (int i = 0; i < nop; i++) {
@@ -137,9 +146,12 @@ static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, t
         } else {
             CHECK(fabs(res[0] - rr) <= 1e-12 * rr, "%s: |r'|^2 %.17g vs %.17g", what, res[0], rr);
         }
-        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO)
+        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO || op == TQ_OP_RELIABLE_RESIDUAL_RHO_QP)
             CHECK(fabs(res[1] - dre) <= 1e-12 * dscale && fabs(res[2] - dim) <= 1e-12 * dscale,
                   "%s: <r0, r'> (%.17g, %.17g) vs (%.17g, %.17g)", what, res[1], res[2], dre, dim);
+        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO_QP)
+            CHECK(fabs(res[3] - qre) <= 1e-12 * qscale && fabs(res[4] - qim) <= 1e-12 * qscale,
+                  "%s: <q, p'> (%.17g, %.17g) vs (%.17g, %.17g)", what, res[3], res[4], qre, qim);
         for (int i = 0; i < nop; i++) free(ref[i]);
     }
     tq_scalars_destroy(sc);
@@ -161,14 +173,15 @@ int main(void)
     if (!S[0].lat || !S[1].lat) return tq_test_finish("test_blas_mixed");
     for (int l = 0; l < 2; l++) S[l].V = (int64_t)d[0] * d[1] * d[2] * d[3];
     const tq_precision pairs[3][2] = {{TQ_DOUBLE, TQ_SINGLE}, {TQ_DOUBLE, TQ_HALF}, {TQ_SINGLE, TQ_HALF}};
-    const int ops[3] = {TQ_OP_ACCUMULATE, TQ_OP_RELIABLE_RESIDUAL, TQ_OP_RELIABLE_RESIDUAL_RHO};
+    const int ops[4] = {TQ_OP_ACCUMULATE, TQ_OP_RELIABLE_RESIDUAL, TQ_OP_RELIABLE_RESIDUAL_RHO,
+                        TQ_OP_RELIABLE_RESIDUAL_RHO_QP};
     const tq_where wheres[2] = {TQ_WHERE_CPU, TQ_WHERE_CUDA};
     const int nwhere = info.ncuda_workers > 0 ? 2 : 1;
     if (nwhere == 1) printf("no CUDA worker: the CUDA cases are skipped (CPU workers only)\n");
     for (int w = 0; w < nwhere; w++)
         for (int l = 0; l < 2; l++)
             for (int pr = 0; pr < 3; pr++)
-                for (int o = 0; o < 3; o++) run_case(&S[l], ops[o], pairs[pr][0], pairs[pr][1], wheres[w]);
+                for (int o = 0; o < 4; o++) run_case(&S[l], ops[o], pairs[pr][0], pairs[pr][1], wheres[w]);
 
     /* precision rules: r in the precise precision is refused */
     tq_field *b = NULL, *ax = NULL, *r = NULL, *p = NULL;

@@ -44,6 +44,8 @@ enum tq_blas_op {
     TQ_OP_RELIABLE_RESIDUAL,  /* r' = b - Ax; p += r' - r; r = r'; sum |r'|^2
                                                                         [b, Ax, r, p]   */
     TQ_OP_RELIABLE_RESIDUAL_RHO, /* the same, and sum conj(r0) r'       [b, Ax, r, p, r0] */
+    TQ_OP_RELIABLE_RESIDUAL_RHO_QP, /* the same, and sum conj(q) p' (the fused BiCGstab's
+                                 next alpha = rho / <q, p>)          [b, Ax, r, p, r0, q] */
     TQ_NUM_BLAS_OPS
 };
 
@@ -55,11 +57,11 @@ enum tq_blas_op {
     CASE(TQ_OP_CDOT) CASE(TQ_OP_AXPY_NORM2) CASE(TQ_OP_CG_UPDATE) CASE(TQ_OP_CG_DIRECTION)        \
     CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
     CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP) CASE(TQ_OP_ACCUMULATE)      \
-    CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO)
+    CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO_QP)
 
 #define TQ_BLAS_MAX_OPERANDS 6
 #define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
-#define TQ_BLAS_MAX_RESULTS 3
+#define TQ_BLAS_MAX_RESULTS 5
 #define TQ_BLAS_MAX_COEFS 8
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
 
@@ -70,7 +72,7 @@ TQ_HD_CONSTEXPR int tq_blas_noperands(int op)
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 4;
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 5;
-    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: return 6;
+    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 6;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: return 3;
     default: return 2;
     }
@@ -85,7 +87,7 @@ TQ_HD_CONSTEXPR unsigned tq_blas_reads(int op)
     case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 31u;      /* r is write-only */
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 31u;
-    case TQ_OP_BICGSTAB_STEP: return 63u;
+    case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 63u;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CG_X_DIRECTION: return 7u;
     default: return 3u;
     }
@@ -96,7 +98,9 @@ TQ_HD_CONSTEXPR unsigned tq_blas_writes(int op)
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: return 1u;
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_CDOT: case TQ_OP_CDOT_NORM2: return 0u;
-    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: case TQ_OP_RELIABLE_RESIDUAL_RHO: return 12u;
+    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: case TQ_OP_RELIABLE_RESIDUAL_RHO:
+    case TQ_OP_RELIABLE_RESIDUAL_RHO_QP:
+        return 12u;
     case TQ_OP_ACCUMULATE: return 3u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
     case TQ_OP_BICGSTAB_STEP: return 41u;        /* p, r, x */
@@ -114,6 +118,7 @@ TQ_HD_CONSTEXPR int tq_blas_nresults(int op)
     case TQ_OP_CDOT: return 2;
     case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO:
         return 3;
+    case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 5;
     default: return 0;
     }
 }
@@ -126,6 +131,7 @@ TQ_HD_CONSTEXPR unsigned tq_blas_other_precision(int op)
     case TQ_OP_COPY: case TQ_OP_ACCUMULATE: return 2u;
     case TQ_OP_RELIABLE_RESIDUAL: return 12u;
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 28u;
+    case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 60u;
     default: return 0u;
     }
 }
@@ -177,8 +183,9 @@ TQ_HD void tq_blas_site(int op, const double *c, void *const *bufs, const tq_lay
  * slot[k] > 0, c[k] times scalar slot[k] - 1 of the solver scalars (kernels/solver_scalars.h;
  * then use_scalars is 1 and the task has the scalars' buffer).
  *
- * Solver tasks may also have: guard > 0: the task writes nothing while scalar guard - 1 is 0
- * (a speculatively queued iteration after convergence); fused (reductions): the sums go to
+ * Solver tasks may also have: guard: the task writes nothing while it is shut (tq_guard_shut:
+ * > 0, a speculatively queued iteration after convergence; < 0, work held back by a
+ * converged iteration that runs only then); fused (reductions): the sums go to
  * scalar slots dst, dst + 1, ... and then prog runs, in this task (scalars read-write, no
  * partial buffer); snapshot: a buffer after the scalars receives a copy of all of them.
  *
@@ -216,7 +223,7 @@ TQ_HD void tq_blas_coefficients(const tq_blas_args *a, const double *scal, doubl
 /* Whether the task's guard holds it back. */
 TQ_HD int tq_blas_frozen(const tq_blas_args *a, const double *scal)
 {
-    return a->guard > 0 && scal && scal[a->guard - 1] == 0.0;
+    return a->guard != 0 && scal && tq_guard_shut(scal, a->guard);
 }
 
 /* The end of a fused reduction: sums into their slots, the program, all of it unless the

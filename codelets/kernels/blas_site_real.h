@@ -95,16 +95,22 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
         break;
     case TQ_OP_RELIABLE_RESIDUAL:
     case TQ_OP_RELIABLE_RESIDUAL_RHO:
-        /* operands b Ax r p (r0): the true residual, the direction corrected by its change
-         * (|r'|^2 before r' is rounded to r's precision) */
+    case TQ_OP_RELIABLE_RESIDUAL_RHO_QP:
+        /* operands b Ax r p (r0 (q)): the true residual, the direction corrected by its
+         * change; the sums from the values before they are rounded to r's and p's
+         * precision (as in TQ_OP_BICGSTAB_STEP) */
         re = v[0][0] - v[1][0];
         im = v[0][1] - v[1][1];
         v[3][0] += re - v[2][0]; v[3][1] += im - v[2][1];
         v[2][0] = re; v[2][1] = im;
         acc[0] += re * re + im * im;
-        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO) {
+        if (op != TQ_OP_RELIABLE_RESIDUAL) {
             acc[1] += v[4][0] * re + v[4][1] * im;
             acc[2] += v[4][0] * im - v[4][1] * re;
+        }
+        if (op == TQ_OP_RELIABLE_RESIDUAL_RHO_QP) {
+            acc[3] += v[5][0] * v[3][0] + v[5][1] * v[3][1];
+            acc[4] += v[5][0] * v[3][1] - v[5][1] * v[3][0];
         }
         break;
     case TQ_OP_CDOT_NORM2:
@@ -169,7 +175,7 @@ TQ_HD void TQ_RF(tq_blas_half_chunks)(int op, const TQ_R *c, void *const *bufs, 
     const int nop = tq_blas_noperands(op);
     const unsigned rd = tq_blas_reads(op);
     TQ_R hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4];
-    TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+    TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0};
     TQ_UNROLL
     for (int i = 0; i < nop; i++) hs[i] = (rd >> i & 1u) ? TQ_RF(tq_half_scale)(bufs[i], &L[i], s) : 0;
     TQ_UNROLL
@@ -221,7 +227,7 @@ TQ_HD void TQ_RF(tq_blas_site_n)(int op, const TQ_R *c, void *const *bufs, const
     const int nop = tq_blas_noperands(op);
     const unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);
     TQ_R hs[TQ_BLAS_MAX_OPERANDS];
-    TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0, 0, 0};
+    TQ_R site_acc[TQ_BLAS_MAX_RESULTS] = {0};
     int half_out = 0;
     TQ_UNROLL
     for (int i = 0; i < nop; i++)

@@ -53,8 +53,8 @@ typedef struct tq_mirror_ref {
 #define TQ_SCALAR_PROGRAM_MAX 8
 
 /* Arguments of a combine task: the sums of n partial buffers (nres results each) go to
- * slots dst .. dst + nres - 1 (n = 0: no sums), then the program runs. guard > 0: nothing
- * happens while slot guard - 1 is 0 (the BLAS tasks were skipped too). snapshot: one more
+ * slots dst .. dst + nres - 1 (n = 0: no sums), then the program runs. guard: nothing
+ * happens while it is shut (tq_guard_shut; the BLAS tasks were skipped too). snapshot: one more
  * buffer after the scalars receives a copy of all of them. */
 typedef struct tq_scalar_combine_args {
     int n, nres, dst, nprog, guard, snapshot;
@@ -97,12 +97,21 @@ TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)
     }
 }
 
-/* The end of a reduction done inside one task: unless the guard (> 0: slot guard - 1) is 0,
- * the nres sums go to slots dst.. and the program runs. */
+/* Whether a task's guard holds it back: guard > 0 while slot guard - 1 is 0 (the solve
+ * converged: the iterations queued after that do nothing); an inverse guard (< 0) unless
+ * slot -guard - 1 is 0 (work that a converged iteration held back, done later behind it:
+ * the fused CG's x/p pass in the reliable update that follows); 0: never. */
+TQ_HD int tq_guard_shut(const double *s, int guard)
+{
+    return guard > 0 ? s[guard - 1] == 0.0 : guard < 0 ? s[-guard - 1] != 0.0 : 0;
+}
+
+/* The end of a reduction done inside one task: unless the guard holds it back, the nres
+ * sums go to slots dst.. and the program runs. */
 TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const double *sum,
                              const tq_scalar_instr *prog, int nprog)
 {
-    if (guard > 0 && s[guard - 1] == 0.0) return;
+    if (tq_guard_shut(s, guard)) return;
     for (int r = 0; r < nres; r++) s[dst + r] = sum[r];
     tq_scalar_run(s, prog, nprog);
 }
