@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const op_names[TQ_NUM_BLAS_OPS] = {
+static const char *const op_names[] = {
     "tq_zero", "tq_copy", "tq_scale", "tq_axpy", "tq_xpay", "tq_axpby", "tq_caxpy",
     "tq_caxpby", "tq_norm2", "tq_rdot", "tq_cdot", "tq_axpy_norm2", "tq_cg_update",
     "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2", "tq_caxpyz",
     "tq_cg_x_direction", "tq_bicgstab_step", "tq_accumulate", "tq_reliable_residual", "tq_reliable_residual_rho",
+    "tq_reliable_residual_rho_qp", "tq_cg_x_direction_set", "tq_bicgstab_step_set",
 };
+_Static_assert(sizeof op_names / sizeof op_names[0] == TQ_NUM_BLAS_OPS, "a name for every BLAS operation");
 
 const char *tq_blas_op_name(int op)
 {
@@ -131,7 +133,7 @@ void tq_codelets_init(void)
     for (int op = 0; op < TQ_NUM_BLAS_OPS; op++) {
         struct starpu_perfmodel *m = &blas_models[op];
         memset(m, 0, sizeof *m);
-        snprintf(blas_model_symbols[op], sizeof blas_model_symbols[op], "%s_v1", op_names[op]);
+        snprintf(blas_model_symbols[op], sizeof blas_model_symbols[op], "%s_v2", op_names[op]);
         m->type = STARPU_HISTORY_BASED;
         m->symbol = blas_model_symbols[op];
 

@@ -82,6 +82,9 @@ struct tq_krylov {
     int pipelined;
     int xpass_in_update;       /* the fused CG: the reliable update being queued does the x/p
                                   pass a queued iteration may hold back (cg_held_back_pass) */
+    int xs_stale;              /* fused: the last reliable update accumulated x_sloppy into x
+                                  and left it as it was: the next iteration's x pass is a _SET
+                                  one (x_sloppy = ..., not +=) */
     int chained;             /* one block: each iteration's tasks go as one chain task (tasks/submit.c; TQ_CHAIN=0: off) */
     int chained_restarts;    /* so do the start's and each reliable update's (both operators on one block) */
     double t0;               /* start (progress lines) */
@@ -99,6 +102,7 @@ struct tq_krylov {
     double queued_flops[TQ_KRYLOV_QUEUE];
     long queued_apps[TQ_KRYLOV_QUEUE];
     int queued_guarded[TQ_KRYLOV_QUEUE];
+    int queued_set[TQ_KRYLOV_QUEUE];   /* its x pass is a _SET one (xs_stale) */
 };
 
 static double field_reals(const tq_field *f)
@@ -369,7 +373,8 @@ static tq_status submit_iteration(tq_krylov *k)
                                  NULL, beta_prog, 3));
             const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
             tq_field *fxp[3] = {k->rs, k->pv, k->xs};
-            TQ_CHECK(tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0));
+            TQ_CHECK(tq_blas_submit(k->who, k->xs_stale ? TQ_OP_CG_X_DIRECTION_SET : TQ_OP_CG_X_DIRECTION, one,
+                                    xp_slots, fxp, k->sc, 0, NULL, 0));
             k->out.blas_flops += 10 * k->n_sloppy;   /* as below: the same arithmetic */
             return TQ_SUCCESS;
         }
@@ -423,7 +428,8 @@ static tq_status submit_iteration(tq_krylov *k)
         const signed char slots[8] = {BI_ALPHA + 1, BI_ALPHA + 2, BI_OMEGA + 1, BI_OMEGA + 2,
                                       BI_BETA + 1, BI_BETA + 2, BI_DELTA + 1, BI_DELTA + 2};
         tq_field *f[6] = {k->pv, k->sv, k->t, k->rs, k->q, k->xs};
-        TQ_CHECK(tq_blas_submit(k->who, TQ_OP_BICGSTAB_STEP, c, slots, f, k->sc, BI_RR, step_prog, 2));
+        TQ_CHECK(tq_blas_submit(k->who, k->xs_stale ? TQ_OP_BICGSTAB_STEP_SET : TQ_OP_BICGSTAB_STEP, c, slots, f, k->sc,
+                                BI_RR, step_prog, 2));
         /* flops per real: s 4, <t, s> |t|^2 <r0, s> <r0, t> 14, x r p 18, |r|^2 <q, p> 6 */
         k->out.blas_flops += 42 * k->n_sloppy;
         return TQ_SUCCESS;
@@ -453,10 +459,13 @@ static tq_status queue_iteration(tq_krylov *k)
      * the restart may have found the system solved (b = 0) */
     const int guard = k->pipelined || k->restart_pending ? SLOT_GO + 1 : 0;
     k->sc->guard = guard;
+    const int set = k->xs_stale;
     const tq_status st = submit_iteration(k);
+    k->xs_stale = 0;
     k->sc->guard = 0;
     k->sc->snap_next = -1;
     const int i = (int)(k->queued % TQ_KRYLOV_QUEUE);
+    k->queued_set[i] = set;
     k->queued_flops[i] = k->out.blas_flops - f0;
     k->queued_guarded[i] = guard > 0;
     k->queued_apps[i] = k->ops->applications - a0;
@@ -491,31 +500,38 @@ tq_status tq_krylov_submit(tq_krylov *k)
 }
 
 /* The fused CG: an iteration that reaches the tolerance on the device shuts the guard, which
- * then holds back its own last task, x += alpha p; p = r + beta p (and all of the queued
- * iterations after it). That task, with the scalars the held-back iterations left
- * unchanged, runs when the host has read the iteration (guard 0), or in the reliable update
- * queued behind it under the inverse guard (-(SLOT_GO + 1): it runs only if the guard is
- * shut then). */
-static tq_status cg_held_back_pass(tq_krylov *k, int guard)
+ * then holds back its own last task, x += alpha p; p = r + beta p (x = alpha p when set: the
+ * first iteration after a reliable update), and all of the queued iterations after it. That
+ * task, with the scalars the held-back iterations left unchanged, runs when the host has
+ * read the iteration (guard 0), or in the reliable update queued behind it under the inverse
+ * guard (-(SLOT_GO + 1): it runs only if the guard is shut then; the first iteration after
+ * the previous update has been read by then, so the pass is never a _SET one there). */
+static tq_status cg_held_back_pass(tq_krylov *k, int guard, int set)
 {
     const double one[4] = {1, 1, 1, 1};
     const signed char xp_slots[4] = {CG_ALPHA + 1, CG_BETA + 1, 0, 0};
     tq_field *fxp[3] = {k->rs, k->pv, k->xs};
     k->sc->guard = guard;
-    const tq_status st = tq_blas_submit(k->who, TQ_OP_CG_X_DIRECTION, one, xp_slots, fxp, k->sc, 0, NULL, 0);
+    const tq_status st = tq_blas_submit(k->who, set ? TQ_OP_CG_X_DIRECTION_SET : TQ_OP_CG_X_DIRECTION, one, xp_slots,
+                                        fxp, k->sc, 0, NULL, 0);
     k->sc->guard = 0;
     return st;
 }
 
-/* Mixed precision: x += xs, xs = 0, r = b - A x (precise); the sloppy residual becomes the
+/* Mixed precision: x += xs (xs then zeroed or, fused, overwritten by the next iteration),
+ * r = b - A x (precise); the sloppy residual becomes the
  * true one and the search direction follows it (reliable update), or the recurrence
  * restarts from it (defect correction). Queued like an iteration: the next check reads
  * the true |r|^2 from its snapshot. */
 static tq_status reliable_update_tasks(tq_krylov *k)
 {
     const double minus[4] = {-1, 0, 0, 0};
-    if (k->xpass_in_update) TQ_CHECK(cg_held_back_pass(k, -(SLOT_GO + 1)));
+    if (k->xpass_in_update) TQ_CHECK(cg_held_back_pass(k, -(SLOT_GO + 1), 0));
     TQ_CHECK(submit1(k, TQ_OP_ACCUMULATE, k->xs, k->x, NULL, NULL, 0, NULL, 0));
+    /* x_sloppy is now part of x: the fused iterations' next x pass overwrites it, the
+     * others add to a zeroed one */
+    if (k->fused) k->xs_stale = 1;
+    else TQ_CHECK(submit1(k, TQ_OP_ZERO, k->xs, NULL, NULL, NULL, 0, NULL, 0));
     TQ_CHECK(tq_linop_apply(k->op, k->rh, k->x));
     if (k->defect) {
         TQ_CHECK(submit1(k, TQ_OP_XPAY, (tq_field *)k->b, k->rh, minus, NULL, 0, NULL, 0));   /* r = b - A x */
@@ -606,7 +622,7 @@ static tq_status consume(tq_krylov *k)
     }
     if (st == TQ_SUCCESS && k->fused && !k->bicgstab && k->queued_guarded[i] && s[SLOT_GO] == 0.0 &&
         !k->xpass_in_update)
-        st = cg_held_back_pass(k, 0);
+        st = cg_held_back_pass(k, 0, k->queued_set[i]);
     if (st == TQ_SUCCESS) {
         k->out.residual = sqrt(k->rr / k->b2);
         progress(k, "");

@@ -40,12 +40,18 @@ enum tq_blas_op {
                                  (r - s) / alpha = v = M p, not stored) */
     /* A mixed-precision solver's reliable update (x precise, xs sloppy; b and Ax precise,
      * r, p and r0 sloppy: tq_blas_other_precision): */
-    TQ_OP_ACCUMULATE,         /* y += x; x = 0                          [xs, x]         */
+    TQ_OP_ACCUMULATE,         /* y += x (x is then stale: zeroed, or overwritten by
+                                 a _SET pass)                           [xs, x]         */
     TQ_OP_RELIABLE_RESIDUAL,  /* r' = b - Ax; p += r' - r; r = r'; sum |r'|^2
                                                                         [b, Ax, r, p]   */
     TQ_OP_RELIABLE_RESIDUAL_RHO, /* the same, and sum conj(r0) r'       [b, Ax, r, p, r0] */
     TQ_OP_RELIABLE_RESIDUAL_RHO_QP, /* the same, and sum conj(q) p' (the fused BiCGstab's
                                  next alpha = rho / <q, p>)          [b, Ax, r, p, r0, q] */
+    /* The first pass after a reliable update in the fused solvers: x_sloppy = ... instead
+     * of x_sloppy += ..., so the accumulation need not zero it nor this pass read it: */
+    TQ_OP_CG_X_DIRECTION_SET, /* x = a p; p = r + b p                   [r, p, x]       */
+    TQ_OP_BICGSTAB_STEP_SET,  /* x = alpha p + omega s; the rest as TQ_OP_BICGSTAB_STEP
+                                                                     [p, s, t, r, q, x] */
     TQ_NUM_BLAS_OPS
 };
 
@@ -57,7 +63,8 @@ enum tq_blas_op {
     CASE(TQ_OP_CDOT) CASE(TQ_OP_AXPY_NORM2) CASE(TQ_OP_CG_UPDATE) CASE(TQ_OP_CG_DIRECTION)        \
     CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
     CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP) CASE(TQ_OP_ACCUMULATE)      \
-    CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO_QP)
+    CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO_QP)        \
+    CASE(TQ_OP_CG_X_DIRECTION_SET) CASE(TQ_OP_BICGSTAB_STEP_SET)
 
 #define TQ_BLAS_MAX_OPERANDS 6
 #define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
@@ -72,8 +79,10 @@ TQ_HD_CONSTEXPR int tq_blas_noperands(int op)
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 4;
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 5;
-    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 6;
-    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: return 3;
+    case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP:
+    case TQ_OP_BICGSTAB_STEP_SET:
+        return 6;
+    case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: case TQ_OP_CG_X_DIRECTION: case TQ_OP_CG_X_DIRECTION_SET: return 3;
     default: return 2;
     }
 }
@@ -89,6 +98,8 @@ TQ_HD_CONSTEXPR unsigned tq_blas_reads(int op)
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 31u;
     case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 63u;
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CG_X_DIRECTION: return 7u;
+    case TQ_OP_CG_X_DIRECTION_SET: return 3u;     /* x is write-only */
+    case TQ_OP_BICGSTAB_STEP_SET: return 31u;
     default: return 3u;
     }
 }
@@ -101,11 +112,11 @@ TQ_HD_CONSTEXPR unsigned tq_blas_writes(int op)
     case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: case TQ_OP_RELIABLE_RESIDUAL_RHO:
     case TQ_OP_RELIABLE_RESIDUAL_RHO_QP:
         return 12u;
-    case TQ_OP_ACCUMULATE: return 3u;
+    case TQ_OP_ACCUMULATE: return 2u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
-    case TQ_OP_BICGSTAB_STEP: return 41u;        /* p, r, x */
+    case TQ_OP_BICGSTAB_STEP: case TQ_OP_BICGSTAB_STEP_SET: return 41u;   /* p, r, x */
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
-    case TQ_OP_CG_X_DIRECTION: return 6u;
+    case TQ_OP_CG_X_DIRECTION: case TQ_OP_CG_X_DIRECTION_SET: return 6u;
     default: return 2u;
     }
 }
@@ -117,6 +128,7 @@ TQ_HD_CONSTEXPR int tq_blas_nresults(int op)
         return 1;
     case TQ_OP_CDOT: return 2;
     case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO:
+    case TQ_OP_BICGSTAB_STEP_SET:
         return 3;
     case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 5;
     default: return 0;
@@ -136,10 +148,10 @@ TQ_HD_CONSTEXPR unsigned tq_blas_other_precision(int op)
     }
 }
 
-/* Coefficients per op: 4 (c[0..3]), 8 for TQ_OP_BICGSTAB_STEP (alpha, omega, beta, delta). */
+/* Coefficients per op: 4 (c[0..3]), 8 for TQ_OP_BICGSTAB_STEP(_SET) (alpha, omega, beta, delta). */
 TQ_HD int tq_blas_ncoefs(int op)
 {
-    return op == TQ_OP_BICGSTAB_STEP ? 8 : 4;
+    return op == TQ_OP_BICGSTAB_STEP || op == TQ_OP_BICGSTAB_STEP_SET ? 8 : 4;
 }
 
 /* The per-site arithmetic in double (tq_blas_pair, tq_blas_site_n) and in float (suffix _f;

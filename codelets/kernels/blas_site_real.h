@@ -69,12 +69,16 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
         v[2][1] = v[1][1] + c[0] * v[0][1] + c[1] * v[0][0];
         break;
     case TQ_OP_CG_X_DIRECTION:
+    case TQ_OP_CG_X_DIRECTION_SET:
         /* operands r p x; c = alpha, beta */
+        if (op == TQ_OP_CG_X_DIRECTION_SET) { v[2][0] = 0; v[2][1] = 0; }
         v[2][0] += c[0] * v[1][0]; v[2][1] += c[0] * v[1][1];
         v[1][0] = v[0][0] + c[1] * v[1][0]; v[1][1] = v[0][1] + c[1] * v[1][1];
         break;
-    case TQ_OP_BICGSTAB_STEP: {
+    case TQ_OP_BICGSTAB_STEP:
+    case TQ_OP_BICGSTAB_STEP_SET: {
         /* operands p s t r q x; c = alpha, omega, beta, delta (re, im each) */
+        if (op == TQ_OP_BICGSTAB_STEP_SET) { v[5][0] = 0; v[5][1] = 0; }
         v[5][0] += c[0] * v[0][0] - c[1] * v[0][1] + c[2] * v[1][0] - c[3] * v[1][1];
         v[5][1] += c[0] * v[0][1] + c[1] * v[0][0] + c[2] * v[1][1] + c[3] * v[1][0];
         const TQ_R dr = v[3][0] - v[1][0], di = v[3][1] - v[1][1];   /* r - s = alpha v */
@@ -91,7 +95,6 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
     }
     case TQ_OP_ACCUMULATE:
         v[1][0] += v[0][0]; v[1][1] += v[0][1];
-        v[0][0] = 0; v[0][1] = 0;
         break;
     case TQ_OP_RELIABLE_RESIDUAL:
     case TQ_OP_RELIABLE_RESIDUAL_RHO:

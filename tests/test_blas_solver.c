@@ -1,24 +1,32 @@
-/* The guards of the solvers' BLAS tasks (tq_blas_args.guard, tq_guard_shut in
- * kernels/solver_scalars.h), as src/solver_krylov.c sets them through tq_scalars.guard:
+/* The solvers' own BLAS passes (src/solver_krylov.c submits them with tq_blas_submit), on
+ * CPU workers and on CUDA workers where there are any, and on two shapes (an even-parity
+ * field on one block: a reduction ends in its one task; a full field on 16 blocks: 32
+ * tasks and the combine task).
+ *
+ * Guards (tq_blas_args.guard, tq_guard_shut in kernels/solver_scalars.h, set through
+ * tq_scalars.guard):
  *  - guard g > 0 (the iterations queued after convergence): the task runs while scalar slot
  *    g - 1 is nonzero and writes nothing while it is 0;
  *  - an inverse guard g < 0 (the fused CG's x/p pass, done in the reliable update behind an
  *    iteration that held it back): the task runs only while slot -g - 1 is 0.
- * For each guard and each value of its slot, on CPU workers and on CUDA workers where there
- * are any, and on two shapes (an even-parity field on one block: a reduction ends in its one
- * task; a full field on 16 blocks: 32 tasks and the combine task):
+ * For each guard and each value of its slot:
  *  - TQ_OP_CG_X_DIRECTION (x += alpha p; p = r + beta p, coefficients from scalar slots) in
  *    single precision: when it runs, x and p as a plain double loop over the stored inputs
  *    gives them (within 1e-6 of each site's largest component), r unchanged; when held
  *    back, all three unchanged bit for bit;
- *  - TQ_OP_NORM2 into a scalar slot with a program (slot 2 = 2 |x|^2): when it runs, the
- *    sum within 1e-12 and the program's result; when held back, both slots unchanged. */
+ *  - TQ_OP_NORM2 into a scalar slot with a program (slot 1 = 2 |x|^2): when it runs, the
+ *    sum within 1e-12 and the program's result; when held back, both slots unchanged.
+ *
+ * The first x pass after a reliable update (TQ_OP_CG_X_DIRECTION_SET, TQ_OP_BICGSTAB_STEP_SET:
+ * x = ... instead of x += ...), in single and half precision: with x holding arbitrary
+ * values, every output field and every sum must equal, bit for bit, those of the += pass
+ * on the same inputs with x = 0. */
 #include "tq_test.h"
 #include "../src/solver_internal.h"
 
 #include <stdint.h>
 
-enum { SLOT_SUM = 0, SLOT_PROG = 1, SLOT_ALPHA = 4, SLOT_BETA = 5, SLOT_GUARD = 9 };
+enum { SLOT_SUM = 0, SLOT_PROG = 1, SLOT_ALPHA = 4, SLOT_BETA = 5, SLOT_GUARD = 9, SLOT_COEF = 12 };
 #define SENTINEL 12345.0
 
 static uint64_t rng_state = 424242;
@@ -93,10 +101,10 @@ static void run_case(const shape *S, int guard, double go, tq_where where)
         const signed char slots[4] = {SLOT_ALPHA + 1, SLOT_BETA + 1, 0, 0};
         static const tq_scalar_instr prog[] = {{TQ_SC_SET, 8, 2, 0}, {TQ_SC_MUL, SLOT_PROG, 8, SLOT_SUM}};
         sc->guard = guard;
-        CHECK_OK(tq_blas_submit("test_blas_guard", TQ_OP_CG_X_DIRECTION, one, slots, f, sc, 0, NULL, 0));
+        CHECK_OK(tq_blas_submit("test_blas_solver", TQ_OP_CG_X_DIRECTION, one, slots, f, sc, 0, NULL, 0));
         tq_field *fx[1] = {f[2]};
         sc->snap_next = 0;
-        CHECK_OK(tq_blas_submit("test_blas_guard", TQ_OP_NORM2, NULL, NULL, fx, sc, SLOT_SUM, prog, 2));
+        CHECK_OK(tq_blas_submit("test_blas_solver", TQ_OP_NORM2, NULL, NULL, fx, sc, SLOT_SUM, prog, 2));
         sc->guard = 0;
         double s[TQ_NSCALARS] = {0};
         CHECK_OK(tq_scalars_read_snapshot(sc, 0, s));
@@ -136,6 +144,71 @@ static void run_case(const shape *S, int guard, double go, tq_where where)
     }
 }
 
+/* op_set on (inputs, x arbitrary) against op_plus on (inputs, x = 0): the same bits. */
+static void set_case(const shape *S, int op_plus, int op_set, tq_precision prec, tq_where where)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s vs %s with x = 0, %s, %s (%s)", tq_blas_op_name(op_set), tq_blas_op_name(op_plus),
+             tq_precision_name(prec), where == TQ_WHERE_CPU ? "CPU" : "CUDA", S->name);
+    const int nop = tq_blas_noperands(op_plus), xi = nop - 1;   /* x is the last operand of both */
+    tq_field *f[2][TQ_BLAS_MAX_OPERANDS] = {{0}};
+    double *in = malloc(S->n * sizeof(double)), *out[2] = {malloc(S->n * sizeof(double)), malloc(S->n * sizeof(double))};
+    if (!in || !out[0] || !out[1]) { fprintf(stderr, "out of memory\n"); exit(99); }
+    tq_scalars *sc[2] = {NULL, NULL};
+    double res[2][TQ_NSCALARS];
+    int ok = 1;
+    for (int v = 0; v < 2 && ok; v++) {
+        const uint64_t seed = rng_state;
+        for (int i = 0; i < nop && ok; i++) {
+            tq_field_params fp = {TQ_FIELD_SPINOR, prec, S->sub, (tq_recon)0};
+            for (size_t j = 0; j < S->n; j++) in[j] = i == xi ? (v ? 7.0 * uniform() : 0.0) : uniform() * (1.0 + i);
+            CHECK_OK(tq_field_create(S->lat, &fp, &f[v][i]));
+            ok = f[v][i] && tq_field_import(f[v][i], in) == TQ_SUCCESS;
+        }
+        if (v == 0) rng_state = seed;   /* the same inputs for both (x aside) */
+        else rng_state += 1;
+        if (ok) CHECK_OK(tq_scalars_create(&sc[v]));
+        ok = ok && sc[v];
+    }
+    CHECK(ok, "%s: set-up: %s", what, tq_last_error());
+    if (ok) {
+        const double coef[8] = {0.375, -0.25, 1.125, 0.5, -1.25, 0.75, 0.625, -0.125};
+        double init[TQ_NSCALARS] = {0};
+        signed char slots[8] = {0};
+        for (int k = 0; k < 8; k++) {
+            init[SLOT_COEF + k] = coef[k];
+            slots[k] = (signed char)(SLOT_COEF + k + 1);
+        }
+        const double one[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+        const int nres = tq_blas_nresults(op_plus);
+        CHECK_OK(tq_set_placement(where));
+        for (int v = 0; v < 2; v++) {
+            CHECK_OK(tq_scalars_write(sc[v], 0, TQ_NSCALARS, init));
+            sc[v]->snap_next = nres ? 0 : -1;
+            CHECK_OK(tq_blas_submit("test_blas_solver", v ? op_set : op_plus, one, slots, f[v], sc[v], SLOT_SUM, NULL, 0));
+            memset(res[v], 0, sizeof res[v]);
+            if (nres) CHECK_OK(tq_scalars_read_snapshot(sc[v], 0, res[v]));
+        }
+        CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
+        const unsigned wr = tq_blas_writes(op_plus);
+        for (int i = 0; i < nop; i++) {
+            CHECK_OK(tq_field_export(f[0][i], out[0]));
+            CHECK_OK(tq_field_export(f[1][i], out[1]));
+            if (i == xi || (wr >> i & 1u))
+                CHECK(memcmp(out[0], out[1], S->n * sizeof(double)) == 0, "%s: operand %d differs", what, i);
+        }
+        for (int r = 0; r < nres; r++)
+            CHECK(res[0][SLOT_SUM + r] == res[1][SLOT_SUM + r], "%s: sum %d: %.17g vs %.17g", what, r, res[1][SLOT_SUM + r],
+                  res[0][SLOT_SUM + r]);
+    }
+    for (int v = 0; v < 2; v++) {
+        tq_scalars_destroy(sc[v]);
+        for (int i = 0; i < nop; i++) tq_field_destroy(f[v][i]);
+        free(out[v]);
+    }
+    free(in);
+}
+
 int main(void)
 {
     tq_runtime_info info;
@@ -144,7 +217,7 @@ int main(void)
     const size_t n = (size_t)8 * 8 * 8 * 12 * 24;
     shape S[2] = {{"even sites, one block", tq_test_lattice(d, d), TQ_EVEN, n},
                   {"full field, 16 blocks", tq_test_lattice(d, block), TQ_FULL, n}};
-    if (!S[0].lat || !S[1].lat) return tq_test_finish("test_blas_guard");
+    if (!S[0].lat || !S[1].lat) return tq_test_finish("test_blas_solver");
     const tq_where wheres[2] = {TQ_WHERE_CPU, TQ_WHERE_CUDA};
     const int nwhere = info.ncuda_workers > 0 ? 2 : 1;
     if (nwhere == 1) printf("no CUDA worker: the CUDA cases are skipped (CPU workers only)\n");
@@ -154,7 +227,14 @@ int main(void)
         for (int l = 0; l < 2; l++)
             for (int g = 0; g < 3; g++)
                 for (int v = 0; v < 2; v++) run_case(&S[l], guards[g], gos[v], wheres[w]);
+    const tq_precision sloppy[2] = {TQ_SINGLE, TQ_HALF};
+    for (int w = 0; w < nwhere; w++)
+        for (int l = 0; l < 2; l++)
+            for (int p = 0; p < 2; p++) {
+                set_case(&S[l], TQ_OP_CG_X_DIRECTION, TQ_OP_CG_X_DIRECTION_SET, sloppy[p], wheres[w]);
+                set_case(&S[l], TQ_OP_BICGSTAB_STEP, TQ_OP_BICGSTAB_STEP_SET, sloppy[p], wheres[w]);
+            }
     for (int l = 0; l < 2; l++) tq_lattice_destroy(S[l].lat);
     tq_finalize();
-    return tq_test_finish("test_blas_guard");
+    return tq_test_finish("test_blas_solver");
 }
