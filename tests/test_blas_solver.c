@@ -19,8 +19,10 @@
  *
  * The first x pass after a reliable update (TQ_OP_CG_X_DIRECTION_SET, TQ_OP_BICGSTAB_STEP_SET:
  * x = ... instead of x += ...), in single and half precision: with x holding arbitrary
- * values, every output field and every sum must equal, bit for bit, those of the += pass
- * on the same inputs with x = 0. */
+ * values (up to 7 times the other fields'), every output field must equal that of the +=
+ * pass on the same inputs with x = 0 within its storage rounding (1e-6 of the site's
+ * largest component in single precision, 5e-5 in half: the passes may be different kernels,
+ * with different operation orders), and every sum within 1e-5 relative. */
 #include "tq_test.h"
 #include "../src/solver_internal.h"
 
@@ -144,7 +146,7 @@ static void run_case(const shape *S, int guard, double go, tq_where where)
     }
 }
 
-/* op_set on (inputs, x arbitrary) against op_plus on (inputs, x = 0): the same bits. */
+/* op_set on (inputs, x arbitrary) against op_plus on (inputs, x = 0). */
 static void set_case(const shape *S, int op_plus, int op_set, tq_precision prec, tq_where where)
 {
     char what[160];
@@ -194,12 +196,18 @@ static void set_case(const shape *S, int op_plus, int op_set, tq_precision prec,
         for (int i = 0; i < nop; i++) {
             CHECK_OK(tq_field_export(f[0][i], out[0]));
             CHECK_OK(tq_field_export(f[1][i], out[1]));
-            if (i == xi || (wr >> i & 1u))
-                CHECK(memcmp(out[0], out[1], S->n * sizeof(double)) == 0, "%s: operand %d differs", what, i);
+            const double tol = prec == TQ_HALF ? 5e-5 : 1e-6;
+            if (i == xi || (wr >> i & 1u)) {
+                const double e = site_rel_err(S, out[1], out[0]);
+                CHECK(e <= tol, "%s: operand %d differs by %.3g of the site max (tol %.3g)", what, i, e, tol);
+            } else {
+                CHECK(memcmp(out[0], out[1], S->n * sizeof(double)) == 0, "%s: operand %d is only read but differs", what, i);
+            }
         }
-        for (int r = 0; r < nres; r++)
-            CHECK(res[0][SLOT_SUM + r] == res[1][SLOT_SUM + r], "%s: sum %d: %.17g vs %.17g", what, r, res[1][SLOT_SUM + r],
-                  res[0][SLOT_SUM + r]);
+        for (int r = 0; r < nres; r++) {
+            const double a = res[1][SLOT_SUM + r], b = res[0][SLOT_SUM + r];
+            CHECK(fabs(a - b) <= 1e-5 * fmax(fmax(fabs(a), fabs(b)), 1.0), "%s: sum %d: %.17g vs %.17g", what, r, a, b);
+        }
     }
     for (int v = 0; v < 2; v++) {
         tq_scalars_destroy(sc[v]);
