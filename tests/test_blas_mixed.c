@@ -36,22 +36,6 @@ typedef struct shape {
     int64_t V;
 } shape;
 
-/* Largest |out - ref| over the sites in the field, relative to each site's largest |ref|. */
-static double site_rel_err(const shape *S, const double *out, const double *ref)
-{
-    double worst = 0.0;
-    for (int64_t s = 0; s < S->V; s++) {
-        double m = 0.0, e = 0.0;
-        for (int k = 0; k < 24; k++) {
-            m = fmax(m, fabs(ref[s * 24 + k]));
-            e = fmax(e, fabs(out[s * 24 + k] - ref[s * 24 + k]));
-        }
-        if (m > 0.0) worst = fmax(worst, e / m);
-        else if (e > 0.0) worst = INFINITY;
-    }
-    return worst;
-}
-
 /* The op on fields in precisions hi (operand 0's kind) and lo, placed on `where`. */
 static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, tq_where where)
 {
@@ -131,7 +115,7 @@ static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, t
         const unsigned wr = tq_blas_writes(op);
         for (int i = 0; i < nop; i++) {
             if (wr >> i & 1u) {
-                const double e = site_rel_err(S, out[i], ref[i]);
+                const double e = tq_test_site_rel_err(out[i], ref[i], (size_t)S->V);
                 CHECK(e <= storage_tol(prec[i]), "%s: operand %d: error %.3g of the site max (tol %.3g)", what, i, e,
                       storage_tol(prec[i]));
             } else {

@@ -45,22 +45,6 @@ typedef struct shape {
     size_t n;   /* reals of a full-lattice host array */
 } shape;
 
-/* Largest |out - ref| relative to each site's largest |ref|. */
-static double site_rel_err(const shape *S, const double *out, const double *ref)
-{
-    double worst = 0.0;
-    for (size_t s = 0; s < S->n / 24; s++) {
-        double m = 0.0, e = 0.0;
-        for (int k = 0; k < 24; k++) {
-            m = fmax(m, fabs(ref[s * 24 + k]));
-            e = fmax(e, fabs(out[s * 24 + k] - ref[s * 24 + k]));
-        }
-        if (m > 0.0) worst = fmax(worst, e / m);
-        else if (e > 0.0) worst = INFINITY;
-    }
-    return worst;
-}
-
 /* Whether a task with this guard runs when the guard slot holds go (independent of the
  * library's tq_guard_shut on purpose). */
 static int expect_run(int guard, double go)
@@ -128,7 +112,7 @@ static void run_case(const shape *S, int guard, double go, tq_where where)
                 x2 += out[2][j] * out[2][j];   /* the norm of x as stored */
             }
             CHECK(memcmp(out[0], q[0], S->n * sizeof(double)) == 0, "%s: r is only read but changed", what);
-            const double ex = site_rel_err(S, out[2], xr), ep = site_rel_err(S, out[1], pr);
+            const double ex = tq_test_site_rel_err(out[2], xr, S->n / 24), ep = tq_test_site_rel_err(out[1], pr, S->n / 24);
             CHECK(ex <= 1e-6 && ep <= 1e-6, "%s: x error %.3g, p error %.3g of the site max (tol 1e-6)", what, ex, ep);
             CHECK(fabs(s[SLOT_SUM] - x2) <= 1e-12 * x2, "%s: |x|^2 %.17g vs %.17g", what, s[SLOT_SUM], x2);
             CHECK(s[SLOT_PROG] == 2.0 * s[SLOT_SUM], "%s: the program gave %.17g for 2 |x|^2 = %.17g", what,
@@ -198,7 +182,7 @@ static void set_case(const shape *S, int op_plus, int op_set, tq_precision prec,
             CHECK_OK(tq_field_export(f[1][i], out[1]));
             const double tol = prec == TQ_HALF ? 5e-5 : 1e-6;
             if (i == xi || (wr >> i & 1u)) {
-                const double e = site_rel_err(S, out[1], out[0]);
+                const double e = tq_test_site_rel_err(out[1], out[0], S->n / 24);
                 CHECK(e <= tol, "%s: operand %d differs by %.3g of the site max (tol %.3g)", what, i, e, tol);
             } else {
                 CHECK(memcmp(out[0], out[1], S->n * sizeof(double)) == 0, "%s: operand %d is only read but differs", what, i);

@@ -59,6 +59,24 @@ static inline int tq_test_skip(const char *name, const char *why)
     return 77;
 }
 
+/* Largest |out - ref| over nsites color-spinor sites (24 reals each), relative to each
+ * site's largest |ref| (infinite where ref is 0 and out is not): a field's error in units of
+ * its storage rounding, which is relative to the site (half precision's per-site norm). */
+static inline double tq_test_site_rel_err(const double *out, const double *ref, size_t nsites)
+{
+    double worst = 0.0;
+    for (size_t s = 0; s < nsites; s++) {
+        double m = 0.0, e = 0.0;
+        for (int k = 0; k < 24; k++) {
+            m = fmax(m, fabs(ref[s * 24 + k]));
+            e = fmax(e, fabs(out[s * 24 + k] - ref[s * 24 + k]));
+        }
+        if (m > 0.0) worst = fmax(worst, e / m);
+        else if (e > 0.0) worst = INFINITY;
+    }
+    return worst;
+}
+
 /* Path of a file in ../shared/data/milc, or NULL when the shared data are absent. */
 static inline const char *tq_test_milc_file(const char *name, char *buf, size_t n)
 {
