@@ -19,7 +19,9 @@ typedef struct tq_scalars {
     starpu_data_handle_t snap[TQ_NSNAPSHOTS];
     double snap_buf[TQ_NSNAPSHOTS][TQ_NSCALARS];
     struct tq_snapshot_mark { starpu_data_handle_t h; double t; } mark[TQ_NSNAPSHOTS];
-    int guard;       /* > 0: tasks submitted from now on carry this guard (tq_blas_args) */
+    int guard;       /* != 0: tasks submitted from now on carry this guard (tq_blas_args,
+                        tq_guard_shut); an inverse one (< 0) for BLAS tasks only: operator
+                        applications take guards > 0 */
     int snap_next;   /* >= 0: the next reduction also writes snapshot snap_next */
     /* The snapshots' mirrors (kernels/solver_scalars.h; NULL: none, the host reads the
      * snapshots through StarPU), the sequence number each one's last writer publishes, and
