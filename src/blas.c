@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -313,6 +314,7 @@ static int mirror_wait(tq_scalars *sc, int i, double *values)
         const long long ended = __atomic_load_n(&w->ended, __ATOMIC_ACQUIRE);
         if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, writer_ended, w)) return -1;
         const double t0 = tq_internal_now();
+        int warned = 0;
         for (long n = 1; !mirror_seq_is(m, want); n++) {
             /* the writer's end comes after its mirror write: one more look, then give up */
             if (__atomic_load_n(&w->ended, __ATOMIC_ACQUIRE) != ended) {
@@ -322,6 +324,14 @@ static int mirror_wait(tq_scalars *sc, int i, double *values)
             if (n % 1024 == 0 && tq_internal_now() - t0 > 1.0) {
                 const struct timespec nap = {0, 20000};
                 nanosleep(&nap, NULL);
+                /* a solver step takes milliseconds: say so if one never ends (a hang seen
+                 * once on a GPU machine, not reproduced: where it waits is the first clue) */
+                if (!warned && tq_internal_now() - t0 > 60.0) {
+                    warned = 1;
+                    fprintf(stderr, "taskqcd: a solver has waited 60 s for the task that writes its scalars "
+                            "(snapshot %d, number %lld; the mirror holds %lld)\n", i, want,
+                            __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE));
+                }
             } else {
                 sched_yield();
             }
