@@ -138,7 +138,8 @@ static void set_case(const shape *S, int op_plus, int op_set, tq_precision prec,
              tq_precision_name(prec), where == TQ_WHERE_CPU ? "CPU" : "CUDA", S->name);
     const int nop = tq_blas_noperands(op_plus), xi = nop - 1;   /* x is the last operand of both */
     tq_field *f[2][TQ_BLAS_MAX_OPERANDS] = {{0}};
-    double *in = malloc(S->n * sizeof(double)), *out[2] = {malloc(S->n * sizeof(double)), malloc(S->n * sizeof(double))};
+    /* zeroed: an even-parity field's export leaves the odd sites of the array as they were */
+    double *in = malloc(S->n * sizeof(double)), *out[2] = {calloc(S->n, sizeof(double)), calloc(S->n, sizeof(double))};
     if (!in || !out[0] || !out[1]) { fprintf(stderr, "out of memory\n"); exit(99); }
     tq_scalars *sc[2] = {NULL, NULL};
     double res[2][TQ_NSCALARS];
