@@ -519,10 +519,9 @@ static tq_status cg_held_back_pass(tq_krylov *k, int guard, int set)
 }
 
 /* Mixed precision: x += xs (xs then zeroed or, fused, overwritten by the next iteration),
- * r = b - A x (precise); the sloppy residual becomes the
- * true one and the search direction follows it (reliable update), or the recurrence
- * restarts from it (defect correction). Queued like an iteration: the next check reads
- * the true |r|^2 from its snapshot. */
+ * r = b - A x (precise); the sloppy residual becomes the true one and the search direction
+ * follows it (reliable update), or the recurrence restarts from it (defect correction).
+ * Queued like an iteration: the next check reads the true |r|^2 from its snapshot. */
 static tq_status reliable_update_tasks(tq_krylov *k)
 {
     const double minus[4] = {-1, 0, 0, 0};
