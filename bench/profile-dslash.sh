@@ -11,7 +11,7 @@ dims=${*:-32 32 32 32}
 ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n1)
 if [ -z "$ncu" ]; then echo "profile-dslash: no ncu on this machine (skipped)"; exit 0; fi
 f="$out/ncu_${prec}_${recon}.txt"
-"$ncu" --kernel-name regex:wilson_interior --launch-skip 1 --launch-count 1 \
+"$ncu" --kernel-name regex:dslash_wilson_interior --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
     --section ComputeWorkloadAnalysis --section InstructionStats --section LaunchStats \
     "$top/build/.libs/taskqcd" dslash --dim $dims --prec "$prec" --recon "$recon" --niter 2 --where cuda \

@@ -1,7 +1,7 @@
 """Instruction histogram of CUDA kernels from `cuobjdump -sass` output (run where the CUDA
 toolkit has cuobjdump, e.g. the GPU machine):
     cuobjdump -sass build/.libs/libtaskqcd.so > all.sass
-    python3 bench/sass-histogram.py all.sass 'wilson_interior_kernelILi2ELi12'
+    python3 bench/sass-histogram.py all.sass 'dslash_wilson_interior_kernelILi2ELi12'
 Prints each matching kernel's static instruction count and its most frequent opcodes."""
 import re,collections,sys
 txt=open(sys.argv[1]).read().split('Function : ')

@@ -5,7 +5,7 @@
 #include <starpu.h>
 #include <string.h>
 #include "kernels/blas_site.h"
-#include "kernels/wilson_site.h"
+#include "kernels/dslash_wilson_site.h"
 #include "kernels/clover_site.h"
 #include "kernels/clover_build_site.h"
 #include "kernels/solver_scalars.h"
@@ -38,10 +38,10 @@ extern struct starpu_codelet tq_cl_scalar_combine;
 #define TQ_REDUCE_MAX_BLOCKS 4096
 #define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_EPI_MAX_RESULTS)   /* >= TQ_BLAS_MAX_RESULTS */
 
-/* Wilson hopping term of one block (codelets/wilson.c documents the buffers). */
-extern struct starpu_codelet tq_cl_wilson_pack;
-extern struct starpu_codelet tq_cl_wilson_interior;
-extern struct starpu_codelet tq_cl_wilson_exterior;
+/* Wilson hopping term of one block (codelets/dslash_wilson.c documents the buffers). */
+extern struct starpu_codelet tq_cl_dslash_wilson_pack;
+extern struct starpu_codelet tq_cl_dslash_wilson_interior;
+extern struct starpu_codelet tq_cl_dslash_wilson_exterior;
 
 /* Clover term of one block and parity (codelets/clover.c documents the buffers). */
 extern struct starpu_codelet tq_cl_clover;
@@ -85,9 +85,9 @@ void tq_reduce_combine_cuda(void *buffers[], void *cl_arg);
 void tq_scalar_combine_cuda(void *buffers[], void *cl_arg);
 /* Whether host memory p (pinned) is visible to GPU kernels at the same address. */
 int tq_cuda_host_memory_mapped(const void *p);
-void tq_wilson_pack_cuda(void *buffers[], void *cl_arg);
-void tq_wilson_interior_cuda(void *buffers[], void *cl_arg);
-void tq_wilson_exterior_cuda(void *buffers[], void *cl_arg);
+void tq_dslash_wilson_pack_cuda(void *buffers[], void *cl_arg);
+void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg);
+void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_clover_cuda(void *buffers[], void *cl_arg);
 void tq_heatbath_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_face_pack_cuda(void *buffers[], void *cl_arg);
@@ -97,7 +97,7 @@ void tq_clover_build_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
  * *seconds the time per launch (CUDA events). */
-int tq_wilson_interior_bare_cuda(const tq_wilson_args *a, const void *in, const void *gp, const void *gq,
+int tq_dslash_wilson_interior_bare_cuda(const tq_dslash_wilson_args *a, const void *in, const void *gp, const void *gq,
                                  const void *x, void *out, int niter, double *seconds);
 #endif
 

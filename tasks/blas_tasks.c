@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tq_task_blas(const tq_blas_args *a, const starpu_data_handle_t *operands,
+int tq_task_blas(const tq_task_options *opt, const tq_blas_args *a, const starpu_data_handle_t *operands,
                  starpu_data_handle_t partial, starpu_data_handle_t scalars, starpu_data_handle_t snapshot)
 {
     const int nop = tq_blas_noperands(a->op), nres = tq_blas_nresults(a->op);
@@ -25,11 +25,11 @@ int tq_task_blas(const tq_blas_args *a, const starpu_data_handle_t *operands,
     }
     /* solver tasks (use_scalars) take the variable-buffer codelet: their buffers vary;
      * reductions and solver tasks gate the solver's next step */
-    return tq_task_submit_descr(a->use_scalars ? &tq_cl_blas_scalars[a->op] : &tq_cl_blas[a->op], a, sizeof *a, d,
+    return tq_task_submit_descr(opt, a->use_scalars ? &tq_cl_blas_scalars[a->op] : &tq_cl_blas[a->op], a, sizeof *a, d,
                                 tq_blas_nbuffers(a), nres || a->use_scalars ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }
 
-int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
+int tq_task_reduce_combine(const tq_task_options *opt, const starpu_data_handle_t *partials, int n,
                            starpu_data_handle_t result)
 {
     struct starpu_data_descr *descr = malloc((size_t)(n + 1) * sizeof *descr);
@@ -38,12 +38,12 @@ int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
     descr[n].handle = result;
     descr[n].mode = STARPU_W;
     /* the codelet takes its partial count from the argument (it may run inside a chain) */
-    int ret = tq_task_submit_descr(&tq_cl_reduce_combine, &n, sizeof n, descr, n + 1, STARPU_MAX_PRIO);
+    int ret = tq_task_submit_descr(opt, &tq_cl_reduce_combine, &n, sizeof n, descr, n + 1, STARPU_MAX_PRIO);
     free(descr);
     return ret;
 }
 
-int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_handle_t *partials,
+int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_args *a, const starpu_data_handle_t *partials,
                            starpu_data_handle_t scalars, starpu_data_handle_t snapshot)
 {
     const int n = a->n + 1 + (a->snapshot ? 1 : 0);
@@ -53,7 +53,7 @@ int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_ha
     descr[a->n].handle = scalars;
     descr[a->n].mode = STARPU_RW;
     if (a->snapshot) { descr[a->n + 1].handle = snapshot; descr[a->n + 1].mode = STARPU_W; }
-    int ret = tq_task_submit_descr(&tq_cl_scalar_combine, a, sizeof *a, descr, n, STARPU_MAX_PRIO);
+    int ret = tq_task_submit_descr(opt, &tq_cl_scalar_combine, a, sizeof *a, descr, n, STARPU_MAX_PRIO);
     free(descr);
     return ret;
 }

@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t *const *faces,
+int tq_task_heatbath(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t *const *faces,
                      starpu_data_handle_t refused)
 {
     const int written = 2 * a->mu + a->parity;
@@ -26,12 +26,12 @@ int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fie
     }
     d[k].handle = refused;
     d[k].mode = STARPU_RW;
-    int ret = tq_task_submit_descr(&tq_cl_heatbath, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
+    int ret = tq_task_submit_descr(opt, &tq_cl_heatbath, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
     free(d);
     return ret;
 }
 
-int tq_task_gauge_measure(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result)
+int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result)
 {
     const int n = 8 * a->nslab + 1;
     struct starpu_data_descr *d = malloc((size_t)n * sizeof *d);
@@ -44,21 +44,21 @@ int tq_task_gauge_measure(const tq_heatbath_args *a, starpu_data_handle_t *const
         }
     d[k].handle = result;
     d[k].mode = STARPU_W;
-    int ret = tq_task_submit_descr(&tq_cl_gauge_measure, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
+    int ret = tq_task_submit_descr(opt, &tq_cl_gauge_measure, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
     free(d);
     return ret;
 }
 
-int tq_task_gauge_reunitarize(starpu_data_handle_t links)
+int tq_task_gauge_reunitarize(const tq_task_options *opt, starpu_data_handle_t links)
 {
     struct starpu_data_descr d = {.handle = links, .mode = STARPU_RW};
-    return tq_task_submit_descr(&tq_cl_gauge_reunitarize, NULL, 0, &d, 1, STARPU_DEFAULT_PRIO);
+    return tq_task_submit_descr(opt, &tq_cl_gauge_reunitarize, NULL, 0, &d, 1, STARPU_DEFAULT_PRIO);
 }
 
-int tq_task_gauge_face_pack(const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
+int tq_task_gauge_face_pack(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
                             starpu_data_handle_t last)
 {
     struct starpu_data_descr d[3] = {{slab, STARPU_R}, {first, STARPU_W}, {last, STARPU_W}};
     /* the neighbours' next sub-step waits for the faces */
-    return tq_task_submit_descr(&tq_cl_gauge_face_pack, a, sizeof *a, d, 3, STARPU_MAX_PRIO);
+    return tq_task_submit_descr(opt, &tq_cl_gauge_face_pack, a, sizeof *a, d, 3, STARPU_MAX_PRIO);
 }

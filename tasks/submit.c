@@ -1,11 +1,9 @@
 /* The one way tasks/ builds and submits a task: buffers with their modes (dynamic arrays
  * beyond STARPU_NMAXBUFS), a private copy of the codelet's arguments, the priority, and the
- * placement chosen with tq_set_placement. Inside a chain (tq_task_chain_begin/end) the
+ * placement the caller passes in its options. Inside a chain (tq_task_chain_begin/end) the
  * tasks are recorded instead and submitted together as one tq_cl_chain task. */
 #include "tq_tasks.h"
 #include "chain.h"
-#include "taskqcd.h"
-#include "tq_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +191,7 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
     return 0;
 }
 
-void tq_task_chain_begin(void)
+void tq_task_chain_begin(const tq_task_options *opt)
 {
     if (chain.depth++ == 0) {
         /* Where tasks may go to CPU and GPU workers alike, the scheduler places each kernel
@@ -201,7 +199,7 @@ void tq_task_chain_begin(void)
          * calibrates by running whole chains on CPU cores. */
         const char *env = getenv("TQ_CHAIN");
         chain.off = (env && env[0] == '0') ||
-                    (tq_get_placement() == TQ_WHERE_ANY && starpu_cpu_worker_get_count() > 0 &&
+                    (opt->where == TQ_WHERE_ANY && starpu_cpu_worker_get_count() > 0 &&
                      starpu_cuda_worker_get_count() > 0);
     }
 }
@@ -212,10 +210,13 @@ int tq_task_chain_end(void)
     return --chain.depth || chain.off ? 0 : chain_flush();
 }
 
-int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
-                         int n, int priority)
+int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, const void *arg, size_t asize,
+                         const struct starpu_data_descr *d, int n, int priority)
 {
-    const tq_where w = tq_get_placement();
+    const tq_where w = opt->where;
+    priority += opt->priority;
+    if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;
+    if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
     if (chain.depth > 0 && !chain.off && n <= TQ_CHAIN_MAX_OP_BUFFERS) {
         int err;
         if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;

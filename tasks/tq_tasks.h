@@ -1,14 +1,24 @@
 /* Insert functions: each submits one codelet on given handles with the right access
- * modes, arguments, priority and name. src/ algorithms call only these. */
+ * modes, arguments and priority. src/ algorithms call only these; tasks/ calls only
+ * codelets/ and StarPU, never src/: what the caller decides (where a task may run, a
+ * priority shift, later the block's owner) comes down in a tq_task_options argument. */
 #ifndef TQ_TASKS_H
 #define TQ_TASKS_H
 
 #include "tq_codelets.h"
+#include "taskqcd.h"
+
+/* What the caller decides about a task (src/core/placement.c makes them). */
+typedef struct tq_task_options {
+    tq_where where;   /* the kinds of workers that may run it (TQ_WHERE_ANY: every kind) */
+    int priority;     /* added to the insert function's own priority (0: as it chooses) */
+} tq_task_options;
 
 /* Submits one task of codelet cl on buffers d[0..n-1] (handles and modes) with a copy of
- * arg, the priority, and the placement of tq_set_placement. Returns 0 or a StarPU error. */
-int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
-                         int n, int priority);
+ * arg and the priority (shifted by opt->priority), where opt->where allows. Returns 0 or a
+ * StarPU error. */
+int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, const void *arg, size_t asize,
+                         const struct starpu_data_descr *d, int n, int priority);
 
 /* Chains: between tq_task_chain_begin() and tq_task_chain_end() the tasks this thread
  * submits are recorded, and tq_task_chain_end() submits them as one task
@@ -17,71 +27,74 @@ int tq_task_submit_descr(struct starpu_codelet *cl, const void *arg, size_t asiz
  * and that is only task submission: nothing in between may access the data from the host.
  * Returns 0 or the StarPU error of the submission (the recorded tasks are dropped then).
  * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons; so
- * does a placement that lets tasks go to both CPU and CUDA workers (tq_set_placement). */
-void tq_task_chain_begin(void);
+ * does a placement (opt->where of the outermost begin) that lets tasks go to both CPU and
+ * CUDA workers. */
+void tq_task_chain_begin(const tq_task_options *opt);
 int tq_task_chain_end(void);
+/* Chain tasks submitted so far (two or more tasks as one), for tests. */
+long tq_internal_chains_submitted(void);
 
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
  * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:
  * the solver scalars (a->use_scalars: coefficients, guard, fused reduction); snapshot: the
  * buffer a->snapshot asks for. Returns 0 or a StarPU error. */
-int tq_task_blas(const tq_blas_args *a, const starpu_data_handle_t *operands,
+int tq_task_blas(const tq_task_options *opt, const tq_blas_args *a, const starpu_data_handle_t *operands,
                  starpu_data_handle_t partial, starpu_data_handle_t scalars, starpu_data_handle_t snapshot);
 
 /* Sums partials[0..n-1] in order into result (a vector of TQ_BLAS_MAX_RESULTS doubles). */
-int tq_task_reduce_combine(const starpu_data_handle_t *partials, int n,
+int tq_task_reduce_combine(const tq_task_options *opt, const starpu_data_handle_t *partials, int n,
                            starpu_data_handle_t result);
 
 /* Sums a->n partials into solver-scalar slots and runs a->prog (tq_cl_scalar_combine);
  * snapshot: copy of the scalars afterwards when a->snapshot. */
-int tq_task_scalar_combine(const tq_scalar_combine_args *a, const starpu_data_handle_t *partials,
+int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_args *a, const starpu_data_handle_t *partials,
                            starpu_data_handle_t scalars, starpu_data_handle_t snapshot);
 
-/* Wilson hopping term of one block (codelets/wilson.c documents buffers and faces). faces:
+/* Wilson hopping term of one block (codelets/dslash_wilson.c documents buffers and faces). faces:
  * per split direction mu in order, two handles (pack: the lower and upper face it writes;
  * exterior: the face from the block below and the one from above). x: NULL, a field to add
  * (a->xpay), or out itself (in-place x + a D in). K: the clover field's handle of the
  * block and output parity when a->clover (out = a K D in (+ x)), otherwise ignored. */
-int tq_task_wilson_pack(const tq_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
+int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
                         const starpu_data_handle_t *faces, int nfaces);
 /* The interior task; with an epilogue (a->epi.kind) also the field w the epilogue reads
  * (unless a->epi.w_is_x), the field u when it reads one more (tq_epilogue_reads_u), the
  * solver scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
  * TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
  * solver scalars (R): the task does nothing when its guard is shut. */
-int tq_task_wilson_interior(const tq_wilson_args *a, starpu_data_handle_t in,
+int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
                             starpu_data_handle_t snapshot);
-int tq_task_wilson_exterior(const tq_wilson_args *a, starpu_data_handle_t in,
+int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const starpu_data_handle_t *faces, int nfaces);
 /* Clover term of one block and parity: out = K in (a->in_place: in is out), or
  * out = x + a K in (a->xpay; x another handle than out); with a->guard > 0 the solver
  * scalars (R) too, and nothing done when the guard is shut. */
-int tq_task_clover(const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
+int tq_task_clover(const tq_task_options *opt, const tq_clover_args *a, starpu_data_handle_t K, starpu_data_handle_t in,
                    starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t scalars);
 /* Clover term A and A^-1 of one block and parity (handles A, Ainv) from the local links in
  * the host API layout; status receives TQ_CLOVER_BUILD_OK or the first singular site. */
-int tq_task_clover_build(const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
+int tq_task_clover_build(const tq_task_options *opt, const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
                          starpu_data_handle_t Ainv, starpu_data_handle_t status);
 
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter
  * (codelets/heatbath.c). */
-int tq_task_heatbath(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t *const *faces,
+int tq_task_heatbath(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t *const *faces,
                      starpu_data_handle_t refused);
 /* faces[f][2 s] and faces[f][2 s + 1]: the first and last time slice of slab s of field f
  * (the halos the sweep tasks of slabs s - 1 and s + 1 read when a->halo). The pack task
  * copies them from slab a->slab of one field. */
-int tq_task_gauge_face_pack(const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
+int tq_task_gauge_face_pack(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
                             starpu_data_handle_t last);
 /* The generator's observables over slab a->slab's sites (every slab of the 8 fields read)
  * into result, and the reunitarisation of one slab handle of one field
  * (codelets/gauge_measure.c). */
-int tq_task_gauge_measure(const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result);
-int tq_task_gauge_reunitarize(starpu_data_handle_t links);
+int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result);
+int tq_task_gauge_reunitarize(const tq_task_options *opt, starpu_data_handle_t links);
 
 #endif

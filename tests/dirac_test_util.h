@@ -5,7 +5,7 @@
 
 #include "taskqcd.h"
 #include "tq_test.h"
-#include "wilson_reference.h"
+#include "../reference/wilson_reference.h"
 
 static const tq_precision precs[3] = {TQ_DOUBLE, TQ_SINGLE, TQ_HALF};
 static const tq_recon recons[3] = {TQ_RECON_18, TQ_RECON_12, TQ_RECON_8};

@@ -14,7 +14,7 @@
  * Reductions accumulate in double from the stored inputs: they must match the reference
  * to 1e-12 of a scale that bounds the rounding (the norm itself; sum |x||y| for dots). */
 #include "tq_test.h"
-#include "blas_reference.h"
+#include "../reference/blas_reference.h"
 
 #include <stdint.h>
 

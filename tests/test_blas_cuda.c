@@ -19,7 +19,7 @@
  * large enough that the reduction kernels' grid-stride loops take two steps (norm2, cdot,
  * cg_update, bicgstab_update and caxpby, double and half only; TQ_TEST_QUICK=1 leaves it out). Skips (exit 77) when no CUDA worker runs. */
 #include "tq_test.h"
-#include "blas_reference.h"
+#include "../reference/blas_reference.h"
 
 #include <stdint.h>
 

@@ -16,7 +16,7 @@
  * Two shapes: an even-parity field on one block (the reduction and its scalar program in
  * the one task) and a full field on 16 blocks (32 tasks and the combine task). */
 #include "tq_test.h"
-#include "../src/solver_internal.h"
+#include "solvers/solver_internal.h"
 
 #include <stdint.h>
 

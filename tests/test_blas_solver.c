@@ -24,7 +24,7 @@
  * largest component in single precision, 5e-5 in half: the passes may be different kernels,
  * with different operation orders), and every sum within 1e-5 relative. */
 #include "tq_test.h"
-#include "../src/solver_internal.h"
+#include "solvers/solver_internal.h"
 
 #include <stdint.h>
 

@@ -10,7 +10,7 @@
  * (skips where there are none). */
 #include "taskqcd.h"
 #include "tq_test.h"
-#include "wilson_reference.h"
+#include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
 
 #include <math.h>

@@ -12,9 +12,9 @@
  * for the Wilson operator and the clover operator (symmetric and asymmetric even-odd), in
  * double and single precision, on CPU workers and on CUDA workers where there are any. */
 #include "tq_test.h"
-#include "wilson_reference.h"
+#include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
-#include "../src/solver_internal.h"
+#include "solvers/solver_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  * on CUDA workers, and skips where there are none. */
 #include "taskqcd.h"
 #include "tq_test.h"
-#include "wilson_reference.h"
+#include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
 
 #include <math.h>

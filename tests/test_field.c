@@ -3,7 +3,7 @@
  * actually found in the StarPU buffers; parameter errors. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
-#include "field_internal.h"   /* struct tq_field, tq_lattice_locate: the layout check */
+#include "core/field_internal.h"   /* struct tq_field, tq_lattice_locate: the layout check */
 #include "kernels/field_layout.h"
 
 #include <stdint.h>

@@ -5,7 +5,7 @@
  * leave no field behind. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
-#include "gauge_io_internal.h"
+#include "io/gauge_io_internal.h"
 
 #include <stdint.h>
 #include <unistd.h>

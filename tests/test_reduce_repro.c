@@ -16,7 +16,7 @@
  * (argv[0] --child SCHED NCPUS PLACEMENT) per configuration, with STARPU_SCHED set, and
  * compares the printed %a values (TQ_TEST_REPRO_CHILD=1 forces that mode). */
 #include "tq_test.h"
-#include "blas_reference.h"
+#include "../reference/blas_reference.h"
 
 #include <stdint.h>
 #include <unistd.h>

@@ -12,9 +12,9 @@
  * workers. */
 #include "taskqcd.h"
 #include "tq_test.h"
-#include "wilson_reference.h"
+#include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
-#include "../src/tq_internal.h"   /* tq_internal_solver_fused_iterations */
+#include "solvers/solver_internal.h"   /* tq_internal_solver_fused_iterations */
 
 #include <math.h>
 #include <stdio.h>

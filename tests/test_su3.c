@@ -2,7 +2,7 @@
  * (src/rng.h): known-answer vectors, distribution sanity, algebraic identities, gauge
  * compression round trips and re-unitarisation. */
 #include "tq_test.h"
-#include "rng.h"
+#include "core/rng.h"
 #include "kernels/su3.h"
 
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * free-field plane waves, gauge covariance, clover Hermiticity / chirality, and the sign of
  * the clover term (tree-level O(a) improvement on a smooth background). Uses no library code. */
 #include "tq_test.h"
-#include "wilson_reference.h"
+#include "../reference/wilson_reference.h"
 
 #include <stdint.h>
 

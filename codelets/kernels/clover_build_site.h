@@ -12,7 +12,7 @@
 #define TQ_CLOVER_BUILD_SITE_H
 
 #include "kernels/su3.h"
-#include "kernels/wilson_site.h"   /* tq_block_coords */
+#include "kernels/dslash_wilson_site.h"   /* tq_block_coords */
 #include "kernels/clover_site.h"
 
 #include <stdint.h>

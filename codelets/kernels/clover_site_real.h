@@ -34,7 +34,7 @@ TQ_HD void TQ_RF(tq_clover_mul)(const TQ_R *K, const TQ_R *in, TQ_R *out)
 
 /* v <- K v with K site s of clover buffer kb (layout Lk, 72 reals), loaded one chiral block
  * at a time so that a kernel holds 36 of its reals, not 72 (the fused hopping + clover
- * epilogue, kernels/wilson_site.h). */
+ * epilogue, kernels/dslash_wilson_site.h). */
 TQ_HD void TQ_RF(tq_clover_apply_site)(const void *kb, const tq_layout *Lk, int64_t s, TQ_R *v)
 {
     const TQ_R hs = Lk->prec == 2 ? TQ_RF(tq_half_scale)(kb, Lk, s) : 0;

@@ -8,8 +8,8 @@
  * 8 links + 1 input + 1 output spinor, +1 for xpay). */
 #include "cli.h"
 #include "taskqcd.h"
-#include "../tq_internal.h"                 /* tq_internal_dslash_bare */
-#include "../../tests/wilson_reference.h"   /* the reference the tests use */
+#include "dirac/dirac_internal.h"                 /* tq_internal_dslash_bare */
+#include "../../reference/wilson_reference.h"   /* the reference the tests use */
 
 #include <math.h>
 #include <stdio.h>

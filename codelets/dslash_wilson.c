@@ -1,0 +1,176 @@
+/* Wilson hopping-term codelets (pack, interior, exterior): CPU implementations, codelet
+ * definitions and perf models. The per-site arithmetic is kernels/dslash_wilson_site.h.
+ *
+ * Buffers (variable count, modes given per task by tasks/dirac_tasks.c):
+ *   pack:      in (R), gauge of the packed parity (R), faces (W): per split mu, lower, upper
+ *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
+ *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
+ *              when a->clover], [with an epilogue (a->epi.kind): the field w (R) when
+ *              the epilogue reads one other than x, the field u (R) when it reads
+ *              one more, reduction scratch (SCRATCH), solver
+ *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
+ *              TQ_EPI_AXPY_NORM2; without an epilogue but guarded (epi.guard > 0): the
+ *              solver scalars (R), and nothing done when the guard is shut]
+ *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
+ *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
+ *              the one from above
+ * The interior task does the sites off the split faces, the exterior task the sites on
+ * them, each site whole (kernels/dslash_wilson_site.h). */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <string.h>
+
+/* The CPU loops take precision, compression and dagger as compile-time constants through
+ * TQ_DSLASH_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
+
+static void face_pointers(void *buffers[], int first, const tq_dslash_wilson_args *a, void *face[4][2])
+{
+    int k = first;
+    for (int mu = 0; mu < 4; mu++) {
+        face[mu][0] = face[mu][1] = NULL;
+        if (!a->split[mu]) continue;
+        face[mu][0] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        face[mu][1] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+    }
+}
+
+static void dslash_wilson_pack_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *g = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    void *face[4][2];
+    face_pointers(buffers, 2, a, face);
+    const int64_t n = tq_face_total(a);
+#define PACK(P, R, D)                                                                        \
+    for (int64_t e = 0; e < n; e++) {                                                     \
+        if (P == 8) tq_dslash_wilson_pack_entry(a, in, g, face, e, P, R, D);                        \
+        else tq_dslash_wilson_pack_entry_f(a, in, g, face, e, P, R, D);                             \
+    }
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, PACK);
+#undef PACK
+}
+
+/* The interior task with a reduction epilogue (kernels/solver_scalars.h): sites in order,
+ * each site's contribution (summed in the site's type) added to a double total. */
+static void interior_epilogue_cpu(void *buffers[], const tq_dslash_wilson_args *a, const void *in, const void *gp,
+                                  const void *gq, const void *x, const void *k, void *out)
+{
+    const int e = tq_dslash_wilson_buf_scratch(a);
+    const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
+                  : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_epilogue(a)]);
+    const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_u(a)]) : NULL;
+    double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
+    if (!tq_epilogue_frozen(&a->epi, scal)) {
+        const double c[2] = {tq_epilogue_coefficient(&a->epi, scal), tq_epilogue_coefficient_im(&a->epi, scal)};
+        const float cf[2] = {(float)c[0], (float)c[1]};
+        double sum[TQ_EPI_MAX_RESULTS] = {0};
+#define INTERIOR_EPI(P, R, D)                                                                      \
+        for (int64_t s = 0; s < a->cb; s++) {                                                   \
+            const tq_epi_fields ef = {w, u, out, s, 0};                                            \
+            if (P == 8) {                                                                          \
+                double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
+                tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
+                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
+            } else {                                                                               \
+                float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
+                tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
+                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
+            }                                                                                      \
+        }
+        TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR_EPI);
+#undef INTERIOR_EPI
+        tq_scalars_finish(scal, a->epi.guard, a->epi.dst, tq_epilogue_nresults(a->epi.kind), sum, a->epi.prog,
+                          a->epi.nprog);
+    }
+    if (a->epi.snapshot) tq_snapshot_write_cpu((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), a->epi.mirror, scal);
+}
+
+static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    /* in-place xpay (x is out) passes out once, read-write */
+    const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
+    if (a->epi.kind != TQ_EPI_NONE) {
+        interior_epilogue_cpu(buffers, a, in, gp, gq, x, k, out);
+        return;
+    }
+    if (a->epi.guard > 0 && tq_epilogue_frozen(&a->epi, (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_guard(a)])))
+        return;
+#define INTERIOR(P, R, D)                                                                          \
+    for (int64_t s = 0; s < a->cb; s++) {                                                       \
+        if (P == 8) tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
+        else tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
+    }
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
+#undef INTERIOR
+}
+
+static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const int with_x = a->xpay && a->x_separate;
+    const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
+    void *face[4][2];
+    face_pointers(buffers, 4 + with_x + (a->clover ? 1 : 0), a, face);
+    const void *const (*from)[2] = (const void *const (*)[2])face;
+    const int64_t n = tq_face_total(a);
+#define EXTERIOR(P, R, D)                                                                    \
+    for (int64_t e = 0; e < n; e++) {                                                     \
+        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover); \
+        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover);      \
+    }
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
+#undef EXTERIOR
+}
+
+static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_pack_v1"};
+static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_interior_v1"};
+static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_exterior_v1"};
+
+struct starpu_codelet tq_cl_dslash_wilson_pack = {
+    .cpu_funcs = {dslash_wilson_pack_cpu},
+    .cpu_funcs_name = {"dslash_wilson_pack_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_dslash_wilson_pack_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &pack_model,
+    .name = "tq_dslash_wilson_pack",
+};
+
+struct starpu_codelet tq_cl_dslash_wilson_interior = {
+    .cpu_funcs = {dslash_wilson_interior_cpu},
+    .cpu_funcs_name = {"dslash_wilson_interior_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_dslash_wilson_interior_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &interior_model,
+    .name = "tq_dslash_wilson_interior",
+};
+
+struct starpu_codelet tq_cl_dslash_wilson_exterior = {
+    .cpu_funcs = {dslash_wilson_exterior_cpu},
+    .cpu_funcs_name = {"dslash_wilson_exterior_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_dslash_wilson_exterior_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &exterior_model,
+    .name = "tq_dslash_wilson_exterior",
+};

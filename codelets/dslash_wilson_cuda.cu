@@ -1,0 +1,303 @@
+/* Wilson hopping-term codelets: CUDA implementations (asynchronous on the worker's
+ * stream). One thread per site (interior) or per face entry (pack, exterior); the per-site
+ * arithmetic is kernels/dslash_wilson_site.h, the same code the CPU codelets run, instantiated
+ * for each precision and compression. */
+#include "config.h"
+#include "tq_codelets.h"
+
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+
+#include "reduce_cuda.cuh"
+
+#define TQ_DSLASH_WILSON_THREADS 128
+/* Half precision: cap the interior kernel at 5 resident blocks' worth of registers (96 per
+ * thread, no spills; it took 128 and ran fewer warps per SM than single precision). */
+#ifndef TQ_HALF_MIN_BLOCKS
+#define TQ_HALF_MIN_BLOCKS 5
+#endif
+
+struct face_ptrs { void *p[4][2]; };
+
+template <int PREC, int RECON, int DAG, int CLOVER>
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
+dslash_wilson_interior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
+                       const void *x, const void *k, void *out, const double *go)
+{
+    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (s >= a.cb || (go && *go == 0.0)) return;   /* go: a solver's guard, shut */
+    if constexpr (PREC == 8) tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    else tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+}
+
+/* Fields an epilogue kernel stages in shared memory (tq_epi_fields): the epilogue's reads
+ * (w and u, or r) start with cp.async when the thread starts its site and arrive during
+ * the stencil, instead of after it. Half precision: BiCGstab's four-product kernel 128 ->
+ * 122 us, its CAXPYZ kernel 113 -> 109 us (32^4, H200). Single precision only BiCGstab's
+ * kernels: staging r in CG's kernel took two more registers there, one block fewer per SM
+ * (113 -> 126 us). Not double: a double site would leave the block's shared memory too few
+ * blocks. */
+template <int PREC, int EPI>
+__host__ __device__ constexpr int staged_epi_fields(void)
+{
+    return PREC == 8 ? 0
+         : EPI == TQ_EPI_BICGSTAB_T ? 2
+         : EPI == TQ_EPI_CAXPYZ || (EPI == TQ_EPI_AXPY_NORM2 && PREC == 2) ? 1
+         : 0;
+}
+template <int PREC>
+__host__ __device__ constexpr int staged_site_bytes(void) { return 24 * PREC + (PREC == 2 ? 4 : 0); }
+
+/* Site s of the color-spinor field src (stride sites, out's layout: vectors of 4 reals)
+ * into the mini-field dst of TQ_DSLASH_WILSON_THREADS sites, at this thread's index. */
+template <int PREC>
+__device__ __forceinline__ void stage_site(unsigned char *dst, const void *src, int64_t stride, int64_t s)
+{
+    constexpr int CB = 4 * PREC, T = TQ_DSLASH_WILSON_THREADS;
+    const int t = threadIdx.x;
+    const char *g = (const char *)src;
+#pragma unroll
+    for (int j = 0; j < 6; j++) __pipeline_memcpy_async(dst + (j * T + t) * CB, g + (j * stride + s) * CB, CB);
+    if (PREC == 2) __pipeline_memcpy_async(dst + 6 * T * CB + t * 4, g + stride * 48 + s * 4, 4);
+}
+
+/* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
+ * most TQ_REDUCE_MAX_BLOCKS blocks strides over the sites (the scratch holds one result per
+ * block); each block sums its threads' totals in a fixed tree, and epilogue_final the
+ * blocks in order. A frozen task (its guard) does nothing. Single precision: at most 128
+ * registers, 4 blocks per SM like the plain kernel (they took 157-168 and ran 3 blocks:
+ * BiCGstab's kernels 155 -> 145 and 167 -> 155 us, 32^4 on an H200; no spills). */
+template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : PREC == 4 ? 4 : 1)
+dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
+                                const void *x, const void *k, void *out, const void *wb, const void *ub,
+                                double *scratch, const double *scal)
+{
+    constexpr int NRES = EPI == TQ_EPI_BICGSTAB_T ? 7 : EPI == TQ_EPI_CAXPYZ ? 0 : 1;
+    constexpr int NSH = NRES > 0 ? NRES : 1;
+    constexpr int NST = staged_epi_fields<PREC, EPI>(), FIELD = TQ_DSLASH_WILSON_THREADS * staged_site_bytes<PREC>();
+    __shared__ double sh[NSH][TQ_DSLASH_WILSON_THREADS];
+    __shared__ __align__(16) unsigned char stage[NST > 0 ? NST * FIELD : 16];
+    if (tq_epilogue_frozen(&a.epi, scal)) return;
+    const double c[2] = {tq_epilogue_coefficient(&a.epi, scal), tq_epilogue_coefficient_im(&a.epi, scal)};
+    const float cf[2] = {(float)c[0], (float)c[1]};
+    /* each thread's totals live in its column of sh, not in registers: 7 doubles held
+     * across the stencil made the half-precision BiCGstab kernel spill */
+#pragma unroll
+    for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = 0.0;
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < a.cb; s += (int64_t)gridDim.x * blockDim.x) {
+        tq_epi_fields ef = {wb, ub, out, s, 0};
+        if constexpr (NST > 0) {
+            stage_site<PREC>(stage, EPI == TQ_EPI_AXPY_NORM2 ? (const void *)out : wb, a.L_out.stride, s);
+            if (NST > 1) stage_site<PREC>(stage + FIELD, ub, a.L_out.stride, s);
+            ef = tq_epi_fields{stage, stage + FIELD, stage, threadIdx.x, TQ_DSLASH_WILSON_THREADS};
+        }
+        if constexpr (PREC == 8) {
+            double res[NSH];
+#pragma unroll
+            for (int r = 0; r < NSH; r++) res[r] = 0.0;
+            tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, &ef, res);
+#pragma unroll
+            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
+        } else {
+            float res[NSH];
+#pragma unroll
+            for (int r = 0; r < NSH; r++) res[r] = 0.0f;
+            tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, cf, &ef, res);
+#pragma unroll
+            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
+        }
+    }
+    if constexpr (NRES > 0) {
+        __syncthreads();
+        for (int w = TQ_DSLASH_WILSON_THREADS / 2; w > 0; w >>= 1) {
+            if (threadIdx.x < w)
+#pragma unroll
+                for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (int r = 0; r < NRES; r++) scratch[blockIdx.x * TQ_EPI_MAX_RESULTS + r] = sh[r][0];
+    }
+}
+
+__global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
+{
+    reduce_into_scalars<TQ_EPI_MAX_RESULTS>(scratch, nblocks, tq_epilogue_nresults(e.kind), TQ_EPI_MAX_RESULTS,
+                                            tq_epilogue_frozen(&e, scal), e.guard, e.dst, e.prog, e.nprog, scal, snap,
+                                            e.mirror);
+}
+
+template <int PREC, int RECON, int DAG>
+__global__ void dslash_wilson_pack_kernel(tq_dslash_wilson_args a, const void *in, const void *g, face_ptrs f,
+                                   int64_t n)
+{
+    const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    if constexpr (PREC == 8) tq_dslash_wilson_pack_entry(&a, in, g, f.p, e, PREC, RECON, DAG);
+    else tq_dslash_wilson_pack_entry_f(&a, in, g, f.p, e, PREC, RECON, DAG);
+}
+
+template <int PREC, int RECON, int DAG, int CLOVER>
+__global__ void dslash_wilson_exterior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp,
+                                       const void *gq, const void *x, const void *k, face_ptrs f,
+                                       void *out, int64_t n)
+{
+    const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (e >= n) return;
+    const void *const (*from)[2] = (const void *const (*)[2])f.p;
+    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER);
+    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER);
+}
+
+static unsigned grid_for(int64_t n)
+{
+    return (unsigned)((n + TQ_DSLASH_WILSON_THREADS - 1) / TQ_DSLASH_WILSON_THREADS);
+}
+
+static face_ptrs faces_of(void *buffers[], int first, const tq_dslash_wilson_args *a)
+{
+    face_ptrs f;
+    int k = first;
+    for (int mu = 0; mu < 4; mu++) {
+        f.p[mu][0] = f.p[mu][1] = NULL;
+        if (!a->split[mu]) continue;
+        f.p[mu][0] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        f.p[mu][1] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+    }
+    return f;
+}
+
+static void check_launch(void)
+{
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+/* The epilogue kernels exist for what the solvers ask (src/dirac.c asks for no other
+ * pairing): CG on M_pc^dag M_pc, |y|^2 after M_pc (dagger 0) and r += c y after M_pc^dag
+ * (dagger 1); BiCGstab on M_pc (dagger 0): s = r - alpha y, and <t, s>, |t|^2, <r0, s>,
+ * <r0, t>. */
+static void interior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_args *a, const void *in, const void *gp,
+                                   const void *gq, const void *x, const void *k, void *out, cudaStream_t stream)
+{
+    const int e = tq_dslash_wilson_buf_scratch(a);
+    const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x
+                  : (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_epilogue(a)]);
+    const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_u(a)]) : NULL;
+    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[e]);
+    double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
+    double *snap = a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
+    const int64_t want = (int64_t)grid_for(a->cb);
+    const int grid = (int)(want < 1 ? 1 : want < TQ_REDUCE_MAX_BLOCKS ? want : TQ_REDUCE_MAX_BLOCKS);
+    const int epi = a->epi.kind;
+#define LAUNCH_E(P, R, D, C, E) dslash_wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal)
+#define LAUNCH_C(P, R, D, E) do { if (a->clover) LAUNCH_E(P, R, D, 1, E); else LAUNCH_E(P, R, D, 0, E); } while (0)
+#define LAUNCH(P, R, D)                                                                            \
+    do {                                                                                           \
+        if (D == 0 && epi == TQ_EPI_NORM2) LAUNCH_C(P, R, 0, TQ_EPI_NORM2);                        \
+        else if (D == 0 && epi == TQ_EPI_CAXPYZ) LAUNCH_C(P, R, 0, TQ_EPI_CAXPYZ);                 \
+        else if (D == 0 && epi == TQ_EPI_BICGSTAB_T) LAUNCH_C(P, R, 0, TQ_EPI_BICGSTAB_T);         \
+        else if (D == 1 && epi == TQ_EPI_AXPY_NORM2) LAUNCH_C(P, R, 1, TQ_EPI_AXPY_NORM2);         \
+    } while (0)
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+#undef LAUNCH_C
+#undef LAUNCH_E
+    /* nothing to sum or copy: no second kernel */
+    if (tq_epilogue_nresults(epi) || a->epi.nprog || snap)
+        epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
+    check_launch();
+}
+
+extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    /* in-place xpay (x is out) passes out once, read-write */
+    const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    if (a->epi.kind != TQ_EPI_NONE) {
+        interior_epilogue_cuda(buffers, a, in, gp, gq, x, k, out, stream);
+        return;
+    }
+    if (a->cb == 0) return;
+    /* a solver's guarded application: the kernel reads the guard and does nothing when shut */
+    const double *go = a->epi.guard > 0 ? (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_guard(a)]) + a->epi.guard - 1
+                                        : NULL;
+#define LAUNCH_K(P, R, D, C) dslash_wilson_interior_kernel<P, R, D, C><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go)
+#define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+#undef LAUNCH_K
+    check_launch();
+}
+
+extern "C" void tq_dslash_wilson_pack_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *g = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    face_ptrs f = faces_of(buffers, 2, a);
+    const int64_t n = tq_face_total(a);
+    if (n == 0) return;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+#define LAUNCH(P, R, D) dslash_wilson_pack_kernel<P, R, D><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, g, f, n)
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+    check_launch();
+}
+
+extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    void *out = (void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const int with_x = a->xpay && a->x_separate;
+    const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
+    const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
+    face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), a);
+    const int64_t n = tq_face_total(a);
+    if (n == 0) return;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+#define LAUNCH_K(P, R, D, C) dslash_wilson_exterior_kernel<P, R, D, C><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n)
+#define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+#undef LAUNCH_K
+    check_launch();
+}
+
+extern "C" int tq_dslash_wilson_interior_bare_cuda(const tq_dslash_wilson_args *a, const void *in, const void *gp,
+                                            const void *gq, const void *x, void *out, int niter,
+                                            double *seconds)
+{
+    cudaStream_t stream;
+    cudaEvent_t t0, t1;
+    cudaError_t err = cudaStreamCreate(&stream);
+    if (err != cudaSuccess) return (int)err;
+    cudaEventCreate(&t0);
+    cudaEventCreate(&t1);
+#define LAUNCH(P, R, D) dslash_wilson_interior_kernel<P, R, D, 0><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, NULL, out, NULL)
+    for (int it = 0; it < 3; it++) TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);   /* warm-up */
+    cudaEventRecord(t0, stream);
+    for (int it = 0; it < niter; it++) TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+    cudaEventRecord(t1, stream);
+    err = cudaEventSynchronize(t1);
+    if (err == cudaSuccess) err = cudaGetLastError();
+    float ms = 0;
+    cudaEventElapsedTime(&ms, t0, t1);
+    *seconds = ms * 1e-3 / niter;
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    cudaStreamDestroy(stream);
+    return (int)err;
+}

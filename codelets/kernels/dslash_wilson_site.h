@@ -1,0 +1,229 @@
+/* Wilson hopping term on one site, shared by the CPU and CUDA codelets.
+ *
+ *   D psi(x) = sum_mu [ (1 - gamma_mu) U_mu(x) psi(x+mu) + (1 + gamma_mu) U_mu(x-mu)^dag psi(x-mu) ]
+ *   D^dag    : the signs in front of gamma_mu swapped
+ *
+ * in the DeGrand-Rossi gamma basis (doc/conventions.md). One block and one output parity
+ * per task. A hop whose neighbour lies in the same block is "interior"; in a direction
+ * where the lattice is split into blocks (split[mu]), hops out of the block read a face
+ * instead: the neighbour block packed the spin-projected half spinors of its boundary
+ * sites (12 reals per site, paper 001 §VI). A forward face carries P psi(y) and the
+ * receiver multiplies by its own link U_mu(x); a backward face carries U_mu(y)^dag P psi(y),
+ * the link applied by the sender that owns it, so no block needs its neighbours' links.
+ *
+ * Spin projection with gamma matrices that have one non-zero per row,
+ * gamma_mu[s][col(mu,s)] = i^code(mu,s): (1 + sign gamma_mu) psi has components 0, 1
+ *   h_s = psi_s + sign i^code psi_col   (s = 0, 1; col in {2, 3})
+ * and components 2, 3 follow from them (gamma^2 = 1): full_s = sign i^code(mu,s) h_col(mu,s).
+ * Multiplying by i^code is a swap and sign flips, so the projector costs no multiplies. */
+#ifndef TQ_DSLASH_WILSON_SITE_H
+#define TQ_DSLASH_WILSON_SITE_H
+
+#include "kernels/field_layout.h"
+#include "kernels/clover_site.h"
+#include "kernels/solver_scalars.h"
+
+/* DeGrand-Rossi: gamma_x, gamma_y have their non-zeros on the anti-diagonal, gamma_z,
+ * gamma_t on the off-diagonal 2x2 blocks. */
+TQ_HD int tq_gamma_col(int mu, int s)
+{
+    return mu < 2 ? 3 - s : s ^ 2;
+}
+
+/* gamma_mu[s][col] = i^code, code 0..3 = 1, i, -1, -i. */
+TQ_HD int tq_gamma_code(int mu, int s)
+{
+    switch (mu) {
+    case 0: return s < 2 ? 1 : 3;                  /* x:  i,  i, -i, -i */
+    case 1: return (s == 0 || s == 3) ? 2 : 0;     /* y: -1,  1,  1, -1 */
+    case 2: return (s == 0 || s == 3) ? 1 : 3;     /* z:  i, -i, -i,  i */
+    default: return 0;                             /* t:  1,  1,  1,  1 */
+    }
+}
+
+/* Arguments of the pack, interior and exterior tasks of one block (the codelets' cl_arg). */
+typedef struct tq_dslash_wilson_args {
+    int B[4];               /* block extents (even) */
+    int64_t cb;             /* sites of one parity in the block */
+    int parity;             /* interior/exterior: output parity; pack: parity packed */
+    int dagger;
+    int recon;              /* gauge compression: 18, 12 or 8 */
+    int split[4];           /* direction mu crosses blocks: hops out of the block use faces */
+    double phase_lo[4];     /* boundary factor of hops leaving through the lower face in mu */
+    double phase_hi[4];     /* ... and through the upper face (1 unless it is the global boundary) */
+    double a;               /* out = a D in, or x + a D in when xpay */
+    int xpay;
+    int x_separate;         /* xpay with x another field than out (an extra buffer) */
+    int clover;             /* out = a K D in (+ x): K (clover or its inverse, an extra
+                               buffer) applied to each site's hopping sum before a and x */
+    tq_layout L_in, L_out, L_x, L_gauge, L_clover;
+    tq_layout L_face[4];    /* 12 reals per face site; stride = cb / B[mu] */
+    tq_epilogue_args epi;   /* interior task of an unsplit block: a reduction fused into the
+                               kernel (kind TQ_EPI_NONE: none); then the task has three more
+                               buffers (tq_dslash_wilson_buf_epilogue). Kind TQ_EPI_NONE with
+                               epi.guard > 0: a solver's guarded operator application; the
+                               task reads the solver scalars (one more buffer,
+                               tq_dslash_wilson_buf_guard) and does nothing when the guard is shut */
+} tq_dslash_wilson_args;
+
+/* What an epilogue reads besides the stencil's result: its fields w and u
+ * (kernels/solver_scalars.h), and r (AXPY_NORM2: out itself), at index s of a layout like
+ * out's with stride `stride` (0: out's own). A GPU thread may stage them in shared memory
+ * during the stencil (dslash_wilson_cuda.cu): then they are mini-fields with the block's stride,
+ * read at the thread's index. */
+typedef struct tq_epi_fields {
+    const void *w, *u, *r;
+    int64_t s, stride;
+} tq_epi_fields;
+
+/* The interior task's buffers after its operands when it has an epilogue, from this index
+ * on: the field w (R) when the epilogue reads one and it is not x, the field u (R) when
+ * the epilogue reads one more, the reduction scratch (CUDA), the solver scalars (RW), the
+ * snapshot (W) if epi.snapshot. */
+TQ_HD int tq_dslash_wilson_buf_epilogue(const tq_dslash_wilson_args *a)
+{
+    return 4 + (a->xpay && a->x_separate ? 1 : 0) + (a->clover ? 1 : 0);
+}
+TQ_HD int tq_dslash_wilson_buf_u(const tq_dslash_wilson_args *a)
+{
+    return tq_dslash_wilson_buf_epilogue(a) + (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x ? 1 : 0);
+}
+TQ_HD int tq_dslash_wilson_buf_scratch(const tq_dslash_wilson_args *a)
+{
+    return tq_dslash_wilson_buf_u(a) + (tq_epilogue_reads_u(a->epi.kind) ? 1 : 0);
+}
+/* Without an epilogue but guarded (epi.guard > 0): the solver scalars (R) from here. */
+TQ_HD int tq_dslash_wilson_buf_guard(const tq_dslash_wilson_args *a)
+{
+    return tq_dslash_wilson_buf_epilogue(a);
+}
+
+/* Block-local coordinates of the site with index cb in the parity subset `parity`. */
+TQ_HD void tq_block_coords(const int *B, int parity, int64_t cb, int *x)
+{
+    const int hx = B[0] / 2;
+#ifdef __CUDA_ARCH__
+    /* blocks hold fewer than 2^31 sites (lattice.c): 32-bit divisions are several times
+     * cheaper than 64-bit ones on GPUs */
+    const unsigned c = (unsigned)cb;
+    unsigned q = c / (unsigned)hx;
+    x[1] = (int)(q % (unsigned)B[1]); q /= (unsigned)B[1];
+    x[2] = (int)(q % (unsigned)B[2]);
+    x[3] = (int)(q / (unsigned)B[2]);
+    x[0] = 2 * (int)(c % (unsigned)hx) + ((x[1] + x[2] + x[3] + parity) & 1);
+#else
+    int64_t r = cb / hx;
+    x[1] = (int)(r % B[1]); r /= B[1];
+    x[2] = (int)(r % B[2]);
+    x[3] = (int)(r / B[2]);
+    x[0] = 2 * (int)(cb % hx) + ((x[1] + x[2] + x[3] + parity) & 1);
+#endif
+}
+
+TQ_HD int64_t tq_block_cb(const int *B, const int *x)
+{
+#ifdef __CUDA_ARCH__
+    return (int64_t)((((x[3] * B[2] + x[2]) * B[1] + x[1]) * B[0] + x[0]) >> 1);
+#else
+    return ((((int64_t)x[3] * B[2] + x[2]) * B[1] + x[1]) * B[0] + x[0]) >> 1;
+#endif
+}
+
+/* Sites of one parity on the face of the block perpendicular to mu. */
+TQ_HD int64_t tq_face_sites(const int *B, int mu)
+{
+    return (int64_t)B[0] * B[1] * B[2] * B[3] / B[mu] / 2;
+}
+
+/* Index on the face perpendicular to mu: the other three coordinates in order, halved
+ * (the fastest of them has an even extent, so sites of one parity get distinct indices,
+ * and a site and its neighbour across the face get the same one). */
+TQ_HD int64_t tq_face_index(const int *B, int mu, const int *x)
+{
+    int64_t lex = 0;
+    TQ_UNROLL
+    for (int d = 3; d >= 0; d--)
+        if (d != mu) lex = lex * B[d] + x[d];
+    return lex >> 1;
+}
+
+/* Coordinates of face site fi (parity `parity`) on the face x_mu = xmu. */
+TQ_HD void tq_face_coords(const int *B, int mu, int xmu, int parity, int64_t fi, int *x)
+{
+    int d[3], n = 0;
+    TQ_UNROLL
+    for (int k = 0; k < 4; k++)
+        if (k != mu) d[n++] = k;
+    const int h1 = B[d[0]] / 2;
+    int64_t r = fi / h1;
+    x[mu] = xmu;
+    x[d[1]] = (int)(r % B[d[1]]);
+    x[d[2]] = (int)(r / B[d[1]]);
+    x[d[0]] = 2 * (int)(fi % h1);
+    x[d[0]] += (x[0] + x[1] + x[2] + x[3] + parity) & 1;   /* x[d[0]] even so far */
+}
+
+/* Face sites of the pack/exterior loops: for each split direction, the lower face then
+ * the upper face. Returns the total; fills (mu, side) of entry e via tq_face_entry. */
+TQ_HD int64_t tq_face_total(const tq_dslash_wilson_args *a)
+{
+    int64_t n = 0;
+    TQ_UNROLL
+    for (int mu = 0; mu < 4; mu++)
+        if (a->split[mu]) n += 2 * tq_face_sites(a->B, mu);
+    return n;
+}
+
+/* Entry e of the face enumeration: direction, side (0 lower, 1 upper), index on the face. */
+TQ_HD void tq_face_entry(const tq_dslash_wilson_args *a, int64_t e, int *mu, int *side, int64_t *fi)
+{
+    TQ_UNROLL
+    for (int m = 0; m < 4; m++) {
+        if (!a->split[m]) continue;
+        const int64_t fs = tq_face_sites(a->B, m);
+        if (e < 2 * fs) {
+            *mu = m;
+            *side = e >= fs;
+            *fi = e - (e >= fs ? fs : 0);
+            return;
+        }
+        e -= 2 * fs;
+    }
+    *mu = -1; *side = 0; *fi = 0;
+}
+
+/* Calls CALL(P, R, D) with the precision (8, 4, 2), compression (18, 12, 8) and dagger (0, 1)
+ * as literals, so the CPU loops and the CUDA launches get one compile-time instantiation per
+ * combination (a run-time dagger cost the CUDA kernels a select per spinor component). */
+#define TQ_DSLASH_WILSON_DISPATCH_R(prec, recon, D, CALL)                                                 \
+    do {                                                                                           \
+        if ((prec) == 8) {                                                                         \
+            if ((recon) == 18) { CALL(8, 18, D); } else if ((recon) == 12) { CALL(8, 12, D); } else { CALL(8, 8, D); } \
+        } else if ((prec) == 4) {                                                                  \
+            if ((recon) == 18) { CALL(4, 18, D); } else if ((recon) == 12) { CALL(4, 12, D); } else { CALL(4, 8, D); } \
+        } else {                                                                                   \
+            if ((recon) == 18) { CALL(2, 18, D); } else if ((recon) == 12) { CALL(2, 12, D); } else { CALL(2, 8, D); } \
+        }                                                                                          \
+    } while (0)
+#define TQ_DSLASH_WILSON_DISPATCH(prec, recon, dagger, CALL)                                              \
+    do {                                                                                           \
+        if (dagger) TQ_DSLASH_WILSON_DISPATCH_R(prec, recon, 1, CALL);                                    \
+        else TQ_DSLASH_WILSON_DISPATCH_R(prec, recon, 0, CALL);                                           \
+    } while (0)
+
+#define TQ_R double
+#define TQ_RF(name) name
+#define TQ_RM(fn) fn
+#include "kernels/dslash_wilson_site_real.h"
+#undef TQ_R
+#undef TQ_RF
+#undef TQ_RM
+#define TQ_R float
+#define TQ_RF(name) name##_f
+#define TQ_RM(fn) fn##f
+#include "kernels/dslash_wilson_site_real.h"
+#undef TQ_R
+#undef TQ_RF
+#undef TQ_RM
+
+#endif

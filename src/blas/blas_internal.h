@@ -1,0 +1,67 @@
+/* Internals of the field-level BLAS drivers (src/blas/): solver scalars (a StarPU handle the
+ * reductions write and the BLAS tasks read, kernels/solver_scalars.h) and the asynchronous
+ * BLAS submission the solvers and the operators' fused epilogues build on. May call
+ * src/core/ and tasks/. */
+#ifndef TQ_BLAS_INTERNAL_H
+#define TQ_BLAS_INTERNAL_H
+
+#include "core/field_internal.h"
+#include "tq_tasks.h"
+
+#define TQ_NSNAPSHOTS 5
+typedef struct tq_scalars {
+    starpu_data_handle_t h;           /* TQ_NSCALARS doubles */
+    double buf[TQ_NSCALARS];
+    starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
+    int npartials;
+    /* Snapshots of the scalars: 0 to 3 at the end of iterations, in turn, so that the host
+     * can read iteration k's while the queued iterations after it already update the
+     * scalars; 4 at the end of a (re)start, read while the iterations after it are queued. */
+    starpu_data_handle_t snap[TQ_NSNAPSHOTS];
+    double snap_buf[TQ_NSNAPSHOTS][TQ_NSCALARS];
+    struct tq_snapshot_mark { starpu_data_handle_t h; double t; } mark[TQ_NSNAPSHOTS];
+    int guard;       /* != 0: tasks submitted from now on carry this guard (tq_blas_args,
+                        tq_guard_shut); an inverse one (< 0) for BLAS tasks only: operator
+                        applications take guards > 0 */
+    int snap_next;   /* >= 0: the next reduction also writes snapshot snap_next */
+    /* The snapshots' mirrors (kernels/solver_scalars.h; NULL: none, the host reads the
+     * snapshots through StarPU), the sequence number each one's last writer publishes, and
+     * per snapshot a count of its writers seen to end (the host's wait stops there). */
+    tq_snapshot_mirror *mirror;
+    int mirror_set;
+    long long mirror_seq[TQ_NSNAPSHOTS];
+    struct tq_snapshot_watch { starpu_data_handle_t h; long long ended; } watch[TQ_NSNAPSHOTS];
+} tq_scalars;
+
+tq_status tq_scalars_create(tq_scalars **out);
+void tq_scalars_destroy(tq_scalars *sc);
+/* Waits for the task that writes snapshot i, then copies it. */
+tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values);
+/* Records the time (tq_internal_now) at which the task that writes snapshot i (submitted
+ * before this call) completes, without waiting and without moving data; read it with
+ * tq_scalars_mark_time (0 while that task has not completed). */
+tq_status tq_scalars_mark(tq_scalars *sc, int i);
+/* The snapshot the next reduction writes (snap_next, then -1 again; -1: none) and, in
+ * *mirror, where that reduction's task publishes it. */
+int tq_scalars_take_snapshot(tq_scalars *sc, tq_mirror_ref *mirror);
+
+double tq_scalars_mark_time(const tq_scalars *sc, int i);
+/* Host write of n values from slot on (set-up; waits for pending users). */
+tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
+
+/* Submits BLAS op over fields f without waiting. Coefficient k is c[k], or c[k] times
+ * scalar slot[k] - 1 when slot (may be NULL) has slot[k] > 0. A reduction's sums go to
+ * scalar slots dst, dst + 1, ...; then the scalar program runs (only with a reduction).
+ * A reduction of one task does all of it in that task; one of several tasks adds a combine
+ * task. sc->guard and sc->snap_next apply (the latter is used up by a reduction). */
+tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
+                         tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog);
+
+
+/* Whether solver scalars created from now on get snapshot mirrors: 1 on, 0 off, -1 the
+ * default (on when StarPU has CUDA workers; TQ_SNAPSHOT_MIRROR=0/1 overrides it).
+ * Snapshots read through their mirrors and through StarPU since the process began. */
+void tq_internal_snapshot_mirrors(int on);
+void tq_internal_snapshot_reads(long *mirrored, long *through_starpu);
+
+#endif

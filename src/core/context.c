@@ -1,0 +1,261 @@
+/* Runtime context: starts StarPU (and StarPU-MPI when built with MPI and launched under
+ * mpirun), records what it got, and shuts it down. StarPU's own environment variables
+ * (STARPU_NCPU, STARPU_NCUDA, STARPU_SCHED, ...) keep working: they take precedence over
+ * the parameters, as StarPU documents. */
+#define _POSIX_C_SOURCE 200809L
+#include "core/tq_internal.h"
+#include "core/placement.h"
+#include "tq_codelets.h"
+
+#include <pthread.h>
+#include <starpu.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef TQ_HAVE_MPI
+#include <starpu_mpi.h>
+#endif
+#ifdef TQ_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static struct {
+    int initialized;
+    int verbosity;
+    int mpi_active;
+    int mpi_rank, mpi_size;
+} ctx;
+
+/* What layers above src/core/ release at tq_finalize (tq_internal_at_finalize). */
+enum { MAX_AT_FINALIZE = 16 };
+static void (*at_finalize[MAX_AT_FINALIZE])(void);
+static int nat_finalize;
+static pthread_mutex_t at_finalize_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int tq_internal_at_finalize(void (*fn)(void))
+{
+    int ret = 0, known = 0;
+    pthread_mutex_lock(&at_finalize_lock);
+    for (int i = 0; i < nat_finalize; i++) known |= at_finalize[i] == fn;
+    if (!known) {
+        if (nat_finalize < MAX_AT_FINALIZE) at_finalize[nat_finalize++] = fn;
+        else ret = -1;
+    }
+    pthread_mutex_unlock(&at_finalize_lock);
+    return ret;
+}
+
+static void run_at_finalize(void)
+{
+    pthread_mutex_lock(&at_finalize_lock);
+    int n = nat_finalize;
+    nat_finalize = 0;
+    pthread_mutex_unlock(&at_finalize_lock);
+    while (n > 0) at_finalize[--n]();
+}
+
+void tq_init_params_default(tq_init_params *p)
+{
+    if (!p) return;
+    p->ncpus = -1;
+    p->ncuda = -1;
+    p->sched = NULL;
+    p->verbosity = 1;
+    p->use_mpi = -1;
+}
+
+static int parse_int(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || v < -1 || v > 1 << 20) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv)
+{
+    if (!p || !argc || !argv) return tq_error(TQ_ERR_INVALID_ARG, "tq_init_params_from_args: NULL argument");
+    int out = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        int *target = NULL;
+        if (!strcmp(a, "--ncpus")) target = &p->ncpus;
+        else if (!strcmp(a, "--ncuda") || !strcmp(a, "--ngpus")) target = &p->ncuda;
+        else if (!strcmp(a, "--verbosity")) target = &p->verbosity;
+        if (target) {
+            if (i + 1 >= *argc || parse_int(argv[i + 1], target))
+                return tq_error(TQ_ERR_INVALID_ARG, "option %s needs an integer >= -1", a);
+            i++;
+            continue;
+        }
+        if (!strcmp(a, "--sched")) {
+            if (i + 1 >= *argc) return tq_error(TQ_ERR_INVALID_ARG, "option --sched needs a policy name");
+            p->sched = argv[++i];
+            continue;
+        }
+        if (!strcmp(a, "--no-mpi")) { p->use_mpi = 0; continue; }
+        if (!strcmp(a, "--quiet")) { p->verbosity = 0; continue; }
+        argv[out++] = argv[i];
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return TQ_SUCCESS;
+}
+
+static int launched_by_mpirun(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+tq_status tq_init(const tq_init_params *params)
+{
+    if (ctx.initialized) return tq_error(TQ_ERR_ALREADY_INITIALIZED, "tq_init: already initialized");
+    tq_init_params p;
+    if (params) p = *params; else tq_init_params_default(&p);
+    if (p.ncpus < -1 || p.ncuda < -1)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_init: ncpus (%d) and ncuda (%d) must be >= -1", p.ncpus, p.ncuda);
+    if (p.ncpus == 0 && p.ncuda == 0)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_init: no workers requested (ncpus = ncuda = 0)");
+
+    struct starpu_conf conf;
+    starpu_conf_init(&conf);
+    if (p.ncpus >= 0) conf.ncpus = p.ncpus;
+    /* StarPU's default gives every core to a worker; the application thread, which submits
+     * the solvers' tasks and reads their residuals, then competes with spinning workers for
+     * a core (on a 16-core GPU node solves took 2-5 times longer, erratically). Leave it
+     * one where there are cores to spare. (STARPU_NCPU and STARPU_RESERVE_NCPU still rule.) */
+    if (p.ncpus < 0 && sysconf(_SC_NPROCESSORS_ONLN) >= 4) conf.reserve_ncpus = 1;
+    if (p.ncuda >= 0) conf.ncuda = p.ncuda;
+    conf.nopencl = 0;
+    if (p.sched) conf.sched_policy_name = p.sched;
+#ifdef TQ_HAVE_CUDA
+    /* With GPUs, a scheduler with one central view: StarPU's default (lws) lets every idle
+     * CPU worker look for work to steal, and with 14 of them on an H200 node GPU-only tasks
+     * waited long (12 batched 32^4 solves 1.95 s against 0.88 s with dmda or prio; a
+     * 16-slab generator sweep 5x slower). dmda also places tasks by their performance
+     * models when CPU workers share the work. (STARPU_SCHED still rules.) */
+    int ngpus = 0;
+    if (!p.sched && p.ncuda != 0 && cudaGetDeviceCount(&ngpus) == cudaSuccess && ngpus > 0)
+        conf.sched_policy_name = "dmda";
+#endif
+    if (p.verbosity < 2) setenv("STARPU_SILENT", "1", 0);
+
+    int use_mpi = p.use_mpi;
+#ifdef TQ_HAVE_MPI
+    if (use_mpi < 0) use_mpi = launched_by_mpirun();
+#else
+    if (use_mpi > 0) return tq_error(TQ_ERR_UNSUPPORTED, "tq_init: MPI requested but TaskQCD was built without MPI");
+    use_mpi = 0;
+#endif
+
+    int ret;
+#ifdef TQ_HAVE_MPI
+    if (use_mpi) {
+        ret = starpu_mpi_init_conf(NULL, NULL, 1, MPI_COMM_WORLD, &conf);
+        if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_init: starpu_mpi_init_conf failed (%d)", ret);
+        ctx.mpi_rank = starpu_mpi_world_rank();
+        ctx.mpi_size = starpu_mpi_world_size();
+    } else
+#endif
+    {
+        ret = starpu_init(&conf);
+        if (ret == -ENODEV)
+            return tq_error(TQ_ERR_RUNTIME, "tq_init: StarPU found no worker for the requested mix (ncpus=%d, ncuda=%d)", p.ncpus, p.ncuda);
+        if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_init: starpu_init failed (%d)", ret);
+        ctx.mpi_rank = 0;
+        ctx.mpi_size = 1;
+    }
+    (void)launched_by_mpirun;
+    tq_codelets_init();
+    tq_internal_placement_reset();
+    ctx.mpi_active = use_mpi;
+    ctx.verbosity = p.verbosity;
+    ctx.initialized = 1;
+    if (p.ncuda > 0 && (int)starpu_cuda_worker_get_count() < p.ncuda)
+        tq_log(1, "asked for %d GPU(s), StarPU has %u CUDA worker(s)", p.ncuda, starpu_cuda_worker_get_count());
+    if (ctx.mpi_rank == 0)
+        tq_log(1, "StarPU started: %u CPU worker(s), %u CUDA worker(s), scheduler %s%s",
+               starpu_cpu_worker_get_count(), starpu_cuda_worker_get_count(),
+               starpu_sched_ctx_get_sched_policy(0)->policy_name, use_mpi ? ", StarPU-MPI" : "");
+    return TQ_SUCCESS;
+}
+
+tq_status tq_finalize(void)
+{
+    if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_finalize: not initialized");
+    starpu_task_wait_for_all();
+    run_at_finalize();
+    tq_codelets_shutdown();
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active) starpu_mpi_shutdown();
+    else
+#endif
+        starpu_shutdown();
+    ctx.initialized = 0;
+    return TQ_SUCCESS;
+}
+
+int tq_is_initialized(void) { return ctx.initialized; }
+
+tq_status tq_wait_all(void)
+{
+    if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_wait_all: call tq_init first");
+    starpu_task_wait_for_all();
+    return TQ_SUCCESS;
+}
+
+tq_status tq_get_runtime_info(tq_runtime_info *info)
+{
+    if (!info) return tq_error(TQ_ERR_INVALID_ARG, "tq_get_runtime_info: NULL argument");
+    if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_get_runtime_info: call tq_init first");
+    memset(info, 0, sizeof *info);
+    info->ncpu_workers = (int)starpu_cpu_worker_get_count();
+    info->ncuda_workers = (int)starpu_cuda_worker_get_count();
+    info->mpi_rank = ctx.mpi_rank;
+    info->mpi_size = ctx.mpi_size;
+#ifdef TQ_HAVE_CUDA
+    info->built_with_cuda = 1;
+#endif
+#ifdef TQ_HAVE_MPI
+    info->built_with_mpi = 1;
+#endif
+    snprintf(info->sched, sizeof info->sched, "%s", starpu_sched_ctx_get_sched_policy(0)->policy_name);
+    int maj, min, rev;
+    starpu_get_version(&maj, &min, &rev);
+    snprintf(info->starpu_version, sizeof info->starpu_version, "%d.%d.%d", maj, min, rev);
+    return TQ_SUCCESS;
+}
+
+void tq_log(int level, const char *fmt, ...)
+{
+    if (level > ctx.verbosity && ctx.initialized) return;
+    if (level > 1 && !ctx.initialized) return;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("taskqcd: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int tq_internal_mpi_size(void) { return ctx.mpi_size; }
+
+double tq_internal_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+int tq_internal_mpi_rank(void) { return ctx.mpi_rank; }
+
+void tq_internal_allreduce_sum(double *v, int n)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && ctx.mpi_size > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+#else
+    (void)v; (void)n;
+#endif
+}

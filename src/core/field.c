@@ -1,0 +1,191 @@
+/* Fields: one StarPU vector handle per block and parity, in the layout of
+ * codelets/kernels/field_layout.h; import/export from the API's lexicographic host order. */
+#include "core/field_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Gauge links are converted between the host's 72 reals per site and the stored
+ * 4 x recon reals per site (src/gauge_field.c). */
+
+int tq_field_kind_is_vector(tq_field_kind k)
+{
+    return k == TQ_FIELD_SPINOR || k == TQ_FIELD_STAGGERED;
+}
+
+static int host_reals_per_site(tq_field_kind k)
+{
+    switch (k) {
+    case TQ_FIELD_SPINOR: return 24;
+    case TQ_FIELD_STAGGERED: return 6;
+    case TQ_FIELD_GAUGE: return 72;
+    case TQ_FIELD_CLOVER: return 72;
+    }
+    return 0;
+}
+
+static const char *kind_name(tq_field_kind k)
+{
+    switch (k) {
+    case TQ_FIELD_SPINOR: return "spinor";
+    case TQ_FIELD_STAGGERED: return "staggered";
+    case TQ_FIELD_GAUGE: return "gauge";
+    case TQ_FIELD_CLOVER: return "clover";
+    }
+    return "?";
+}
+
+const char *tq_precision_name(tq_precision p)
+{
+    switch (p) {
+    case TQ_DOUBLE: return "double";
+    case TQ_SINGLE: return "single";
+    case TQ_HALF: return "half";
+    }
+    return "invalid";
+}
+
+tq_status tq_precision_parse(const char *s, tq_precision *out)
+{
+    if (!s || !out) return tq_error(TQ_ERR_INVALID_ARG, "tq_precision_parse: NULL argument");
+    if (!strcmp(s, "double") || !strcmp(s, "d")) *out = TQ_DOUBLE;
+    else if (!strcmp(s, "single") || !strcmp(s, "s") || !strcmp(s, "float")) *out = TQ_SINGLE;
+    else if (!strcmp(s, "half") || !strcmp(s, "h")) *out = TQ_HALF;
+    else return tq_error(TQ_ERR_INVALID_ARG, "unknown precision '%s' (double, single or half)", s);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **out)
+{
+    if (!lat || !p || !out) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: NULL argument");
+    *out = NULL;
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_field_create: call tq_init first");
+    if (p->kind < TQ_FIELD_SPINOR || p->kind > TQ_FIELD_CLOVER)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: unknown field kind %d", (int)p->kind);
+    if (p->prec != TQ_DOUBLE && p->prec != TQ_SINGLE && p->prec != TQ_HALF)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: unknown precision %d", (int)p->prec);
+    if (p->subset < TQ_EVEN || p->subset > TQ_FULL)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: unknown subset %d", (int)p->subset);
+    if (!tq_field_kind_is_vector(p->kind) && p->subset != TQ_FULL)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: %s fields hold both parities (subset must be TQ_FULL)", kind_name(p->kind));
+    int recon = p->recon ? (int)p->recon : 18;
+    if (p->kind == TQ_FIELD_GAUGE && recon != 18 && recon != 12 && recon != 8)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: gauge compression %d is not 18, 12 or 8", recon);
+
+    tq_field *f = calloc(1, sizeof *f);
+    if (!f) return tq_error(TQ_ERR_NOMEM, "tq_field_create: out of memory");
+    f->lat = lat;
+    f->p = *p;
+    f->p.recon = p->kind == TQ_FIELD_GAUGE ? (tq_recon)recon : (tq_recon)0;
+    if (p->subset == TQ_FULL) { f->nparity = 2; f->parity[0] = 0; f->parity[1] = 1; }
+    else { f->nparity = 1; f->parity[0] = (int)p->subset; }
+    int nreal = p->kind == TQ_FIELD_GAUGE ? 4 * recon : host_reals_per_site(p->kind);
+    f->layout = tq_layout_make((int)p->prec, nreal, p->kind != TQ_FIELD_GAUGE, lat->block_cb);
+    /* 18-real links: vectors of 2 so every link starts on a vector (72 reals would give 4) */
+    if (p->kind == TQ_FIELD_GAUGE && recon == 18) f->layout.vec = 2;
+
+    int nh = lat->nblocks * f->nparity;
+    f->h = calloc((size_t)nh, sizeof *f->h);
+    if (!f->h) { free(f); return tq_error(TQ_ERR_NOMEM, "tq_field_create: out of memory"); }
+    size_t site_bytes = (size_t)(tq_layout_bytes(&f->layout) / f->layout.stride);
+    for (int i = 0; i < nh; i++)
+        /* home node -1: StarPU allocates on first use, wherever that is, so a field that
+         * only lives on a GPU never takes host memory */
+        starpu_vector_data_register(&f->h[i], -1, 0, (uint32_t)lat->block_cb, site_bytes);
+    lat->nfields++;
+    *out = f;
+    return TQ_SUCCESS;
+}
+
+void tq_field_destroy(tq_field *f)
+{
+    if (!f) return;
+    int nh = f->lat->nblocks * f->nparity;
+    for (int i = 0; i < nh; i++) starpu_data_unregister_submit(f->h[i]);
+    f->lat->nfields--;
+    free(f->h);
+    free(f);
+}
+
+tq_status tq_field_get_params(const tq_field *f, tq_field_params *p)
+{
+    if (!f || !p) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_get_params: NULL argument");
+    *p = f->p;
+    return TQ_SUCCESS;
+}
+
+int tq_field_reals_per_site(const tq_field *f) { return f ? f->layout.nreal : 0; }
+
+size_t tq_field_bytes(const tq_field *f)
+{
+    return f ? (size_t)tq_layout_bytes(&f->layout) * (size_t)(f->lat->nblocks * f->nparity) : 0;
+}
+
+tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,
+                                    int same_precision)
+{
+    if (!a || !b) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL field", who);
+    if (a->lat != b->lat) return tq_error(TQ_ERR_MISMATCH, "%s: fields live on different lattices", who);
+    if (a->p.kind != b->p.kind)
+        return tq_error(TQ_ERR_MISMATCH, "%s: field kinds differ (%s vs %s)", who, kind_name(a->p.kind), kind_name(b->p.kind));
+    if (a->p.subset != b->p.subset) return tq_error(TQ_ERR_MISMATCH, "%s: fields cover different parities", who);
+    if (same_precision && a->p.prec != b->p.prec)
+        return tq_error(TQ_ERR_MISMATCH, "%s: precisions differ (%s vs %s); convert with tq_blas_copy", who,
+                        tq_precision_name(a->p.prec), tq_precision_name(b->p.prec));
+    if (a->p.recon != b->p.recon) return tq_error(TQ_ERR_MISMATCH, "%s: gauge compressions differ", who);
+    return TQ_SUCCESS;
+}
+
+/* Visit every local site of the field's parities, block by block, with the block's buffer
+ * acquired in main memory (StarPU fetches or allocates it there). */
+static tq_status transfer(const tq_field *f, double *host_out, const double *host_in)
+{
+    const tq_lattice *lat = f->lat;
+    int hreal = host_reals_per_site(f->p.kind);
+    double site[TQ_MAX_REALS_PER_SITE];
+    int gauge = f->p.kind == TQ_FIELD_GAUGE;
+    int recon = (int)f->p.recon;
+    for (int b = 0; b < lat->nblocks; b++) {
+        int bx[4], r = b;
+        for (int mu = 0; mu < 4; mu++) { bx[mu] = r % lat->nb[mu]; r /= lat->nb[mu]; }
+        for (int i = 0; i < f->nparity; i++) {
+            starpu_data_handle_t h = tq_field_handle(f, b, i);
+            if (starpu_data_acquire(h, host_in ? STARPU_W : STARPU_R))
+                return tq_error(TQ_ERR_RUNTIME, "field transfer: cannot acquire block %d in main memory", b);
+            void *buf = (void *)STARPU_VECTOR_GET_PTR(starpu_data_get_interface_on_node(h, STARPU_MAIN_RAM));
+            int x[4];
+            for (x[3] = bx[3] * lat->block[3]; x[3] < (bx[3] + 1) * lat->block[3]; x[3]++)
+            for (x[2] = bx[2] * lat->block[2]; x[2] < (bx[2] + 1) * lat->block[2]; x[2]++)
+            for (x[1] = bx[1] * lat->block[1]; x[1] < (bx[1] + 1) * lat->block[1]; x[1]++)
+            for (x[0] = bx[0] * lat->block[0]; x[0] < (bx[0] + 1) * lat->block[0]; x[0]++) {
+                int blk, par; int64_t cb;
+                tq_lattice_locate(lat, x, &blk, &par, &cb);
+                if (par != f->parity[i]) continue;
+                int64_t lex = (((int64_t)x[3] * lat->local[2] + x[2]) * lat->local[1] + x[1]) * lat->local[0] + x[0];
+                if (host_in) {
+                    const double *src = host_in + lex * hreal;
+                    if (gauge) { tq_gauge_pack_site(recon, src, site); tq_store_site(buf, &f->layout, cb, site); }
+                    else tq_store_site(buf, &f->layout, cb, src);
+                } else {
+                    double *dst = host_out + lex * hreal;
+                    if (gauge) { tq_load_site(buf, &f->layout, cb, site); tq_gauge_unpack_site(recon, site, dst); }
+                    else tq_load_site(buf, &f->layout, cb, dst);
+                }
+            }
+            starpu_data_release(h);
+        }
+    }
+    return TQ_SUCCESS;
+}
+
+tq_status tq_field_import(tq_field *f, const double *host)
+{
+    if (!f || !host) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_import: NULL argument");
+    return transfer(f, NULL, host);
+}
+
+tq_status tq_field_export(const tq_field *f, double *host)
+{
+    if (!f || !host) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_export: NULL argument");
+    return transfer(f, host, NULL);
+}

@@ -1,0 +1,56 @@
+/* Lattice and field internals shared by the library's host code (src/). */
+#ifndef TQ_FIELD_INTERNAL_H
+#define TQ_FIELD_INTERNAL_H
+
+#include "core/tq_internal.h"
+#include "core/placement.h"
+#include "kernels/field_layout.h"
+
+#include <starpu.h>
+
+struct tq_lattice {
+    int dims[4], procs[4], coords[4];
+    int local[4], block[4], nb[4];
+    int nblocks;
+    int64_t local_volume, block_volume, block_cb;   /* block_cb: sites of one parity */
+    int nfields;                                    /* live fields (destroy order check) */
+};
+
+struct tq_field {
+    tq_lattice *lat;
+    tq_field_params p;
+    int nparity;               /* 1 (single-parity spinor) or 2 */
+    int parity[2];             /* the parities held, in handle order */
+    tq_layout layout;          /* per block and parity; stride = block_cb */
+    starpu_data_handle_t *h;   /* h[b * nparity + i] */
+};
+
+static inline starpu_data_handle_t tq_field_handle(const tq_field *f, int block, int i)
+{
+    return f->h[block * f->nparity + i];
+}
+
+/* Local site (x fastest) -> block, parity and index within the block's parity subset. */
+static inline void tq_lattice_locate(const tq_lattice *lat, const int x[4], int *block,
+                                     int *parity, int64_t *cb)
+{
+    int xb[4], xi[4];
+    for (int mu = 0; mu < 4; mu++) { xb[mu] = x[mu] / lat->block[mu]; xi[mu] = x[mu] % lat->block[mu]; }
+    *block = ((xb[3] * lat->nb[2] + xb[2]) * lat->nb[1] + xb[1]) * lat->nb[0] + xb[0];
+    /* Block extents are even, so a block's origin has even coordinate sum and the
+     * parity inside it is the global parity. */
+    *parity = (x[0] + x[1] + x[2] + x[3]) & 1;
+    int64_t lex = (((int64_t)xi[3] * lat->block[2] + xi[2]) * lat->block[1] + xi[1]) * lat->block[0] + xi[0];
+    *cb = lex / 2;
+}
+
+/* Checks kind/subset/lattice agreement of BLAS operands. */
+tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,
+                                    int same_precision);
+int tq_field_kind_is_vector(tq_field_kind k);
+/* One site's four links: the host's 4 x 18 reals <-> the stored recon x 4 (18, 12 or 8
+ * reals per link; src/core/gauge_field.c). */
+void tq_gauge_pack_site(int recon, const double *links72, double *stored);
+void tq_gauge_unpack_site(int recon, const double *stored, double *links72);
+
+#endif

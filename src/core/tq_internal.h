@@ -1,0 +1,39 @@
+/* Internal declarations shared by the library's host-side sources. Not installed. */
+#ifndef TQ_INTERNAL_H
+#define TQ_INTERNAL_H
+
+#include "config.h"
+#include "taskqcd.h"
+#include <stdarg.h>
+
+/* Records the message for tq_last_error() and returns code, so failures read as
+ *   return tq_error(TQ_ERR_IO, "cannot open '%s': %s", path, strerror(errno)); */
+tq_status tq_error(tq_status code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void tq_clear_error(void);
+
+/* Log at a verbosity level (0 always, 1 summary, 2 debug) to stderr with a "taskqcd: "
+ * prefix, respecting the context's verbosity. */
+void tq_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* MPI rank and size of the running context (0 and 1 without MPI). */
+int tq_internal_mpi_rank(void);
+int tq_internal_mpi_size(void);
+/* Monotonic wall clock in seconds (timings the library reports). */
+double tq_internal_now(void);
+/* Sums n doubles over all ranks in place (MPI builds). */
+void tq_internal_allreduce_sum(double *v, int n);
+/* Runs fn in tq_finalize before StarPU shuts down, last registered first (layers above
+ * src/core/ release their StarPU data this way; registering the same fn twice is one
+ * registration). Returns 0, or -1 when the table is full. */
+int tq_internal_at_finalize(void (*fn)(void));
+
+#define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
+
+/* Volume of a 4-vector of extents. */
+static inline int64_t tq_volume4(const int d[4])
+{
+    return (int64_t)d[0] * d[1] * d[2] * d[3];
+}
+
+#endif

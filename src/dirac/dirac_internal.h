@@ -1,0 +1,61 @@
+/* Internals of the Dirac operators (src/dirac/): the operator object's copies for solvers
+ * (work and sloppy copies), the fused epilogues, chains around an application, and the
+ * clover-term build. May call src/core/, src/blas/ and tasks/. */
+#ifndef TQ_DIRAC_INTERNAL_H
+#define TQ_DIRAC_INTERNAL_H
+
+#include "blas/blas_internal.h"
+
+/* M_pc or M_pc^dag with an epilogue fused into its last kernel (src/dirac.c; the kinds in
+ * kernels/solver_scalars.h), for CG on M_pc^dag M_pc: NORM2 after M_pc (dagger 0), AXPY_NORM2
+ * on r after M_pc^dag (dagger 1); for BiCGstab on M_pc: CAXPYZ and BICGSTAB_T (dagger 0).
+ * Only where tq_internal_dirac_can_fuse (one block on one process: the whole parity is one
+ * kernel). scalars: the solve's scalars; snapshot: the
+ * snapshot handle when args.snapshot. */
+typedef struct tq_dirac_epilogue {
+    tq_epilogue_args args;
+    tq_field *r;                  /* AXPY_NORM2: the field updated */
+    const tq_field *w;            /* CAXPYZ, BICGSTAB_T: the field read */
+    const tq_field *u;            /* BICGSTAB_T: one more field read */
+    starpu_data_handle_t scalars, snapshot;
+} tq_dirac_epilogue;
+int tq_internal_dirac_can_fuse(const tq_dirac *d);
+/* The operator's intermediate field on parity p (M_pc's first kernels write it; tests). */
+tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity);
+/* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one
+ * chain task. end returns st, or TQ_ERR_RUNTIME naming who if st was a success and the
+ * chain's submission failed. */
+void tq_internal_chain_begin(int on);
+tq_status tq_internal_chain_end(int on, tq_status st, const char *who);
+tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                                           int dagger, const tq_dirac_epilogue *e);
+
+/* The gauge field and parameters an operator was made with. */
+const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);
+const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d);
+
+/* A copy of d with its own work fields and faces, sharing gauge and clover fields (for
+ * solves running at once); destroy it before d. */
+tq_status tq_internal_dirac_work(const tq_dirac *d, tq_dirac **out);
+/* d in another precision and gauge compression (its own gauge field, converted from d's;
+ * clover built from d's links), for mixed-precision solves. */
+tq_status tq_internal_dirac_sloppy(const tq_dirac *d, tq_precision prec, tq_recon recon, tq_dirac **out);
+/* The same, kept by d for the next call (owned by d, destroyed with it; not thread-safe). */
+tq_status tq_internal_dirac_sloppy_cached(const tq_dirac *d, tq_precision prec, tq_recon recon, const tq_dirac **out);
+
+/* out = D in on one parity with the interior kernel launched directly on the first CUDA
+ * worker's GPU, niter times (no task, no StarPU in the loop): the reference the dslash
+ * benchmark (bench/bench_dslash_bare) compares the task graph with. One block, one
+ * process; *seconds per launch. */
+tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
+                                  int niter, double *seconds);
+
+/* The clover term A of the operator with these kappa, c_sw and its inverse, as two new
+ * clover fields of the gauge field's lattice and precision (src/dirac/clover_build.c). */
+tq_status tq_clover_build(const tq_field *gauge, double kappa, double csw, tq_field **A,
+                          tq_field **Ainv);
+/* The same, stored in precision prec (built from the gauge field's links as they are). */
+tq_status tq_clover_build_prec(const tq_field *gauge, tq_precision prec, double kappa, double csw, tq_field **A,
+                               tq_field **Ainv);
+
+#endif

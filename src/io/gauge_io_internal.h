@@ -1,0 +1,110 @@
+/* Internal declarations shared by the gauge-file readers and writers (gauge_io*.c).
+ * Host side only: nothing here may depend on StarPU. Not installed. */
+#ifndef TQ_GAUGE_IO_INTERNAL_H
+#define TQ_GAUGE_IO_INTERNAL_H
+
+#include "core/tq_internal.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Reals per site in the API layout (4 links x 3x3 complex). */
+#define TQ_IO_REALS_PER_SITE 72
+
+/* ---- byte order ------------------------------------------------------------------------ */
+static inline uint32_t tq_bswap32(uint32_t x)
+{
+    return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
+}
+static inline uint64_t tq_bswap64(uint64_t x)
+{
+    return ((uint64_t)tq_bswap32((uint32_t)x) << 32) | tq_bswap32((uint32_t)(x >> 32));
+}
+/* Rotate left; r = 0 returns w (MILC and QIO's (w << r) | (w >> (32 - r)) gives w there on
+ * the machines that wrote the files, although the C expression is undefined for r = 0). */
+static inline uint32_t tq_rotl32(uint32_t w, unsigned r)
+{
+    r &= 31u;
+    return r ? (w << r) | (w >> (32u - r)) : w;
+}
+
+/* Big-endian / little-endian loads and stores of unaligned bytes. */
+uint32_t tq_load_be32(const unsigned char *p);
+uint32_t tq_load_le32(const unsigned char *p);
+uint64_t tq_load_be64(const unsigned char *p);
+void tq_store_be32(unsigned char *p, uint32_t v);
+void tq_store_le32(unsigned char *p, uint32_t v);
+void tq_store_be64(unsigned char *p, uint64_t v);
+
+/* n reals stored in the file as IEEE floats of prec bytes (4 or 8) in the given byte order
+ * <-> doubles. */
+void tq_io_decode_reals(double *dst, const unsigned char *src, size_t n, int prec, int big_endian);
+void tq_io_encode_reals(unsigned char *dst, const double *src, size_t n, int prec, int big_endian);
+
+/* ---- checksums ----------------------------------------------------------------------- */
+/* zlib's CRC-32 (polynomial 0xEDB88320), crc = 0 to start. */
+uint32_t tq_crc32(uint32_t crc, const void *buf, size_t len);
+
+/* SciDAC (QIO DML) checksum: per site crc32 of its bytes as stored, rotated by the site's
+ * global lexicographic rank mod 29 / 31 and xored into suma / sumb. */
+typedef struct tq_scidac_sum { uint32_t suma, sumb; } tq_scidac_sum;
+void tq_scidac_sum_site(tq_scidac_sum *s, uint64_t rank, const unsigned char *site, size_t bytes);
+
+/* MILC v5 checksum over 32-bit words (their values in the host's order) at consecutive ranks
+ * starting at first_rank = site * words_per_site. */
+typedef struct tq_milc_sum { uint32_t sum29, sum31; } tq_milc_sum;
+void tq_milc_sum_words(tq_milc_sum *s, uint64_t first_rank, const uint32_t *words, size_t n);
+
+/* NERSC checksum: the 32-bit words of the data as stored (values in the host's order after
+ * conversion from the file's byte order), summed mod 2^32. data holds n reals of prec bytes
+ * in the given byte order. */
+uint32_t tq_nersc_sum_reals(uint32_t sum, const unsigned char *data, size_t n, int prec,
+                            int big_endian);
+
+/* ---- files --------------------------------------------------------------------------- */
+/* Size of an open file in bytes (the position is left at the start); -1 with tq_error set. */
+int64_t tq_io_file_size(FILE *f, const char *path);
+/* Reads exactly n bytes at the current position: TQ_ERR_FORMAT at end of file ("truncated"),
+ * TQ_ERR_IO on a read error; the message names path and what. */
+tq_status tq_io_read_exact(FILE *f, void *buf, size_t n, const char *path, const char *what);
+tq_status tq_io_seek(FILE *f, int64_t off, const char *path);
+tq_status tq_io_write_exact(FILE *f, const void *buf, size_t n, const char *path);
+/* fclose that reports a failed flush as TQ_ERR_IO. */
+tq_status tq_io_close(FILE *f, const char *path);
+/* Validates a field handed to a writer. */
+tq_status tq_io_check_field(const tq_host_gauge *g, const char *path);
+/* Reject absurd extents before they become allocation sizes. */
+tq_status tq_io_check_dims(const int dims[4], const char *path);
+/* Sites per I/O chunk, so buffers stay bounded for large lattices. */
+#define TQ_IO_CHUNK_SITES 4096
+
+/* Third row of an SU(3) matrix from the first two: r3 = conj(r1 x r2) (18 doubles, row-major
+ * complex; reads rows 0, 1 and writes row 2). */
+void tq_su3_reconstruct_row3(double *u);
+
+/* ---- per-format readers and writers ------------------------------------------------------
+ * Readers take the open file positioned at its start and fill g (allocated with
+ * tq_host_gauge_alloc) and info (never NULL here; format, dims, file_precision, checksums).
+ * On failure they free whatever they allocated and leave g->links NULL. The dispatcher
+ * checks unitarity afterwards. Writers create path; on failure they remove it. */
+tq_status tq_milc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_file_info *info);
+tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_precision);
+
+/* For LIME files: whether the binary record is 'ildg-binary-data' (ILDG) or
+ * 'scidac-binary-data' (SciDAC). f positioned at the start; left anywhere. */
+tq_status tq_lime_detect(FILE *f, const char *path, tq_gauge_format *fmt);
+/* fmt is TQ_FORMAT_ILDG or TQ_FORMAT_SCIDAC: the format the caller asked for; either binary
+ * record is accepted, a scidac-checksum record is verified when present. */
+tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, tq_host_gauge *g,
+                       tq_gauge_file_info *info);
+tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
+                        int file_precision);
+
+tq_status tq_nersc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_file_info *info);
+/* rows 3: 4D_SU3_GAUGE_3x3 (what tq_gauge_write writes); rows 2: 4D_SU3_GAUGE (two rows,
+ * MILC's archive convention; the checksum then covers the two rows stored). Big-endian. */
+tq_status tq_nersc_write_rows(const char *path, const tq_host_gauge *g, int file_precision,
+                              int rows);
+
+#endif

@@ -1,0 +1,143 @@
+/* MILC v5 binary gauge files.
+ *
+ * Layout (96-byte header, then the sites):
+ *   int32 magic 20103 (its byte order is the file's), int32 nx ny nz nt,
+ *   char time_stamp[64], int32 order (0 = natural: lexicographic, x fastest),
+ *   uint32 sum29, sum31 (the checksums), then per site 4 links (x, y, z, t), each a 3x3
+ *   complex matrix of single-precision reals.
+ * Checksum: the site data as 32-bit words (their values, whatever the byte order) at rank
+ * r = site * 72 + k: sum29 ^= rotl(w, r % 29), sum31 ^= rotl(w, r % 31). */
+#define _POSIX_C_SOURCE 200809L
+#define _FILE_OFFSET_BITS 64
+#include "io/gauge_io_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MILC_MAGIC 20103u
+#define MILC_HEADER_BYTES 96
+#define MILC_WORDS_PER_SITE 72   /* 4 links x 18 floats */
+
+tq_status tq_milc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_file_info *info)
+{
+    g->links = NULL;
+    int64_t fsize = tq_io_file_size(f, path);
+    if (fsize < 0) return TQ_ERR_IO;
+
+    unsigned char hdr[MILC_HEADER_BYTES];
+    TQ_CHECK(tq_io_read_exact(f, hdr, sizeof hdr, path, "MILC header"));
+    int big;
+    if (tq_load_le32(hdr) == MILC_MAGIC) big = 0;
+    else if (tq_load_be32(hdr) == MILC_MAGIC) big = 1;
+    else return tq_error(TQ_ERR_FORMAT, "'%s' is not a MILC file: magic number %u, expected %u in either byte order",
+                         path, tq_load_le32(hdr), MILC_MAGIC);
+    uint32_t (*ld)(const unsigned char *) = big ? tq_load_be32 : tq_load_le32;
+
+    int dims[4];
+    for (int mu = 0; mu < 4; mu++) dims[mu] = (int32_t)ld(hdr + 4 + 4 * mu);
+    TQ_CHECK(tq_io_check_dims(dims, path));
+    uint32_t order = ld(hdr + 84);
+    if (order != 0)
+        return tq_error(TQ_ERR_UNSUPPORTED, "'%s': MILC site order %u is not supported (only 0, natural order)",
+                        path, order);
+    tq_milc_sum want = { ld(hdr + 88), ld(hdr + 92) };
+
+    int64_t vol = tq_volume4(dims);
+    int64_t expect = MILC_HEADER_BYTES + vol * MILC_WORDS_PER_SITE * 4;
+    if (fsize < expect)
+        return tq_error(TQ_ERR_FORMAT, "'%s' is truncated: %lld bytes, a %dx%dx%dx%d MILC lattice needs %lld",
+                        path, (long long)fsize, dims[0], dims[1], dims[2], dims[3], (long long)expect);
+    if (fsize > expect)
+        return tq_error(TQ_ERR_FORMAT, "'%s': %lld bytes, but the header's %dx%dx%dx%d lattice needs %lld (not a single-precision MILC v5 file?)",
+                        path, (long long)fsize, dims[0], dims[1], dims[2], dims[3], (long long)expect);
+
+    TQ_CHECK(tq_host_gauge_alloc(g, dims));
+    const size_t site_bytes = MILC_WORDS_PER_SITE * 4;
+    unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * site_bytes);
+    if (!buf) {
+        tq_host_gauge_free(g);
+        return tq_error(TQ_ERR_NOMEM, "reading '%s': out of memory", path);
+    }
+    tq_milc_sum got = {0, 0};
+    uint32_t words[MILC_WORDS_PER_SITE];
+    tq_status s = TQ_SUCCESS;
+    for (int64_t s0 = 0; s0 < vol && s == TQ_SUCCESS; s0 += TQ_IO_CHUNK_SITES) {
+        int64_t n = vol - s0 < TQ_IO_CHUNK_SITES ? vol - s0 : TQ_IO_CHUNK_SITES;
+        s = tq_io_read_exact(f, buf, (size_t)n * site_bytes, path, "MILC site data");
+        for (int64_t i = 0; i < n && s == TQ_SUCCESS; i++) {
+            const unsigned char *p = buf + (size_t)i * site_bytes;
+            for (int k = 0; k < MILC_WORDS_PER_SITE; k++) words[k] = ld(p + 4 * k);
+            tq_milc_sum_words(&got, (uint64_t)(s0 + i) * MILC_WORDS_PER_SITE, words, MILC_WORDS_PER_SITE);
+            tq_io_decode_reals(g->links + (s0 + i) * 72, p, 72, 4, big);
+        }
+    }
+    free(buf);
+    if (s == TQ_SUCCESS && (got.sum29 != want.sum29 || got.sum31 != want.sum31))
+        s = tq_error(TQ_ERR_CHECKSUM, "'%s': MILC checksum mismatch: file says %x %x, data give %x %x",
+                     path, want.sum29, want.sum31, got.sum29, got.sum31);
+    if (s != TQ_SUCCESS) {
+        tq_host_gauge_free(g);
+        return s;
+    }
+    info->format = TQ_FORMAT_MILC;
+    memcpy(info->dims, dims, sizeof info->dims);
+    info->file_precision = 4;
+    info->checksum_a = want.sum29;
+    info->checksum_b = want.sum31;
+    info->has_checksum = 1;
+    return TQ_SUCCESS;
+}
+
+/* Written little-endian whatever the host, so the same field gives the same bytes. */
+tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_precision)
+{
+    TQ_CHECK(tq_io_check_field(g, path));
+    if (file_precision != 4)
+        return tq_error(TQ_ERR_UNSUPPORTED, "writing '%s': MILC v5 files are single precision (file precision 4), not %d",
+                        path, file_precision);
+    int64_t vol = tq_volume4(g->dims);
+    const size_t site_bytes = MILC_WORDS_PER_SITE * 4;
+
+    /* The checksums go in the header: compute them first from the encoded data. */
+    unsigned char site[MILC_WORDS_PER_SITE * 4];
+    uint32_t words[MILC_WORDS_PER_SITE];
+    tq_milc_sum sum = {0, 0};
+    for (int64_t i = 0; i < vol; i++) {
+        tq_io_encode_reals(site, g->links + i * 72, 72, 4, 0);
+        for (int k = 0; k < MILC_WORDS_PER_SITE; k++) words[k] = tq_load_le32(site + 4 * k);
+        tq_milc_sum_words(&sum, (uint64_t)i * MILC_WORDS_PER_SITE, words, MILC_WORDS_PER_SITE);
+    }
+
+    unsigned char hdr[MILC_HEADER_BYTES];
+    memset(hdr, 0, sizeof hdr);
+    tq_store_le32(hdr, MILC_MAGIC);
+    for (int mu = 0; mu < 4; mu++) tq_store_le32(hdr + 4 + 4 * mu, (uint32_t)g->dims[mu]);
+    time_t now = time(NULL);
+    struct tm tmv;
+    if (gmtime_r(&now, &tmv)) strftime((char *)hdr + 20, 64, "%a %b %e %H:%M:%S %Y UTC", &tmv);
+    tq_store_le32(hdr + 84, 0);
+    tq_store_le32(hdr + 88, sum.sum29);
+    tq_store_le32(hdr + 92, sum.sum31);
+
+    FILE *f = fopen(path, "wb");
+    if (!f) return tq_error(TQ_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * site_bytes);
+    if (!buf) {
+        fclose(f);
+        remove(path);
+        return tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path);
+    }
+    tq_status s = tq_io_write_exact(f, hdr, sizeof hdr, path);
+    for (int64_t s0 = 0; s0 < vol && s == TQ_SUCCESS; s0 += TQ_IO_CHUNK_SITES) {
+        int64_t n = vol - s0 < TQ_IO_CHUNK_SITES ? vol - s0 : TQ_IO_CHUNK_SITES;
+        tq_io_encode_reals(buf, g->links + s0 * 72, (size_t)n * 72, 4, 0);
+        s = tq_io_write_exact(f, buf, (size_t)n * site_bytes, path);
+    }
+    free(buf);
+    tq_status c = tq_io_close(f, path);
+    if (s == TQ_SUCCESS) s = c;
+    if (s != TQ_SUCCESS) remove(path);
+    return s;
+}

@@ -1,0 +1,83 @@
+/* Internals of the solvers (src/solvers/): the linear operators the inverters are written
+ * against and the Krylov step machines. May call src/core/, src/blas/, src/dirac/ and
+ * tasks/. */
+#ifndef TQ_SOLVER_INTERNAL_H
+#define TQ_SOLVER_INTERNAL_H
+
+#include "dirac/dirac_internal.h"
+
+/* The linear operators the inverters see: the Dirac operator in one of its forms. */
+typedef enum tq_linop_kind {
+    TQ_LINOP_MAT,              /* M (full fields) */
+    TQ_LINOP_MAT_DAG,          /* M^dag */
+    TQ_LINOP_MAT_DAG_MAT,      /* M^dag M */
+    TQ_LINOP_MAT_MAT_DAG,      /* M M^dag */
+    TQ_LINOP_MATPC,            /* M_pc (single-parity fields of `parity`) */
+    TQ_LINOP_MATPC_DAG,
+    TQ_LINOP_MATPC_DAG_MATPC,
+    TQ_LINOP_MATPC_MATPC_DAG,
+} tq_linop_kind;
+
+typedef struct tq_linop {
+    const tq_dirac *d;
+    tq_linop_kind kind;
+    tq_subset parity;          /* even-odd forms */
+    tq_field *tmp;             /* work field of the composite forms (made by the solver) */
+    double shift;              /* applies A + shift (multi-shift CG's base system) */
+    double flops;              /* per application, counted as QUDA does */
+    long long applications;
+} tq_linop;
+
+tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
+int tq_linop_hermitian(const tq_linop *op);
+
+/* Inverters on linear operators, as step machines (src/solver_krylov.c): start queues x = 0,
+ * r = b, |b|^2 without waiting; submit queues one iteration; check waits for the scalars of
+ * the oldest queued (re)start or iteration and decides (converged, breakdown, reliable
+ * update, maxiter). op: the system's operator; ops: the
+ * sloppy one (ops->d != op->d: mixed precision with p's reliable-update or defect-correction
+ * scheme). b is not changed. */
+typedef struct tq_krylov_out {
+    int iterations, reliable_updates;
+    double residual;      /* iterated (mixed: true after the last update) relative residual */
+    double blas_flops;
+} tq_krylov_out;
+typedef struct tq_krylov tq_krylov;
+enum { TQ_KRYLOV_CG = 0, TQ_KRYLOV_BICGSTAB = 1, TQ_KRYLOV_MR = 2, TQ_KRYLOV_GCR = 3 };
+tq_status tq_krylov_start(tq_krylov **k, int method, tq_linop *op, tq_linop *ops, tq_field *x, const tq_field *b,
+                          const tq_solver_params *p);
+tq_status tq_krylov_submit(tq_krylov *k);
+tq_status tq_krylov_check(tq_krylov *k);
+int tq_krylov_done(const tq_krylov *k);
+/* One iteration at a time (the caller works on the solve's fields between iterations). */
+void tq_krylov_no_pipeline(tq_krylov *k);
+/* Each (re)start read as soon as it is queued (the host waits), instead of at the next
+ * check: several systems solved together. Queued restarts let the host run ahead of them
+ * by up to four iterations per system, and with 12 systems a 12-source propagator took
+ * 1.3-1.4 s instead of 0.85 s (H200). */
+void tq_krylov_sync_restarts(tq_krylov *k);
+tq_status tq_krylov_status(const tq_krylov *k);
+const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
+/* When the iterations began: the start's tasks completed (tq_internal_now's clock). */
+double tq_krylov_iter_start(const tq_krylov *k);
+void tq_krylov_free(tq_krylov *k);
+
+/* Multi-shift CG (src/solver_multishift.c): (A + op->shift + delta[i]) x[i] = b for
+ * delta[0] = 0 <= delta[i], A Hermitian positive; out[i] per system. */
+tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_field *const *x, const tq_field *b,
+                               const tq_solver_params *p, tq_krylov_out *out);
+/* The base CG's scalars after tq_krylov_check: alpha and beta of the iteration just done. */
+void tq_krylov_cg_coefficients(const tq_krylov *k, double *alpha, double *beta);
+/* The base CG's current residual field (sloppy precision) and |r|^2 / |b|^2. */
+tq_field *tq_krylov_residual(const tq_krylov *k);
+double tq_krylov_relative_r2(const tq_krylov *k);
+
+/* A spinor field like f (lattice, precision, subset). */
+tq_status tq_field_like(const tq_field *f, tq_field **out);
+
+/* CG iterations submitted so far (all solves) with the reductions fused into the operator
+ * (solve type normop-pc on one block; TQ_SOLVER_FUSE=0 turns it off): lets tests check that
+ * the fused path ran. */
+long tq_internal_solver_fused_iterations(void);
+
+#endif

@@ -1,0 +1,60 @@
+/* Insert functions for the Wilson hopping term (dslash): pack, interior and exterior
+ * (codelets/dslash_wilson.c). */
+#include "tq_tasks.h"
+
+int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
+                        const starpu_data_handle_t *faces, int nfaces)
+{
+    struct starpu_data_descr d[2 + 8];
+    d[0].handle = in; d[0].mode = STARPU_R;
+    d[1].handle = g; d[1].mode = STARPU_R;
+    for (int i = 0; i < nfaces; i++) { d[2 + i].handle = faces[i]; d[2 + i].mode = STARPU_W; }
+    /* faces gate other blocks' exterior work */
+    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_pack, a, sizeof *a, d, 2 + nfaces, STARPU_MAX_PRIO);
+}
+
+int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
+                            starpu_data_handle_t gp, starpu_data_handle_t gq,
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
+                            starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
+                            starpu_data_handle_t snapshot)
+{
+    struct starpu_data_descr d[11];
+    const int epi = a->epi.kind != TQ_EPI_NONE;
+    d[0].handle = in; d[0].mode = STARPU_R;
+    d[1].handle = gp; d[1].mode = STARPU_R;
+    d[2].handle = gq; d[2].mode = STARPU_R;
+    d[3].handle = out;
+    d[3].mode = (x && x == out) || a->epi.kind == TQ_EPI_AXPY_NORM2 ? STARPU_RW : STARPU_W;
+    int n = 4;
+    if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
+    if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
+    if (epi) {
+        if (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x) { d[n].handle = w; d[n++].mode = STARPU_R; }
+        if (tq_epilogue_reads_u(a->epi.kind)) { d[n].handle = u; d[n++].mode = STARPU_R; }
+        d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
+        d[n].handle = scalars; d[n++].mode = STARPU_RW;
+        if (a->epi.snapshot) { d[n].handle = snapshot; d[n++].mode = STARPU_W; }
+    } else if (a->epi.guard > 0) {
+        d[n].handle = scalars; d[n++].mode = STARPU_R;
+    }
+    /* an epilogue's reduction gates the solver's next step */
+    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
+                            starpu_data_handle_t gp, starpu_data_handle_t gq,
+                            starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
+                            const starpu_data_handle_t *faces, int nfaces)
+{
+    struct starpu_data_descr d[6 + 8];
+    d[0].handle = in; d[0].mode = STARPU_R;
+    d[1].handle = gp; d[1].mode = STARPU_R;
+    d[2].handle = gq; d[2].mode = STARPU_R;
+    d[3].handle = out; d[3].mode = STARPU_RW;   /* the interior task wrote the other sites */
+    int n = 4;
+    if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
+    if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
+    for (int i = 0; i < nfaces; i++) { d[n + i].handle = faces[i]; d[n + i].mode = STARPU_R; }
+    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_exterior, a, sizeof *a, d, n + nfaces, STARPU_MAX_PRIO);
+}
