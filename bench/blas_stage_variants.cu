@@ -2,8 +2,9 @@
  * read, 3 written, 32^4 / 2 sites) outside StarPU and the library: the thread mapping, the
  * register cap, loads into registers or staged in shared memory with cp.async, and the
  * same pass split in two; next to 9 plain streams and the device-to-device copy rate.
- * The evidence behind staged_sites (codelets/blas_cuda.cu); doc/performance.md,
- * thirteenth session. The per-site arithmetic is the library's (kernels/blas_site.h).
+ * The evidence behind staged_sites (codelets/blas_cuda.cu); its figures are in
+ * doc/performance.md ("BLAS and reductions"). The per-site arithmetic is the library's
+ * (kernels/blas_site.h).
  *
  * Build here (nvcc; no GPU needed) and run on the GPU machine:
  *   nvcc -O3 -arch=sm_90 -std=c++17 -I codelets -I build -diag-suppress 128 \

@@ -1,5 +1,5 @@
 /* The mixed-precision BLAS operations of the solvers' reliable updates (tq_blas_submit, as
- * src/solver_krylov.c submits them; converting copies are in test_blas / test_blas_cuda):
+ * src/solvers/ submits them; converting copies are in test_blas / test_blas_cuda):
  *   TQ_OP_ACCUMULATE             [xs, x]:           x += xs (xs left as it was)
  *   TQ_OP_RELIABLE_RESIDUAL      [b, Ax, r, p]:     r' = b - Ax; p += r' - r; r = r'; |r'|^2
  *   TQ_OP_RELIABLE_RESIDUAL_RHO  [b, Ax, r, p, r0]: the same and <r0, r'>

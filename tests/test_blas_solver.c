@@ -1,4 +1,4 @@
-/* The solvers' own BLAS passes (src/solver_krylov.c submits them with tq_blas_submit), on
+/* The solvers' own BLAS passes (src/solvers/ submits them with tq_blas_submit), on
  * CPU workers and on CUDA workers where there are any, and on two shapes (an even-parity
  * field on one block: a reduction ends in its one task; a full field on 16 blocks: 32
  * tasks and the combine task).

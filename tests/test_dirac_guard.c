@@ -1,4 +1,4 @@
-/* A solver's guarded operator application (src/dirac.c, matpc_tasks): M_pc or M_pc^dag
+/* A solver's guarded operator application (src/dirac/dirac_forms.c, matpc_tasks): M_pc or M_pc^dag
  * with a reduction fused into its last kernel, behind a guard (a solver scalar that the
  * stopping test clears; the iterations a pipelined solver queued past convergence carry
  * it). With the guard shut no kernel of the application writes anything: not out, not the

@@ -1,4 +1,4 @@
-/* The quenched generator's sweeps as task graphs (src/generator.c) against plain host
+/* The quenched generator's sweeps as task graphs (src/gauge/generator.c) against plain host
  * sweeps of the same per-link code (the driver of test_su3_heatbath): from the same hot
  * start, heat-bath and overrelaxation sweeps give the same links, bit for bit on CPU
  * workers whatever the number of slabs (tasks per sub-step), to rounding on a GPU (one

@@ -308,7 +308,7 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
     }
 }
 
-/* Snapshot mirrors (src/blas.c): the host reads each iteration's scalars from a copy in host
+/* Snapshot mirrors (src/blas/blas.c): the host reads each iteration's scalars from a copy in host
  * memory that the task writing them also writes, or through StarPU. Both are the same
  * values, so the solutions must be identical to the bit, with the same iterations; with
  * mirrors every read must come from one (a task that wrote its snapshot but not its mirror

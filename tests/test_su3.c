@@ -1,5 +1,5 @@
 /* Tests of the per-site SU(3) functions (codelets/kernels/su3.h) and the Philox generator
- * (src/rng.h): known-answer vectors, distribution sanity, algebraic identities, gauge
+ * (src/core/rng.h): known-answer vectors, distribution sanity, algebraic identities, gauge
  * compression round trips and re-unitarisation. */
 #include "tq_test.h"
 #include "core/rng.h"

@@ -1,6 +1,6 @@
 /* Philox-4x32-10 (Salmon et al., SC'11) and the per-block helpers, shared by host code
- * (src/rng.h builds sequential streams on them) and CPU/CUDA codelets (gauge generation,
- * heat-bath). Conventions: src/rng.h. */
+ * (src/core/rng.h builds sequential streams on them) and CPU/CUDA codelets (gauge generation,
+ * heat-bath). Conventions: src/core/rng.h. */
 #ifndef TQ_PHILOX_H
 #define TQ_PHILOX_H
 

@@ -117,7 +117,7 @@ TQ_HD void tq_scalars_finish(double *s, int guard, int dst, int nres, const doub
 }
 
 /* A reduction fused into the last kernel of an operator application (the Wilson interior
- * kernel; src/dirac.c): with result y of the site, kind
+ * kernel; src/dirac/dirac_forms.c): with result y of the site, kind
  *   TQ_EPI_NORM2:      y is stored as usual; sum |y|^2
  *   TQ_EPI_AXPY_NORM2: the output buffer holds r: r += c y, with c = c times scalar
  *                      slot - 1 when slot > 0; sum |r|^2 (y itself is not stored)

@@ -6,7 +6,7 @@
 
 #include "blas/blas_internal.h"
 
-/* M_pc or M_pc^dag with an epilogue fused into its last kernel (src/dirac.c; the kinds in
+/* M_pc or M_pc^dag with an epilogue fused into its last kernel (src/dirac/dirac_forms.c; the kinds in
  * kernels/solver_scalars.h), for CG on M_pc^dag M_pc: NORM2 after M_pc (dagger 0), AXPY_NORM2
  * on r after M_pc^dag (dagger 1); for BiCGstab on M_pc: CAXPYZ and BICGSTAB_T (dagger 0).
  * Only where tq_internal_dirac_can_fuse (one block on one process: the whole parity is one

@@ -368,20 +368,10 @@ static tq_status write_text(FILE *f, const char *path, const char *type, const c
     return write_padding(f, path, len);
 }
 
-tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
-                        int file_precision)
+/* The records before the binary data: SciDAC's file and record messages (QIO's layout)
+ * with the ILDG format record, or ILDG's format and logical file name records. */
+static tq_status write_metadata_records(FILE *f, const char *path, tq_gauge_format fmt, const int d[4], int prec)
 {
-    TQ_CHECK(tq_io_check_field(g, path));
-    if (fmt != TQ_FORMAT_ILDG && fmt != TQ_FORMAT_SCIDAC)
-        return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': not a LIME format", path);
-    if (file_precision != 4 && file_precision != 8)
-        return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': file precision must be 4 or 8, not %d", path, file_precision);
-    const int *d = g->dims;
-    int64_t vol = tq_volume4(d);
-    const int prec = file_precision;
-    const size_t site_bytes = (size_t)72 * (size_t)prec;
-    const uint64_t bin_len = (uint64_t)vol * site_bytes;
-
     char date[64] = "";
     time_t now = time(NULL);
     struct tm tmv;
@@ -394,6 +384,13 @@ tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gau
              "xsi:schemaLocation=\"http://www.lqcd.org/ildg/filefmt.xsd\"><version>1.0</version>"
              "<field>su3gauge</field><precision>%d</precision><lx>%d</lx><ly>%d</ly><lz>%d</lz>"
              "<lt>%d</lt></ildgFormat>", 8 * prec, d[0], d[1], d[2], d[3]);
+    if (fmt != TQ_FORMAT_SCIDAC) {
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        snprintf(lfn, sizeof lfn, "lfn://taskqcd/%.256s", base);
+        TQ_CHECK(write_text(f, path, "ildg-format", ildg_format, LIME_MB));
+        return write_text(f, path, "ildg-data-lfn", lfn, 0);
+    }
     snprintf(private_file, sizeof private_file,
              "<?xml version=\"1.0\" encoding=\"UTF-8\"?><scidacFile><version>1.1</version>"
              "<spacetime>4</spacetime><dims>%d %d %d %d </dims><volfmt>0</volfmt></scidacFile>",
@@ -404,48 +401,53 @@ tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gau
              "<precision>%c</precision><colors>3</colors><typesize>%d</typesize>"
              "<datacount>4</datacount></scidacRecord>", date, prec == 4 ? 'F' : 'D',
              prec == 4 ? 'F' : 'D', 18 * prec);
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    snprintf(lfn, sizeof lfn, "lfn://taskqcd/%.256s", base);
+    /* QIO's layout: a file message, then the record message with the data and checksum */
+    TQ_CHECK(write_text(f, path, "scidac-private-file-xml", private_file, LIME_MB));
+    TQ_CHECK(write_text(f, path, "scidac-file-xml",
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><info>TaskQCD gauge configuration</info>", LIME_ME));
+    TQ_CHECK(write_text(f, path, "scidac-private-record-xml", private_record, LIME_MB));
+    TQ_CHECK(write_text(f, path, "scidac-record-xml",
+                        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><info>written by TaskQCD</info>", 0));
+    return write_text(f, path, "ildg-format", ildg_format, 0);
+}
 
-    FILE *f = fopen(path, "wb");
-    if (!f) return tq_error(TQ_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+/* The binary-data record (links in big-endian, site order as the API's) and its padding;
+ * *sum receives the SciDAC checksum of what was written. */
+static tq_status write_binary_data(FILE *f, const char *path, tq_gauge_format fmt, const tq_host_gauge *g, int prec,
+                                   tq_scidac_sum *sum)
+{
+    const int64_t vol = tq_volume4(g->dims);
+    const size_t site_bytes = (size_t)72 * (size_t)prec;
+    const uint64_t bin_len = (uint64_t)vol * site_bytes;
     unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * site_bytes);
-    if (!buf) {
-        fclose(f);
-        remove(path);
-        return tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path);
-    }
-
-    tq_status s;
-    if (fmt == TQ_FORMAT_SCIDAC) {
-        /* QIO's layout: a file message, then the record message with the data and checksum */
-        s = write_text(f, path, "scidac-private-file-xml", private_file, LIME_MB);
-        if (s == TQ_SUCCESS)
-            s = write_text(f, path, "scidac-file-xml",
-                           "<?xml version=\"1.0\" encoding=\"UTF-8\"?><info>TaskQCD gauge configuration</info>", LIME_ME);
-        if (s == TQ_SUCCESS) s = write_text(f, path, "scidac-private-record-xml", private_record, LIME_MB);
-        if (s == TQ_SUCCESS)
-            s = write_text(f, path, "scidac-record-xml",
-                           "<?xml version=\"1.0\" encoding=\"UTF-8\"?><info>written by TaskQCD</info>", 0);
-        if (s == TQ_SUCCESS) s = write_text(f, path, "ildg-format", ildg_format, 0);
-    } else {
-        s = write_text(f, path, "ildg-format", ildg_format, LIME_MB);
-        if (s == TQ_SUCCESS) s = write_text(f, path, "ildg-data-lfn", lfn, 0);
-    }
-    if (s == TQ_SUCCESS)
-        s = write_header(f, path, fmt == TQ_FORMAT_SCIDAC ? "scidac-binary-data" : "ildg-binary-data",
-                         bin_len, 0);
-    tq_scidac_sum sum = {0, 0};
+    if (!buf) return tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path);
+    tq_status s = write_header(f, path, fmt == TQ_FORMAT_SCIDAC ? "scidac-binary-data" : "ildg-binary-data",
+                               bin_len, 0);
     for (int64_t s0 = 0; s0 < vol && s == TQ_SUCCESS; s0 += TQ_IO_CHUNK_SITES) {
         int64_t n = vol - s0 < TQ_IO_CHUNK_SITES ? vol - s0 : TQ_IO_CHUNK_SITES;
         tq_io_encode_reals(buf, g->links + s0 * 72, (size_t)n * 72, prec, 1);
         for (int64_t i = 0; i < n; i++)
-            tq_scidac_sum_site(&sum, (uint64_t)(s0 + i), buf + (size_t)i * site_bytes, site_bytes);
+            tq_scidac_sum_site(sum, (uint64_t)(s0 + i), buf + (size_t)i * site_bytes, site_bytes);
         s = tq_io_write_exact(f, buf, (size_t)n * site_bytes, path);
     }
     free(buf);
     if (s == TQ_SUCCESS) s = write_padding(f, path, bin_len);
+    return s;
+}
+
+tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
+                        int file_precision)
+{
+    TQ_CHECK(tq_io_check_field(g, path));
+    if (fmt != TQ_FORMAT_ILDG && fmt != TQ_FORMAT_SCIDAC)
+        return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': not a LIME format", path);
+    if (file_precision != 4 && file_precision != 8)
+        return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': file precision must be 4 or 8, not %d", path, file_precision);
+    FILE *f = fopen(path, "wb");
+    if (!f) return tq_error(TQ_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    tq_scidac_sum sum = {0, 0};
+    tq_status s = write_metadata_records(f, path, fmt, g->dims, file_precision);
+    if (s == TQ_SUCCESS) s = write_binary_data(f, path, fmt, g, file_precision, &sum);
     if (s == TQ_SUCCESS) {
         /* ILDG has no checksum of its own; carrying SciDAC's lets readers verify the data */
         char cks[256];
