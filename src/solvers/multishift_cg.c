@@ -1,6 +1,6 @@
 /* Multi-shift CG: (A + sigma_i) x_i = b for several shifts in one Krylov space (Jegerlehner,
  * hep-lat/9612014; paper 002 §II). The base system (the smallest shift) is a CG of
- * src/solver_krylov.c; after each of its iterations the host, which has just read alpha_k
+ * src/solvers/cg.c; after each of its iterations the host, which has just read alpha_k
  * and beta_k for the stopping test, computes every other shift's zeta_{k+1}, alpha and beta
  * and submits its two updates
  *   x_i += alpha_i p_i,    p_i = zeta_{k+1} r_{k+1} + beta_i p_i,
@@ -20,13 +20,10 @@ typedef struct shift_state {
     tq_field *p;
 } shift_state;
 
-tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_field *const *x, const tq_field *b,
-                               const tq_solver_params *p, tq_krylov_out *out)
+/* Every shift but the base (i >= 1): p_i = b, x_i = 0, zeta = 1. */
+static tq_status shifts_open(shift_state *sh, int n, const double *delta, tq_field *const *x, const tq_field *b,
+                             const char *who)
 {
-    const char *who = "tq_solve_multishift";
-    memset(out, 0, (size_t)n * sizeof *out);
-    shift_state *sh = calloc((size_t)n, sizeof *sh);
-    if (!sh) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     tq_status st = TQ_SUCCESS;
     for (int i = 1; i < n && st == TQ_SUCCESS; i++) {
         sh[i].delta = delta[i];
@@ -37,8 +34,29 @@ tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_fiel
         if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, f, NULL, 0, NULL, 0);   /* p_i = b */
         if (st == TQ_SUCCESS) st = tq_blas_submit(who, TQ_OP_ZERO, NULL, NULL, fx, NULL, 0, NULL, 0);
     }
+    return st;
+}
+
+/* The residuals of the shifts still active when the base stopped (|zeta| |r| <= |r|), and
+ * their fields freed. */
+static void shifts_close(shift_state *sh, int n, const tq_krylov *k, tq_krylov_out *out)
+{
+    for (int i = 1; i < n; i++) {
+        if (sh[i].active && k) out[i].residual = fabs(sh[i].zeta) * sqrt(tq_krylov_relative_r2(k));
+        tq_field_destroy(sh[i].p);
+    }
+}
+
+tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_field *const *x, const tq_field *b,
+                               const tq_solver_params *p, tq_krylov_out *out)
+{
+    const char *who = "tq_solve_multishift";
+    memset(out, 0, (size_t)n * sizeof *out);
+    shift_state *sh = calloc((size_t)n, sizeof *sh);
+    if (!sh) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    tq_status st = shifts_open(sh, n, delta, x, b, who);
     tq_krylov *k = NULL;
-    if (st == TQ_SUCCESS) st = tq_krylov_start(&k, 0, op, op, x[0], b, p);
+    if (st == TQ_SUCCESS) st = tq_krylov_start(&k, TQ_KRYLOV_CG, op, op, x[0], b, p);
     if (st == TQ_SUCCESS) tq_krylov_no_pipeline(k);   /* the shifted updates follow each iteration */
     const double n_reals = (double)b->lat->local_volume / 2.0 * b->nparity * b->layout.nreal;
     double alpha_old = 1.0, beta_old = 0.0;
@@ -85,11 +103,7 @@ tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_fiel
         out[0] = *tq_krylov_result(k);
         if (st == TQ_SUCCESS) st = tq_krylov_status(k);
     }
-    /* a shift still active when the base converged has residual |zeta| |r| <= |r| */
-    for (int i = 1; i < n; i++) {
-        if (sh[i].active && k) out[i].residual = fabs(sh[i].zeta) * sqrt(tq_krylov_relative_r2(k));
-        tq_field_destroy(sh[i].p);
-    }
+    shifts_close(sh, n, k, out);
     tq_krylov_free(k);
     free(sh);
     return st;

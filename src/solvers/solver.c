@@ -274,10 +274,17 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
     return solve_st;
 }
 
-tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
-                        const tq_solver_params *p, tq_solver_result *results)
+/* What the systems of one solve share: the form (even-odd; normal equations, as form())
+ * and the sloppy operator. */
+typedef struct solve_plan {
+    int pc, normal;
+    const tq_dirac *sloppy;   /* NULL: the iterations run on the operator itself */
+    tq_precision sp;          /* the sloppy precision */
+} solve_plan;
+
+static tq_status check_systems(const char *who, const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                               const tq_solver_params *p, tq_solver_result *results)
 {
-    const char *who = "tq_solve";
     if (!d || !x || !b || !p || !results || n <= 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or n <= 0", who);
     TQ_CHECK(check_params(who, p));
     for (int i = 0; i < n; i++) {
@@ -288,58 +295,68 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
     }
     if (tq_internal_mpi_size() > 1)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: solves across MPI ranks need the face exchange, not built yet", who);
-    const int pc = p->solve_type == TQ_SOLVE_DIRECT_PC || p->solve_type == TQ_SOLVE_NORMOP_PC;
+    return TQ_SUCCESS;
+}
+
+/* The form from the solve type and the inverter (CG needs a Hermitian operator: on a direct
+ * solve type it solves the normal equations; CGNE the M M^dag form), and the sloppy
+ * operator, made once for all systems. */
+static tq_status plan_solve(const char *who, const tq_dirac *d, const tq_solver_params *p, solve_plan *plan)
+{
+    plan->pc = p->solve_type == TQ_SOLVE_DIRECT_PC || p->solve_type == TQ_SOLVE_NORMOP_PC;
     const int normop = p->solve_type == TQ_SOLVE_NORMOP || p->solve_type == TQ_SOLVE_NORMOP_PC;
-    int normal = normop ? 1 : 0;
-    if (p->inverter == TQ_INV_CGNR || (p->inverter == TQ_INV_CG && !normop)) normal = 1;
+    plan->normal = normop ? 1 : 0;
+    if (p->inverter == TQ_INV_CGNR || (p->inverter == TQ_INV_CG && !normop)) plan->normal = 1;
     if (p->inverter == TQ_INV_CGNE) {
         if (normop) return tq_error(TQ_ERR_INVALID_ARG, "%s: CGNE solves M M^dag y = b: use a direct solve type with it", who);
-        normal = 2;
+        plan->normal = 2;
     }
-    /* the sloppy operator, made once for all systems */
     const tq_field *g = tq_internal_dirac_gauge(d);
     const tq_precision sp = p->prec_sloppy ? p->prec_sloppy : g->p.prec;
     const tq_recon sr = p->recon_sloppy ? p->recon_sloppy : (g->p.recon ? g->p.recon : TQ_RECON_18);
-    const tq_dirac *sloppy = NULL;
+    plan->sp = sp;
+    plan->sloppy = NULL;
     if (sp != g->p.prec || sr != (g->p.recon ? g->p.recon : TQ_RECON_18))
-        TQ_CHECK(tq_internal_dirac_sloppy_cached(d, sp, sr, &sloppy));
-    solve_system *sys = calloc((size_t)n, sizeof *sys);
-    if (!sys) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
-    tq_status first = TQ_SUCCESS;
-    char first_msg[600] = "";
-    int nactive = 0;
-    for (int i = 0; i < n; i++) {
-        solve_system *S = &sys[i];
-        S->x = x[i];
-        S->b = b[i];
-        S->d = d;
-        S->ds = sloppy ? sloppy : d;
-        tq_status st = TQ_SUCCESS;
-        if (n > 1) {
-            /* own work fields per system: shared ones would chain the systems' tasks */
-            st = tq_internal_dirac_work(d, &S->dw);
-            if (st == TQ_SUCCESS) S->d = S->dw;
-            if (st == TQ_SUCCESS && sloppy) st = tq_internal_dirac_work(sloppy, &S->dsw);
-            S->ds = sloppy ? S->dsw : S->d;
-        }
-        if (st == TQ_SUCCESS) st = system_start(S, p, pc, normal);
-        if (st == TQ_SUCCESS && n > 1) {
-            tq_krylov_sync_restarts(S->k);
-            st = tq_krylov_status(S->k);
-            if (st == TQ_SUCCESS && tq_krylov_done(S->k)) S->t_done = now();
-        }
-        S->st = st;
-        if (st == TQ_SUCCESS && !tq_krylov_done(S->k)) nactive++;
+        TQ_CHECK(tq_internal_dirac_sloppy_cached(d, sp, sr, &plan->sloppy));
+    return TQ_SUCCESS;
+}
+
+/* Opens one of n systems up to its inverter's start. Several systems get their own work
+ * copies of the operators (shared work fields would chain their tasks) and read their start
+ * at once (tq_krylov_sync_restarts). */
+static tq_status system_open(solve_system *S, const tq_dirac *d, const solve_plan *plan, const tq_solver_params *p, int n)
+{
+    S->d = d;
+    S->ds = plan->sloppy ? plan->sloppy : d;
+    tq_status st = TQ_SUCCESS;
+    if (n > 1) {
+        st = tq_internal_dirac_work(d, &S->dw);
+        if (st == TQ_SUCCESS) S->d = S->dw;
+        if (st == TQ_SUCCESS && plan->sloppy) st = tq_internal_dirac_work(plan->sloppy, &S->dsw);
+        S->ds = plan->sloppy ? S->dsw : S->d;
     }
-    /* the solves side by side: every active system's iteration is queued, then each is
-     * checked (its one wait per iteration overlaps the others' queued work) */
+    if (st == TQ_SUCCESS) st = system_start(S, p, plan->pc, plan->normal);
+    if (st == TQ_SUCCESS && n > 1) {
+        tq_krylov_sync_restarts(S->k);
+        st = tq_krylov_status(S->k);
+        if (st == TQ_SUCCESS && tq_krylov_done(S->k)) S->t_done = now();
+    }
+    return st;
+}
+
+static int system_active(const solve_system *S) { return S->st == TQ_SUCCESS && !tq_krylov_done(S->k); }
+
+/* The solves side by side: every active system's iteration is queued, then each is checked
+ * (its one wait per iteration overlaps the others' queued work). */
+static void systems_iterate(solve_system *sys, int n, int nactive, const tq_solver_params *p)
+{
     while (nactive > 0) {
         for (int i = 0; i < n; i++)
-            if (sys[i].st == TQ_SUCCESS && !tq_krylov_done(sys[i].k)) sys[i].st = tq_krylov_submit(sys[i].k);
+            if (system_active(&sys[i])) sys[i].st = tq_krylov_submit(sys[i].k);
         nactive = 0;
         for (int i = 0; i < n; i++) {
             solve_system *S = &sys[i];
-            if (S->st != TQ_SUCCESS || tq_krylov_done(S->k)) continue;
+            if (!system_active(S)) continue;
             tq_krylov_check(S->k);
             if (tq_krylov_done(S->k)) S->t_done = now();
             if (!tq_krylov_done(S->k)) nactive++;
@@ -348,35 +365,70 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
                         tq_krylov_status(S->k) == TQ_SUCCESS ? "converged" : "stopped", tq_krylov_result(S->k)->iterations);
         }
     }
+}
+
+static void report_system(const solve_system *S, const tq_solver_params *p, const solve_plan *plan,
+                          const tq_solver_result *r)
+{
+    const int sloppy = plan->sloppy != NULL;
+    fprintf(stderr, "taskqcd: %s %s%s%s: %d iterations (%d reliable updates), residual %.3e, true residual %.3e, "
+            "%.3f s (start %.3f, iterations %.3f, end %.3f), %.1f GFLOPS (%.1f over the iterations)\n",
+            tq_inverter_name(p->inverter), tq_solve_type_name(p->solve_type), sloppy ? ", sloppy " : "",
+            sloppy ? tq_precision_name(plan->sp) : "", r->iterations, r->reliable_updates, r->residual,
+            r->true_residual, r->seconds, S->t_iter - S->t0, r->iter_seconds, S->t0 + r->seconds - S->t_done,
+            r->flops / r->seconds * 1e-9, r->iter_seconds > 0 ? r->iter_flops / r->iter_seconds * 1e-9 : 0.0);
+}
+
+/* Finishes and frees each system in turn. The first error is the solve's, with its message
+ * (later systems' errors replace tq_last_error). */
+static tq_status systems_finish(solve_system *sys, int n, const tq_solver_params *p, const solve_plan *plan,
+                                tq_solver_result *results)
+{
+    tq_status first = TQ_SUCCESS;
+    char first_msg[600] = "";
     for (int i = 0; i < n; i++) {
         solve_system *S = &sys[i];
         tq_status st = S->st;
-        if (st == TQ_SUCCESS) st = system_finish(S, p, pc, normal, &results[i]);
+        if (st == TQ_SUCCESS) st = system_finish(S, p, plan->pc, plan->normal, &results[i]);
         if (st != TQ_SUCCESS && first == TQ_SUCCESS) {
             first = st;
             snprintf(first_msg, sizeof first_msg, "%s", tq_last_error());
             if (n > 1) snprintf(first_msg, sizeof first_msg, "system %d: %s", i, tq_last_error());
         }
-        if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED))
-            fprintf(stderr, "taskqcd: %s %s%s%s: %d iterations (%d reliable updates), residual %.3e, true residual %.3e, "
-                    "%.3f s (start %.3f, iterations %.3f, end %.3f), %.1f GFLOPS (%.1f over the iterations)\n",
-                    tq_inverter_name(p->inverter), tq_solve_type_name(p->solve_type), sloppy ? ", sloppy " : "",
-                    sloppy ? tq_precision_name(sp) : "", results[i].iterations, results[i].reliable_updates,
-                    results[i].residual, results[i].true_residual, results[i].seconds, S->t_iter - S->t0,
-                    results[i].iter_seconds, S->t0 + results[i].seconds - S->t_done,
-                    results[i].flops / results[i].seconds * 1e-9,
-                    results[i].iter_seconds > 0 ? results[i].iter_flops / results[i].iter_seconds * 1e-9 : 0.0);
+        if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED)) report_system(S, p, plan, &results[i]);
         system_free(S);
     }
-    free(sys);
     if (first != TQ_SUCCESS) return tq_error(first, "%s", first_msg);
     return TQ_SUCCESS;
 }
 
-tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shifts, tq_field *const *x,
-                              const tq_field *b, const tq_solver_params *p, tq_solver_result *results)
+tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                        const tq_solver_params *p, tq_solver_result *results)
 {
-    const char *who = "tq_solve_multishift";
+    const char *who = "tq_solve";
+    TQ_CHECK(check_systems(who, d, n, x, b, p, results));
+    solve_plan plan;
+    TQ_CHECK(plan_solve(who, d, p, &plan));
+    solve_system *sys = calloc((size_t)n, sizeof *sys);
+    if (!sys) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    int nactive = 0;
+    for (int i = 0; i < n; i++) {
+        sys[i].x = x[i];
+        sys[i].b = b[i];
+        sys[i].st = system_open(&sys[i], d, &plan, p, n);
+        if (system_active(&sys[i])) nactive++;
+    }
+    systems_iterate(sys, n, nactive, p);
+    const tq_status st = systems_finish(sys, n, p, &plan, results);
+    free(sys);
+    return st;
+}
+
+/* Checks tq_solve_multishift's arguments; *base: the index of the smallest shift. */
+static tq_status check_multishift(const char *who, const tq_dirac *d, int nshift, const double *shifts,
+                                  tq_field *const *x, const tq_field *b, const tq_solver_params *p,
+                                  tq_solver_result *results, int *base)
+{
     if (!d || !shifts || !x || !b || !p || !results || nshift <= 0)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or nshift <= 0", who);
     TQ_CHECK(check_params(who, p));
@@ -388,7 +440,7 @@ tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shift
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: solves across MPI ranks need the face exchange, not built yet", who);
     const int pc = p->solve_type == TQ_SOLVE_NORMOP_PC;
     const tq_field *g = tq_internal_dirac_gauge(d);
-    int base = 0;
+    *base = 0;
     for (int i = 0; i < nshift; i++) {
         memset(&results[i], 0, sizeof results[i]);
         if (!(shifts[i] >= 0.0) || !isfinite(shifts[i]))
@@ -400,11 +452,52 @@ tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shift
             x[i]->p.subset != (pc ? TQ_EVEN : TQ_FULL))
             return tq_error(TQ_ERR_MISMATCH, "%s: solution field %d must be a %s spinor field of the operator's lattice and "
                             "precision", who, i, pc ? "even-parity" : "full");
-        if (shifts[i] < shifts[base]) base = i;
+        if (shifts[i] < shifts[*base]) *base = i;
     }
     if (b->lat != g->lat || b->p.prec != g->p.prec || b->p.kind != TQ_FIELD_SPINOR || b->p.subset != (pc ? TQ_EVEN : TQ_FULL))
         return tq_error(TQ_ERR_MISMATCH, "%s: b must be a %s spinor field of the operator's lattice and precision", who,
                         pc ? "even-parity" : "full");
+    return TQ_SUCCESS;
+}
+
+/* Each shift's result (solved in the order order[], the base first): its true residual
+ * |b - (A + sigma) x| / |b| (work field w) and its counts. */
+static tq_status multishift_results(const tq_linop *op, int nshift, const int *order, const double *shifts,
+                                    tq_field *const *xo, const tq_field *b, tq_field *w, const tq_krylov_out *ko,
+                                    double seconds, const tq_solver_params *p, tq_solver_result *results)
+{
+    double b2 = 0;
+    tq_status st = tq_blas_norm2(b, &b2);
+    tq_linop plain = *op;
+    plain.shift = 0.0;
+    for (int k = 0; k < nshift && st == TQ_SUCCESS; k++) {
+        tq_solver_result *r = &results[order[k]];
+        double r2 = 0;
+        st = tq_linop_apply(&plain, w, xo[k]);
+        if (st == TQ_SUCCESS) st = tq_blas_axpy(shifts[order[k]], xo[k], w);
+        if (st == TQ_SUCCESS) st = tq_blas_xpay(b, -1.0, w);
+        if (st == TQ_SUCCESS) st = tq_blas_norm2(w, &r2);
+        r->iterations = ko[k].iterations;
+        r->residual = ko[k].residual;
+        r->true_residual = b2 > 0 ? sqrt(r2 / b2) : sqrt(r2);
+        r->seconds = seconds;
+        r->flops = k == 0 ? op->flops * (double)op->applications + ko[0].blas_flops : ko[k].blas_flops;
+        r->iter_seconds = seconds;   /* one solve for all shifts: no separate phases */
+        r->iter_flops = r->flops;
+        if (p->verbosity >= 1)
+            fprintf(stderr, "taskqcd: multi-shift CG, shift %g: %d iterations, residual %.3e, true residual %.3e\n",
+                    shifts[order[k]], r->iterations, r->residual, r->true_residual);
+    }
+    return st;
+}
+
+tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shifts, tq_field *const *x,
+                              const tq_field *b, const tq_solver_params *p, tq_solver_result *results)
+{
+    const char *who = "tq_solve_multishift";
+    int base = 0;
+    TQ_CHECK(check_multishift(who, d, nshift, shifts, x, b, p, results, &base));
+    const int pc = p->solve_type == TQ_SOLVE_NORMOP_PC;
     /* the smallest shift is the base system (the slowest to converge) */
     double *delta = malloc((size_t)nshift * sizeof *delta);
     tq_field **xo = malloc((size_t)nshift * sizeof *xo);
@@ -434,30 +527,8 @@ tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shift
     if (st == TQ_SUCCESS) st = tq_krylov_multishift(&op, nshift, delta, xo, b, p, ko);
     const double seconds = now() - t0;
     if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) {
-        /* true residuals |b - (A + sigma_i) x_i| / |b| */
-        tq_status solve_st = st;
-        double b2 = 0;
-        st = tq_blas_norm2(b, &b2);
-        tq_linop plain = op;
-        plain.shift = 0.0;
-        for (int k = 0; k < nshift && st == TQ_SUCCESS; k++) {
-            tq_solver_result *r = &results[order[k]];
-            double r2 = 0;
-            st = tq_linop_apply(&plain, w, xo[k]);
-            if (st == TQ_SUCCESS) st = tq_blas_axpy(shifts[order[k]], xo[k], w);
-            if (st == TQ_SUCCESS) st = tq_blas_xpay(b, -1.0, w);
-            if (st == TQ_SUCCESS) st = tq_blas_norm2(w, &r2);
-            r->iterations = ko[k].iterations;
-            r->residual = ko[k].residual;
-            r->true_residual = b2 > 0 ? sqrt(r2 / b2) : sqrt(r2);
-            r->seconds = seconds;
-            r->flops = k == 0 ? op.flops * (double)op.applications + ko[0].blas_flops : ko[k].blas_flops;
-            r->iter_seconds = seconds;   /* one solve for all shifts: no separate phases */
-            r->iter_flops = r->flops;
-            if (p->verbosity >= 1)
-                fprintf(stderr, "taskqcd: multi-shift CG, shift %g: %d iterations, residual %.3e, true residual %.3e\n",
-                        shifts[order[k]], r->iterations, r->residual, r->true_residual);
-        }
+        const tq_status solve_st = st;
+        st = multishift_results(&op, nshift, order, shifts, xo, b, w, ko, seconds, p, results);
         if (st == TQ_SUCCESS) st = solve_st;
     }
     tq_field_destroy(op.tmp);

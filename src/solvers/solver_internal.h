@@ -31,12 +31,12 @@ typedef struct tq_linop {
 tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
 int tq_linop_hermitian(const tq_linop *op);
 
-/* Inverters on linear operators, as step machines (src/solver_krylov.c): start queues x = 0,
- * r = b, |b|^2 without waiting; submit queues one iteration; check waits for the scalars of
- * the oldest queued (re)start or iteration and decides (converged, breakdown, reliable
- * update, maxiter). op: the system's operator; ops: the
- * sloppy one (ops->d != op->d: mixed precision with p's reliable-update or defect-correction
- * scheme). b is not changed. */
+/* Inverters on linear operators, as step machines (the frame src/solvers/krylov.c, one file
+ * per method: cg.c, bicgstab.c, mr.c, gcr.c): start queues x = 0, r = b, |b|^2 without
+ * waiting; submit queues one iteration; check waits for the scalars of the oldest queued
+ * (re)start or iteration and decides (converged, breakdown, reliable update, maxiter). op:
+ * the system's operator; ops: the sloppy one (ops->d != op->d: mixed precision with p's
+ * reliable-update or defect-correction scheme). b is not changed. */
 typedef struct tq_krylov_out {
     int iterations, reliable_updates;
     double residual;      /* iterated (mixed: true after the last update) relative residual */
@@ -62,7 +62,7 @@ const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
 double tq_krylov_iter_start(const tq_krylov *k);
 void tq_krylov_free(tq_krylov *k);
 
-/* Multi-shift CG (src/solver_multishift.c): (A + op->shift + delta[i]) x[i] = b for
+/* Multi-shift CG (src/solvers/multishift_cg.c): (A + op->shift + delta[i]) x[i] = b for
  * delta[0] = 0 <= delta[i], A Hermitian positive; out[i] per system. */
 tq_status tq_krylov_multishift(tq_linop *op, int n, const double *delta, tq_field *const *x, const tq_field *b,
                                const tq_solver_params *p, tq_krylov_out *out);

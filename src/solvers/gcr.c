@@ -1,0 +1,104 @@
+/* GCR, one iteration of the Krylov frame (src/solvers/krylov.c): z = K r (K: none, or a
+ * fixed number of MR steps); Az; Az and z orthogonalised against the cycle's earlier (unit)
+ * Az_j; normalised; alpha = <Az, r>; x += alpha z; r -= alpha Az; |r|^2. The cycle restarts
+ * after nkrylov directions (and at each reliable update). Not pipelined: each iteration
+ * needs the directions of the ones before it. */
+#include "solvers/krylov_internal.h"
+
+#include <math.h>
+
+/* Scalar slots (complex values take two), GCR's and its MR preconditioner's. */
+enum {
+    GCR_RR = 0, GCR_C = 1, GCR_NC = 3, GCR_N2 = 5, GCR_INV = 6, GCR_ALPHA = 7,
+    PMR_ARR = 12, PMR_AR2 = 14, PMR_ALPHA = 15
+};
+
+static tq_status gcr_create_fields(tq_krylov *k, const tq_field *b, tq_precision sp)
+{
+    for (int j = 0; j < k->nkrylov; j++) {
+        TQ_CHECK(tq_krylov_field_in(b, sp, &k->z[j]));
+        TQ_CHECK(tq_krylov_field_in(b, sp, &k->az[j]));
+    }
+    if (k->p.precond == TQ_PRECOND_MR) TQ_CHECK(tq_krylov_field_in(b, sp, &k->pr));
+    return TQ_SUCCESS;
+}
+
+/* z = K r with K a fixed number of MR steps on A z = r from z = 0: no host wait. */
+static tq_status precondition_mr(tq_krylov *k, tq_field *z, tq_field *az)
+{
+    static const tq_scalar_instr palpha[] = {{TQ_SC_CDIVR, PMR_ALPHA, PMR_ARR, PMR_AR2}};
+    const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
+    const signed char pslots[4] = {PMR_ALPHA + 1, PMR_ALPHA + 2, 0, 0};
+    const int np = k->p.precond_iters > 0 ? k->p.precond_iters : 4;
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_ZERO, z, NULL, NULL, NULL, 0, NULL, 0));
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_COPY, k->rs, k->pr, NULL, NULL, 0, NULL, 0));
+    for (int i = 0; i < np; i++) {
+        TQ_CHECK(tq_linop_apply(k->ops, az, k->pr));
+        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT_NORM2, az, k->pr, NULL, NULL, PMR_ARR, palpha, 1));
+        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, k->pr, z, one, pslots, 0, NULL, 0));
+        if (i + 1 < np) TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, az, k->pr, minus, pslots, 0, NULL, 0));
+    }
+    k->out.blas_flops += (14.0 * np - 4) * k->n_sloppy;
+    return TQ_SUCCESS;
+}
+
+/* Az -= <Az_j, Az> Az_j and z alike for the cycle's earlier directions j < j0 (their Az_j
+ * are unit vectors), then both scaled to |Az| = 1. */
+static tq_status orthonormalise(tq_krylov *k, int j0, tq_field *z, tq_field *az)
+{
+    static const tq_scalar_instr nc_prog[] = {{TQ_SC_CNEG, GCR_NC, GCR_C, 0}};
+    static const tq_scalar_instr inv_prog[] = {{TQ_SC_RSQRT, GCR_INV, GCR_N2, 0}};
+    const double one[4] = {1, 1, 1, 1};
+    const signed char nc_slots[4] = {GCR_NC + 1, GCR_NC + 2, 0, 0};
+    const signed char inv_slot[4] = {GCR_INV + 1, 0, 0, 0};
+    for (int j = 0; j < j0; j++) {
+        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT, k->az[j], az, NULL, NULL, GCR_C, nc_prog, 1));
+        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, k->az[j], az, one, nc_slots, 0, NULL, 0));
+        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, k->z[j], z, one, nc_slots, 0, NULL, 0));
+    }
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_NORM2, az, NULL, NULL, NULL, GCR_N2, inv_prog, 1));
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_SCALE, az, NULL, one, inv_slot, 0, NULL, 0));
+    return tq_krylov_blas(k, TQ_OP_SCALE, z, NULL, one, inv_slot, 0, NULL, 0);
+}
+
+static tq_status gcr_submit_iteration(tq_krylov *k)
+{
+    const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
+    const signed char alpha_slots[4] = {GCR_ALPHA + 1, GCR_ALPHA + 2, 0, 0};
+    const int j0 = k->kcycle;
+    tq_field *z = k->z[j0], *az = k->az[j0];
+    if (k->p.precond == TQ_PRECOND_MR) TQ_CHECK(precondition_mr(k, z, az));
+    else TQ_CHECK(tq_krylov_blas(k, TQ_OP_COPY, k->rs, z, NULL, NULL, 0, NULL, 0));
+    TQ_CHECK(tq_linop_apply(k->ops, az, z));
+    TQ_CHECK(orthonormalise(k, j0, z, az));
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT, az, k->rs, NULL, NULL, GCR_ALPHA, NULL, 0));
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, z, k->xs, one, alpha_slots, 0, NULL, 0));
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, az, k->rs, minus, alpha_slots, 0, NULL, 0));
+    tq_krylov_last_reduction(k);
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, GCR_RR, NULL, 0));
+    k->out.blas_flops += (12.0 * j0 + 20) * k->n_sloppy;
+    return TQ_SUCCESS;
+}
+
+/* Breakdown tests; the cycle moves on to its next direction (restarting after nkrylov). */
+static tq_status gcr_read_iteration(tq_krylov *k, int it)
+{
+    const double *s = k->s;
+    tq_status st = TQ_SUCCESS;
+    if (!(s[GCR_N2] > 0.0) || !isfinite(s[GCR_N2]) || !isfinite(s[GCR_ALPHA]) || !isfinite(s[GCR_ALPHA + 1]))
+        st = tq_error(TQ_ERR_BREAKDOWN, "%s: the new direction's |A z|^2 = %.3e at iteration %d (NaN, Inf, or "
+                      "a direction in the span of the earlier ones)", k->who, s[GCR_N2], it);
+    else if (!isfinite(s[GCR_RR]))
+        st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", k->who, it);
+    k->kcycle = (k->kcycle + 1) % k->nkrylov;
+    return st;
+}
+
+const tq_krylov_method tq_krylov_gcr_method = {
+    .name = "GCR",
+    .who = "tq_solve (GCR)",
+    .fused_form = -1,
+    .create_fields = gcr_create_fields,
+    .submit_iteration = gcr_submit_iteration,
+    .read_iteration = gcr_read_iteration,
+};
