@@ -175,7 +175,7 @@ static void check_launch(void)
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
 
-/* The epilogue kernels exist for what the solvers ask (src/dirac.c asks for no other
+/* The epilogue kernels exist for what the solvers ask (src/dirac/dirac_forms.c asks for no other
  * pairing): CG on M_pc^dag M_pc, |y|^2 after M_pc (dagger 0) and r += c y after M_pc^dag
  * (dagger 1); BiCGstab on M_pc (dagger 0): s = r - alpha y, and <t, s>, |t|^2, <r0, s>,
  * <r0, t>. */
