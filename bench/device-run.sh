@@ -23,9 +23,12 @@ for t in "$top"/build/tests/.libs/test_* "$top"/build/examples/.libs/solve_*; do
     summary+=("$(printf '%-24s %-8s %6ss  %s' "$name" "$res" "$dur" "$(tail -n1 "$out/$name.log")")")
 done
 
-# the command-line tests (they compare the propagator on CPU and GPU workers there)
+# the command-line tests (they compare the propagator on CPU and GPU workers there, and run
+# bench_dslash_bare on the GPU); the binaries themselves, not the libtool wrappers of this
+# machine's paths
 start=$(date +%s.%N)
-TQ_BUILDDIR="$top/build" TQ_CLI="$top/build/.libs/taskqcd" timeout 600 sh "$top/tests/test_cli.sh" > "$out/test_cli.log" 2>&1
+TQ_BUILDDIR="$top/build" TQ_CLI="$top/build/.libs/taskqcd" TQ_BENCH_DSLASH_BARE="$top/build/bench/.libs/bench_dslash_bare" \
+    timeout 600 sh "$top/tests/test_cli.sh" > "$out/test_cli.log" 2>&1
 rc=$?
 dur=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 case $rc in 0) res=PASS ;; 77) res=SKIP ;; *) res="FAIL($rc)" ;; esac

@@ -11,7 +11,8 @@
 #        [GAUGE=FILE | WEAK=EPS] [THERM=N] bash bench/solver-bench.sh [X Y Z T]
 # The gauge field: the propagator's default, a quenched beta 6.0 configuration (THERM sweeps
 # of 1 heat bath + 4 overrelaxation, default 100, generated on the GPU by the first run and
-# cached); GAUGE: a configuration file instead; WEAK: a weak-field one (earlier sessions).
+# cached); GAUGE: a configuration file instead; WEAK: a weak-field one (as older figures in
+# doc/performance.md).
 set -u
 source "$(dirname "$0")/device-env.sh"
 dims=${*:-32 32 32 32}

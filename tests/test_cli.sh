@@ -211,9 +211,41 @@ run 2 dslash --dslash-type twisted && expect "$err" "twisted" "dslash unknown --
 run 2 dslash --dslash-type clover --matpc sideways && expect "$err" "matpc" "dslash bad --matpc"
 run 2 dslash --csw abc && expect "$err" "csw" "dslash bad --csw"
 run 2 dslash --kappa -1 && expect "$err" "kappa" "dslash bad kappa"
-run 2 dslash --bare --test matpc && expect "$err" "bare" "dslash --bare refused for matpc"
-run 1 dslash --bare --dim 4 4 4 4 --block 4 4 4 2 --niter 1 --quiet --where cpu &&
-    expect "$err" "one block" "dslash --bare refused with several blocks"
+# the bare kernel (library internals) is timed by bench/bench_dslash_bare, not by the tool
+run 2 dslash --bare && expect "$err" "unknown option '--bare'" "dslash --bare is not an option"
+ncuda=$("$tq" info 2>/dev/null | sed -n 's/.*workers: .* \([0-9][0-9]*\) CUDA.*/\1/p' | head -n1)
+bare=${TQ_BENCH_DSLASH_BARE:-$builddir/bench/bench_dslash_bare}   # the binary itself on the GPU machine
+# run_bare EXPECTED_RC ARGS...: runs bench_dslash_bare as run runs taskqcd
+run_bare() {
+    want=$1
+    shift
+    "$bare" "$@" >"$out" 2>"$err"
+    rc=$?
+    ok
+    if [ "$rc" -ne "$want" ]; then
+        fail "bench_dslash_bare $* exited $rc (expected $want)"
+        sed 's/^/  stdout: /' "$out" >&2
+        sed 's/^/  stderr: /' "$err" >&2
+        return 1
+    fi
+    return 0
+}
+if [ -x "$bare" ]; then
+    run_bare 2 --dim 4 4 4 4 --block 4 4 4 2 --quiet && expect "$err" "one block" "bench_dslash_bare refuses several blocks"
+    run_bare 2 --prec quad && expect "$err" "--prec" "bench_dslash_bare bad --prec"
+    run_bare 2 --where cpu && expect "$err" "unknown option" "bench_dslash_bare unknown option"
+    run_bare 77 --dim 4 4 4 4 --niter 1 --ncuda 0 --quiet && expect "$err" "no CUDA worker" "bench_dslash_bare without a GPU"
+    if [ "${ncuda:-0}" -gt 0 ]; then
+        run_bare 0 --dim 8 8 8 8 --niter 2 --prec double,half --recon 18,8 --quiet && {
+            [ "$(grep -c "^  bare kernel" "$out")" = 4 ] || fail "bench_dslash_bare: expected four bare-kernel lines"
+            ok
+            [ "$(grep -c "^  results: .*[(]same" "$out")" = 4 ] || fail "bench_dslash_bare: the two paths differ"
+            ok
+        }
+    fi
+else
+    echo "test_cli: $bare not built: bench_dslash_bare not tested"
+fi
 
 # ---- propagator: the main job -----------------------------------------------------------
 # correlator NAME FILE: the "correlator" array of a --json output, one value per line
@@ -266,7 +298,6 @@ run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
 run 0 propagator --dim 4 4 4 8 --batch 4 --warmup --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c6" && same_correlator "$tmp/c6" "propagator --warmup"
 run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"
-ncuda=$("$tq" info 2>/dev/null | sed -n 's/.*workers: .* \([0-9][0-9]*\) CUDA.*/\1/p' | head -n1)
 if [ "${ncuda:-0}" -gt 0 ]; then
     for w in cuda any; do
         run 0 propagator --dim 4 4 4 8 --json --quiet --where $w &&

@@ -34,6 +34,19 @@ void tq_cli_sched_for_placement(tq_init_params *ip, const char *where);
 /* Parses a positive int (whole string); returns 0 on success. */
 int tq_cli_parse_positive(const char *s, int *out);
 
+/* One application of a Wilson-type operator on vol sites (src/cli/dslash_cost.c): hops
+ * single-parity hopping terms (1320 flops per output site), clovers clover applications
+ * (+504) and xpays x + a y updates (+48), each over half the sites. Bytes: QUDA's model (per
+ * output site and hop 8 links as stored, 8 neighbour spinors, 1 output spinor) and the
+ * minimal traffic (8 links, 1 input and 1 output spinor); a clover site or an xpay adds its
+ * bytes to both. */
+typedef struct tq_cli_dslash_cost {
+    double flops, bytes_quda, bytes_min;
+    double spinor_bytes, link_bytes, clover_bytes;   /* one site of each, as stored */
+} tq_cli_dslash_cost;
+void tq_cli_dslash_cost_of(int64_t vol, tq_precision prec, int recon, double hops, double clovers, double xpays,
+                           tq_cli_dslash_cost *c);
+
 /* The propagator's default gauge field (src/cli/gauge_cache.c): a quenched configuration
  * (cold start, sweeps of 1 heat bath + nor overrelaxation) read from cache_dir when it was
  * made before, otherwise generated (after tq_init, on one kind of worker) and cached there

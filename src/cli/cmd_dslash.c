@@ -2,13 +2,14 @@
  * checks it against the plain-loop double-precision reference and prints time, GFLOPS and
  * GB/s. Flops as QUDA counts them: 1320 per site for the hopping term, +48 per site for
  * the x + a D y of M and M_pc, +504 per clover (or inverse) application; the clover
- * "dslash" (A^-1 D) counts 1872, QUDA's figure. Bytes (clover: +72 reals per application): QUDA's model (per output site 8 links as stored,
- * 8 neighbour spinors, 1 output spinor, +1 spinor for xpay) and the minimal-traffic model
- * (every link, input spinor and output spinor moved once: per output site of one parity
- * 8 links + 1 input + 1 output spinor, +1 for xpay). */
+ * "dslash" (A^-1 D) counts 1872, QUDA's figure. Bytes (clover: +72 reals per application):
+ * QUDA's model (per output site 8 links as stored, 8 neighbour spinors, 1 output spinor, +1
+ * spinor for xpay) and the minimal-traffic model (every link, input spinor and output
+ * spinor moved once: per output site of one parity 8 links + 1 input + 1 output spinor, +1
+ * for xpay); both in tq_cli_dslash_cost_of. The kernel without the task graph, for its
+ * overhead, is timed by bench/bench_dslash_bare (it needs library internals). */
 #include "cli.h"
 #include "taskqcd.h"
-#include "dirac/dirac_internal.h"                 /* tq_internal_dslash_bare */
 #include "../../reference/wilson_reference.h"   /* the reference the tests use */
 
 #include <math.h>
@@ -25,7 +26,7 @@ static void dslash_usage(FILE *o)
         "                      [--matpc sym|asym]\n"
         "                      [--test dslash|mat|matpc|matpcdagmatpc|LIST|all] [--dagger] [--niter N]\n"
         "                      [--gauge FILE] [--where any|cpu|cuda] [--check|--no-check]\n"
-        "                      [--bare] [runtime options]\n"
+        "                      [runtime options]\n"
         "Applies the operator niter times (after three warm-ups), prints time per application,\n"
         "GFLOPS and GB/s, and checks the result against the double-precision plain-loop\n"
         "reference (by default when the volume is at most 16^4). Without --gauge the gauge\n"
@@ -33,20 +34,21 @@ static void dslash_usage(FILE *o)
         "--prec, --recon and --test take comma lists (or all): one run per combination on the same\n"
         "gauge field and source, which are made or read once.\n"
         "Clover: --test dslash applies A^-1 D; matpc is the symmetric (default, 1 - k^2 A^-1 D\n"
-        "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n"
-        "--bare (Wilson dslash test, one block, a CUDA worker): also times the interior\n"
-        "kernel launched directly on the same data, and prints the task graph's overhead.\n");
+        "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n");
 }
+
 
 
 enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
 
-/* What one invocation applies; precision and compression vary per case. */
+/* What one invocation asks for; each precision and compression is one case. */
 typedef struct dslash_opts {
     int dims[4], block[4];
-    int niter, tests[4], ntests, dagger, check, clover, asym, bare;
+    int niter, tests[4], ntests, dagger, check, clover, asym;
     double kappa, csw;
-    const char *where;
+    const char *where, *gauge_file;
+    tq_precision precs[3];
+    int recons[3], nprec, nrecon;
 } dslash_opts;
 
 /* A name a list item may take and the value it stands for. */
@@ -78,6 +80,123 @@ static const list_name precision_names[] = {
 static const list_name recon_names[] = {{"18", 18}, {"12", 12}, {"8", 8}};
 static const list_name test_names[] = {{"dslash", T_DSLASH}, {"mat", T_MAT}, {"matpc", T_MATPC}, {"matpcdagmatpc", T_MATPCDAG}};
 
+/* The comma-list options --prec, --recon and --test (value v). Returns 0 when a was one of
+ * them, 1 when it was not, 2 after saying why v is bad. */
+static int parse_list_option(dslash_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--prec")) {
+        int pv[3];
+        if ((o->nprec = parse_list(v, precision_names, 6, 3, pv, 3)) < 1) {
+            fprintf(stderr, "taskqcd dslash: --prec takes double, single, half, a comma list of them or all (got '%s')\n", v);
+            return 2;
+        }
+        for (int k = 0; k < o->nprec; k++) o->precs[k] = (tq_precision)pv[k];
+    } else if (!strcmp(a, "--recon")) {
+        if ((o->nrecon = parse_list(v, recon_names, 3, 3, o->recons, 3)) < 1) {
+            fprintf(stderr, "taskqcd dslash: --recon takes 18, 12, 8, a comma list of them or all (got '%s')\n", v);
+            return 2;
+        }
+    } else if (!strcmp(a, "--test")) {
+        if ((o->ntests = parse_list(v, test_names, 4, 4, o->tests, 4)) < 1) {
+            fprintf(stderr, "taskqcd dslash: unknown --test '%s' (dslash, mat, matpc, matpcdagmatpc, a comma list or all)\n", v);
+            return 2;
+        }
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+/* The other options with a value v: the operator's and the run's. Returns 0 when a was one
+ * of them, 1 when it was not, 2 after saying why v is bad. */
+static int parse_value_option(dslash_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--dslash-type")) {
+        if (!strcmp(v, "clover")) o->clover = 1;
+        else if (!strcmp(v, "wilson")) o->clover = 0;
+        else { fprintf(stderr, "taskqcd dslash: unknown --dslash-type '%s' (wilson, clover)\n", v); return 2; }
+    } else if (!strcmp(a, "--csw")) {
+        char *end;
+        o->csw = strtod(v, &end);
+        if (*end || !isfinite(o->csw)) { fprintf(stderr, "taskqcd dslash: --csw needs a number\n"); return 2; }
+    } else if (!strcmp(a, "--matpc")) {
+        if (!strcmp(v, "sym") || !strcmp(v, "symmetric")) o->asym = 0;
+        else if (!strcmp(v, "asym") || !strcmp(v, "asymmetric")) o->asym = 1;
+        else { fprintf(stderr, "taskqcd dslash: unknown --matpc '%s' (sym, asym)\n", v); return 2; }
+    } else if (!strcmp(a, "--kappa")) {
+        o->kappa = atof(v);
+        if (!(o->kappa > 0)) { fprintf(stderr, "taskqcd dslash: --kappa must be positive\n"); return 2; }
+    } else if (!strcmp(a, "--niter")) {
+        if (tq_cli_parse_positive(v, &o->niter)) { fprintf(stderr, "taskqcd dslash: --niter must be a positive integer\n"); return 2; }
+    } else if (!strcmp(a, "--gauge")) {
+        o->gauge_file = v;
+    } else if (!strcmp(a, "--where")) {
+        o->where = v;
+        if (strcmp(v, "any") && strcmp(v, "cpu") && strcmp(v, "cuda")) {
+            fprintf(stderr, "taskqcd dslash: --where must be any, cpu or cuda\n");
+            return 2;
+        }
+    } else {
+        return parse_list_option(o, a, v);
+    }
+    return 0;
+}
+
+/* Fills o from the command line (runtime options already removed). Returns -1 to go on,
+ * otherwise the exit code (0 after --help, 2 for a usage error). */
+static int parse_dslash_args(int argc, char **argv, dslash_opts *o)
+{
+    const dslash_opts defaults = {.dims = {16, 16, 16, 16}, .niter = 10, .tests = {T_DSLASH}, .ntests = 1,
+                                  .check = -1, .kappa = 0.12, .csw = 1.0, .where = "any",
+                                  .precs = {TQ_SINGLE}, .recons = {12}, .nprec = 1, .nrecon = 1};
+    *o = defaults;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = 1;
+        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) {
+            if (tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : o->block)) {
+                fprintf(stderr, "taskqcd dslash: %s needs 4 positive integers\n", a);
+                return 2;
+            }
+            rc = 0;
+        } else if (i + 1 < argc && (rc = parse_value_option(o, a, argv[i + 1])) == 0) {
+            i++;
+        } else if (rc == 2) {
+            return 2;
+        } else if (!strcmp(a, "--dagger")) {
+            o->dagger = 1;
+        } else if (!strcmp(a, "--check")) {
+            o->check = 1;
+        } else if (!strcmp(a, "--no-check")) {
+            o->check = 0;
+        } else if (!strcmp(a, "--help")) {
+            dslash_usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "taskqcd dslash: unknown option '%s'\n", a);
+            dslash_usage(stderr);
+            return 2;
+        }
+    }
+    return -1;
+}
+
+/* The gauge field of every case: --gauge's file or weak-field random; sets o->dims to the
+ * file's. Returns 0, or the exit code after saying why not. */
+static int load_gauge(dslash_opts *o, tq_host_gauge *hg)
+{
+    memset(hg, 0, sizeof *hg);
+    if (o->gauge_file) {
+        if (tq_gauge_read(o->gauge_file, TQ_FORMAT_AUTO, hg, NULL)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 1; }
+        memcpy(o->dims, hg->dims, sizeof o->dims);
+        tq_host_gauge_reunitarize(hg);   /* single-precision files: SU(3) in double */
+    } else {
+        if (tq_host_gauge_alloc(hg, o->dims)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 2; }
+        tq_host_gauge_weak(hg, 1, 0.2);
+    }
+    return 0;
+}
+
 static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_precision prec, int recon);
 static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_lattice *lat, tq_dirac *d,
                     tq_precision prec, int recon, int test, const double *setup);
@@ -90,109 +209,17 @@ int tq_cmd_dslash(int argc, char **argv)
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
         return 2;
     }
-    int dims[4] = {16, 16, 16, 16}, block[4] = {0, 0, 0, 0};
-    int niter = 10, tests[4] = {T_DSLASH}, ntests = 1, dagger = 0, check = -1;
-    double kappa = 0.12, csw = 1.0;
-    int clover = 0, asym = 0, bare = 0;
-    tq_precision precs[3] = {TQ_SINGLE};
-    int recons[3] = {12}, nprec = 1, nrecon = 1;
-    const char *gauge_file = NULL, *where = "any";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) {
-            if (tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? dims : block)) {
-                fprintf(stderr, "taskqcd dslash: %s needs 4 positive integers\n", a);
-                return 2;
-            }
-        } else if (!strcmp(a, "--prec") && i + 1 < argc) {
-            int pv[3];
-            if ((nprec = parse_list(argv[++i], precision_names, 6, 3, pv, 3)) < 1) {
-                fprintf(stderr, "taskqcd dslash: --prec takes double, single, half, a comma list of them or all (got '%s')\n", argv[i]);
-                return 2;
-            }
-            for (int k = 0; k < nprec; k++) precs[k] = (tq_precision)pv[k];
-        } else if (!strcmp(a, "--recon") && i + 1 < argc) {
-            if ((nrecon = parse_list(argv[++i], recon_names, 3, 3, recons, 3)) < 1) {
-                fprintf(stderr, "taskqcd dslash: --recon takes 18, 12, 8, a comma list of them or all (got '%s')\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--dslash-type") && i + 1 < argc) {
-            const char *t = argv[++i];
-            if (!strcmp(t, "clover")) clover = 1;
-            else if (!strcmp(t, "wilson")) clover = 0;
-            else { fprintf(stderr, "taskqcd dslash: unknown --dslash-type '%s' (wilson, clover)\n", t); return 2; }
-        } else if (!strcmp(a, "--csw") && i + 1 < argc) {
-            char *end;
-            csw = strtod(argv[++i], &end);
-            if (*end || !isfinite(csw)) { fprintf(stderr, "taskqcd dslash: --csw needs a number\n"); return 2; }
-        } else if (!strcmp(a, "--matpc") && i + 1 < argc) {
-            const char *t = argv[++i];
-            if (!strcmp(t, "sym") || !strcmp(t, "symmetric")) asym = 0;
-            else if (!strcmp(t, "asym") || !strcmp(t, "asymmetric")) asym = 1;
-            else { fprintf(stderr, "taskqcd dslash: unknown --matpc '%s' (sym, asym)\n", t); return 2; }
-        } else if (!strcmp(a, "--test") && i + 1 < argc) {
-            if ((ntests = parse_list(argv[++i], test_names, 4, 4, tests, 4)) < 1) {
-                fprintf(stderr, "taskqcd dslash: unknown --test '%s' (dslash, mat, matpc, matpcdagmatpc, a comma list or all)\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--kappa") && i + 1 < argc) {
-            kappa = atof(argv[++i]);
-            if (!(kappa > 0)) { fprintf(stderr, "taskqcd dslash: --kappa must be positive\n"); return 2; }
-        } else if (!strcmp(a, "--niter") && i + 1 < argc) {
-            if (tq_cli_parse_positive(argv[++i], &niter)) { fprintf(stderr, "taskqcd dslash: --niter must be a positive integer\n"); return 2; }
-        } else if (!strcmp(a, "--gauge") && i + 1 < argc) {
-            gauge_file = argv[++i];
-        } else if (!strcmp(a, "--where") && i + 1 < argc) {
-            where = argv[++i];
-            if (strcmp(where, "any") && strcmp(where, "cpu") && strcmp(where, "cuda")) {
-                fprintf(stderr, "taskqcd dslash: --where must be any, cpu or cuda\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--dagger")) {
-            dagger = 1;
-        } else if (!strcmp(a, "--bare")) {
-            bare = 1;
-        } else if (!strcmp(a, "--check")) {
-            check = 1;
-        } else if (!strcmp(a, "--no-check")) {
-            check = 0;
-        } else if (!strcmp(a, "--help")) {
-            dslash_usage(stdout);
-            return 0;
-        } else {
-            fprintf(stderr, "taskqcd dslash: unknown option '%s'\n", a);
-            dslash_usage(stderr);
-            return 2;
-        }
-    }
-
-    int has_dslash = 0;
-    for (int k = 0; k < ntests; k++) has_dslash |= tests[k] == T_DSLASH;
-    if (bare && (clover || !has_dslash || dagger)) {
-        fprintf(stderr, "taskqcd dslash: --bare times the Wilson hopping kernel: use it with --test dslash, "
-                        "--dslash-type wilson and no --dagger\n");
-        return 2;
-    }
+    dslash_opts o;
+    int rc = parse_dslash_args(argc, argv, &o);
+    if (rc >= 0) return rc;
     tq_host_gauge hg;
-    memset(&hg, 0, sizeof hg);
-    if (gauge_file) {
-        if (tq_gauge_read(gauge_file, TQ_FORMAT_AUTO, &hg, NULL)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 1; }
-        memcpy(dims, hg.dims, sizeof dims);
-        tq_host_gauge_reunitarize(&hg);   /* single-precision files: SU(3) in double */
-    } else {
-        if (tq_host_gauge_alloc(&hg, dims)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 2; }
-        tq_host_gauge_weak(&hg, 1, 0.2);
-    }
-    const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
-    if (check < 0) check = vol <= 65536;
-    tq_cli_sched_for_placement(&ip, where);
+    if ((rc = load_gauge(&o, &hg))) return rc;
+    const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
+    if (o.check < 0) o.check = vol <= 65536;
+    tq_cli_sched_for_placement(&ip, o.where);
     if (tq_init(&ip)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); tq_host_gauge_free(&hg); return 1; }
-    tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
+    tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
-    dslash_opts o = {{dims[0], dims[1], dims[2], dims[3]}, {block[0], block[1], block[2], block[3]},
-                     niter, {tests[0], tests[1], tests[2], tests[3]}, ntests, dagger, check, clover, asym, bare,
-                     kappa, csw, where};
-    int rc = 0;
     /* the source, made once (at 64^4 making it costs more than the timing) */
     double *src = malloc((size_t)vol * 24 * sizeof *src);
     if (!src) {
@@ -200,9 +227,9 @@ int tq_cmd_dslash(int argc, char **argv)
         rc = 1;
     } else {
         ref_spinor_random(src, vol, 2);
-        for (int k = 0; k < nprec; k++)
-            for (int ir = 0; ir < nrecon; ir++)
-                if (run_case(&o, &hg, src, precs[k], recons[ir])) rc = 1;
+        for (int k = 0; k < o.nprec; k++)
+            for (int ir = 0; ir < o.nrecon; ir++)
+                if (run_case(&o, &hg, src, o.precs[k], o.recons[ir])) rc = 1;
     }
     free(src);
     tq_host_gauge_free(&hg);
@@ -246,150 +273,150 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     return rc;
 }
 
-/* One test of operator d: timing, optional --bare and the check against the reference.
- * setup: the set-up times to print (first test only). Returns 0 or 1 (failure). */
-static int run_test(const dslash_opts *o, const tq_host_gauge *hgp, const double *src, tq_lattice *lat, tq_dirac *d,
-                    tq_precision prec, int recon, int test, const double *setup)
+/* The line that names a test, and the set-up times (setup: the first test only). */
+static void print_test_header(const dslash_opts *o, tq_lattice *lat, tq_precision prec, int recon, int test,
+                              const double *setup)
 {
-    const int *dims = o->dims;
-    const int niter = o->niter, dagger = o->dagger, check = o->check, clover = o->clover;
-    const int asym = o->asym, bare = o->bare && test == T_DSLASH;
-    const double kappa = o->kappa, csw = o->csw;
-    const char *where = o->where;
-    const tq_host_gauge hg = *hgp;
-    const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
-    int rc = 1;
-    tq_field *in = NULL, *out = NULL;
-    double *hin = NULL, *hout = NULL, *href = NULL;
-    tq_subset sub = test == T_MAT ? TQ_FULL : TQ_EVEN;
-    tq_field_params sp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0};
-    tq_field_params op_in = sp;
-    if (test == T_DSLASH) op_in.subset = TQ_ODD;
-    if (tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out)) {
-        fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
-        goto done;
-    }
-    hin = malloc((size_t)vol * 24 * sizeof *hin);
-    hout = calloc((size_t)vol * 24, sizeof *hout);
-    if (!hin || !hout) { fprintf(stderr, "taskqcd dslash: out of memory\n"); goto done; }
-    memcpy(hin, src, (size_t)vol * 24 * sizeof *hin);
-    if (tq_field_import(in, hin)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); goto done; }
-
     tq_lattice_info li;
     tq_lattice_get_info(lat, &li);
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
     static const char *names[] = {"dslash", "mat", "matpc", "matpcdagmatpc"};
     char opname[96];
-    if (clover) snprintf(opname, sizeof opname, "clover (c_sw %g, %s even-odd)", csw, asym ? "asymmetric" : "symmetric");
+    if (o->clover) snprintf(opname, sizeof opname, "clover (c_sw %g, %s even-odd)", o->csw, o->asym ? "asymmetric" : "symmetric");
     else snprintf(opname, sizeof opname, "wilson");
+    const int *dims = o->dims;
     printf("taskqcd dslash: %s %s%s, %dx%dx%dx%d, blocks %dx%dx%dx%d (%d), %s recon %d, kappa %g, where %s, "
            "%d CPU + %d CUDA workers\n",
-           opname, names[test], dagger ? " dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
-           li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, kappa, where,
+           opname, names[test], o->dagger ? " dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
+           li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, o->kappa, o->where,
            ri.ncpu_workers, ri.ncuda_workers);
     if (setup)
         printf("  set-up: gauge import %.3f s, operator %.3f s%s\n", setup[1] - setup[0], setup[2] - setup[1],
-               clover ? " (clover term and inverse built by tasks)" : "");
+               o->clover ? " (clover term and inverse built by tasks)" : "");
+}
 
+/* Applies the test's operator niter times after three warm-ups (data on the device, clocks
+ * up); *seconds per application. */
+static tq_status time_operator(const dslash_opts *o, tq_dirac *d, tq_field *out, const tq_field *in, int test,
+                               double *seconds)
+{
     tq_status st = TQ_SUCCESS;
     double t0 = 0;
-    /* three warm-up applications: data on the device, clocks up */
-    for (int it = -3; it < niter && st == TQ_SUCCESS; it++) {
+    for (int it = -3; it < o->niter && st == TQ_SUCCESS; it++) {
         if (it == 0) { tq_wait_all(); t0 = tq_cli_now(); }
         switch (test) {
         case T_DSLASH:
             /* clover: A^-1 D, the "dslash" of the even-odd clover operator (one fused kernel) */
-            st = tq_dirac_dslash(d, out, in, TQ_EVEN, dagger);
+            st = tq_dirac_dslash(d, out, in, TQ_EVEN, o->dagger);
             break;
-        case T_MAT: st = tq_dirac_mat(d, out, in, dagger); break;
-        case T_MATPC: st = tq_dirac_matpc(d, out, in, TQ_EVEN, dagger); break;
+        case T_MAT: st = tq_dirac_mat(d, out, in, o->dagger); break;
+        case T_MATPC: st = tq_dirac_matpc(d, out, in, TQ_EVEN, o->dagger); break;
         default: st = tq_dirac_matpc_dag_matpc(d, out, in, TQ_EVEN); break;
         }
     }
     tq_wait_all();
-    double t = (tq_cli_now() - t0) / niter;
-    if (st) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); goto done; }
+    *seconds = (tq_cli_now() - t0) / o->niter;
+    return st;
+}
 
-    /* counts per application */
-    const double half_sites = vol / 2.0;
-    const double sb = prec == TQ_HALF ? 24 * 2 + 4 : 24.0 * (int)prec, lb = recon * (double)(int)prec;
+/* Time, GFLOPS and GB/s of one application taking t seconds, and the counts per site. */
+static void print_rates(const dslash_opts *o, tq_precision prec, int recon, int test, double t)
+{
+    const int64_t vol = (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3];
     /* single-parity hopping terms, clover applications and xpays per application */
     double hops = 0, clovers = 0, xpays = 0;
     switch (test) {
-    case T_DSLASH: hops = 1; clovers = clover; xpays = clover; break;   /* clover: QUDA's 1872 */
-    case T_MAT: hops = 2; clovers = 2 * clover; xpays = 2; break;
-    case T_MATPC: hops = 2; clovers = 2 * clover; xpays = 1; break;
-    default: hops = 4; clovers = 4 * clover; xpays = 2; break;
+    case T_DSLASH: hops = 1; clovers = o->clover; xpays = o->clover; break;   /* clover: QUDA's 1872 */
+    case T_MAT: hops = 2; clovers = 2 * o->clover; xpays = 2; break;
+    case T_MATPC: hops = 2; clovers = 2 * o->clover; xpays = 1; break;
+    default: hops = 4; clovers = 4 * o->clover; xpays = 2; break;
     }
-    /* a clover site: 72 reals (half: int16 + a float norm) */
-    const double cb = prec == TQ_HALF ? 72 * 2 + 4 : 72.0 * (int)prec;
-    double flops = half_sites * (1320.0 * hops + 504.0 * clovers + 48.0 * xpays);
-    double bytes_quda = half_sites * (hops * (8 * lb + 9 * sb) + clovers * cb + xpays * sb);
-    double bytes_min = half_sites * (hops * (8 * lb + 2 * sb) + clovers * cb + xpays * sb);
+    tq_cli_dslash_cost c;
+    tq_cli_dslash_cost_of(vol, prec, recon, hops, clovers, xpays, &c);
+    const double sb = c.spinor_bytes, lb = c.link_bytes;
     printf("  time %.3f ms per application, %.1f GFLOPS, %.1f GB/s (QUDA's byte model), %.1f GB/s (minimal traffic)\n",
-           1e3 * t, flops / t * 1e-9, bytes_quda / t * 1e-9, bytes_min / t * 1e-9);
+           1e3 * t, c.flops / t * 1e-9, c.bytes_quda / t * 1e-9, c.bytes_min / t * 1e-9);
     printf("  per output site and hop: 1320 flops, %.0f B (QUDA), %.0f B (minimal); xpay +48 flops, +%.0f B",
            8 * lb + 9 * sb, 8 * lb + 2 * sb, sb);
-    if (clover) printf("; clover term +504 flops, +%.0f B", cb);
+    if (o->clover) printf("; clover term +504 flops, +%.0f B", c.clover_bytes);
     printf("\n");
-    if (bare) {
-        double tb = 0;
-        if (tq_internal_dslash_bare(d, out, in, TQ_EVEN, niter, &tb)) {
-            fprintf(stderr, "taskqcd dslash: --bare: %s\n", tq_last_error());
-            goto done;
-        }
-        printf("  bare kernel (launched directly, no StarPU): time %.3f ms, %.1f GFLOPS, %.1f GB/s (minimal traffic); "
-               "task graph overhead %.1f us per application (%.1f %%)\n",
-               1e3 * tb, flops / tb * 1e-9, bytes_min / tb * 1e-9, 1e6 * (t - tb), 100.0 * (t - tb) / t);
-    }
+}
 
-    rc = 0;
-    if (check) {
-        href = malloc((size_t)vol * 24 * sizeof *href);
-        double *tmp = malloc((size_t)vol * 24 * sizeof *tmp), *tmp2 = malloc((size_t)vol * 24 * sizeof *tmp2);
-        if (!href || !tmp || !tmp2) { free(tmp); free(tmp2); fprintf(stderr, "taskqcd dslash: out of memory\n"); rc = 1; goto done; }
-        double bc[4] = {1, 1, 1, -1};
-        const int64_t n = vol * 24;
-        int parity = test == T_MAT ? 2 : 0;
-        /* the input as the library holds it (rounded to prec) */
-        memset(hout, 0, (size_t)n * sizeof *hout);
-        tq_field_export(in, hout);
-        memcpy(hin, hout, (size_t)n * sizeof *hin);
-        if (clover) {
-            if (test == T_DSLASH) {
-                ref_wilson_dslash(tmp, hg.links, hin, dims, bc, dagger, 0);
-                ref_clover_solve(href, hg.links, tmp, dims, kappa, csw, 0);
-            } else if (test == T_MAT) {
-                ref_clover_mat(href, hg.links, hin, dims, bc, kappa, csw, dagger);
-            } else if (test == T_MATPC) {
-                ref_clover_matpc(href, hg.links, hin, dims, bc, kappa, csw, 0, dagger, asym);
-            } else {
-                ref_clover_matpc(tmp, hg.links, hin, dims, bc, kappa, csw, 0, 0, asym);
-                ref_clover_matpc(href, hg.links, tmp, dims, bc, kappa, csw, 0, 1, asym);
-            }
-        } else if (test == T_DSLASH) {
-            ref_wilson_dslash(href, hg.links, hin, dims, bc, dagger, 0);
+/* M_pc (dagger dg) or, with twice, M_pc^dag M_pc, of the even-odd Wilson operator on the
+ * even sites of in, by the plain-loop reference (tmp, tmp2: scratch of vol * 24). */
+static void reference_wilson_matpc(const dslash_opts *o, const double *links, const double *in, double *out, int twice,
+                                   double *tmp, double *tmp2)
+{
+    const int64_t vol = (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3], n = vol * 24;
+    double bc[4] = {1, 1, 1, -1};
+    const double kappa = o->kappa;
+    memcpy(tmp2, in, (size_t)n * sizeof *tmp2);
+    for (int ps = 0; ps < (twice ? 2 : 1); ps++) {
+        int dg = twice ? ps : o->dagger;
+        ref_wilson_dslash(tmp, links, tmp2, o->dims, bc, dg, 1);
+        ref_wilson_dslash(out, links, tmp, o->dims, bc, dg, 0);
+        for (int64_t k = 0; k < n; k++) out[k] = tmp2[k] - kappa * kappa * out[k];
+        for (int64_t s = 0; s < vol; s++)
+            if (ref_site_parity(s, o->dims)) memset(out + 24 * s, 0, 24 * sizeof(double));
+        memcpy(tmp2, out, (size_t)n * sizeof *tmp2);
+    }
+}
+
+/* The test's operator applied to in by the double-precision reference, into ref. Returns 0,
+ * or 1 when out of memory. */
+static int reference_result(const dslash_opts *o, const double *links, const double *in, double *ref, int test)
+{
+    const int64_t vol = (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3];
+    double *tmp = malloc((size_t)vol * 24 * sizeof *tmp), *tmp2 = malloc((size_t)vol * 24 * sizeof *tmp2);
+    if (!tmp || !tmp2) { free(tmp); free(tmp2); return 1; }
+    double bc[4] = {1, 1, 1, -1};
+    const int *dims = o->dims;
+    const int dagger = o->dagger, asym = o->asym;
+    const double kappa = o->kappa, csw = o->csw;
+    if (o->clover) {
+        if (test == T_DSLASH) {
+            ref_wilson_dslash(tmp, links, in, dims, bc, dagger, 0);
+            ref_clover_solve(ref, links, tmp, dims, kappa, csw, 0);
         } else if (test == T_MAT) {
-            ref_wilson_mat(href, hg.links, hin, dims, bc, kappa, dagger);
+            ref_clover_mat(ref, links, in, dims, bc, kappa, csw, dagger);
+        } else if (test == T_MATPC) {
+            ref_clover_matpc(ref, links, in, dims, bc, kappa, csw, 0, dagger, asym);
         } else {
-            int passes = test == T_MATPC ? 1 : 2;
-            memcpy(tmp2, hin, (size_t)n * sizeof *tmp2);
-            for (int ps = 0; ps < passes; ps++) {
-                int dg = test == T_MATPC ? dagger : ps;
-                ref_wilson_dslash(tmp, hg.links, tmp2, dims, bc, dg, 1);
-                ref_wilson_dslash(href, hg.links, tmp, dims, bc, dg, 0);
-                for (int64_t k = 0; k < n; k++) href[k] = tmp2[k] - kappa * kappa * href[k];
-                for (int64_t s = 0; s < vol; s++)
-                    if (ref_site_parity(s, dims)) memset(href + 24 * s, 0, 24 * sizeof(double));
-                memcpy(tmp2, href, (size_t)n * sizeof *tmp2);
-            }
+            ref_clover_matpc(tmp, links, in, dims, bc, kappa, csw, 0, 0, asym);
+            ref_clover_matpc(ref, links, tmp, dims, bc, kappa, csw, 0, 1, asym);
         }
-        memset(hout, 0, (size_t)n * sizeof *hout);
+    } else if (test == T_DSLASH) {
+        ref_wilson_dslash(ref, links, in, dims, bc, dagger, 0);
+    } else if (test == T_MAT) {
+        ref_wilson_mat(ref, links, in, dims, bc, kappa, dagger);
+    } else {
+        reference_wilson_matpc(o, links, in, ref, test == T_MATPCDAG, tmp, tmp2);
+    }
+    free(tmp);
+    free(tmp2);
+    return 0;
+}
+
+/* Compares out = op(in) with the reference applied to in as the library holds it (rounded
+ * to prec) and prints the relative error. Returns 0, or 1 (too large, or out of memory). */
+static int check_against_reference(const dslash_opts *o, const tq_host_gauge *hg, const tq_field *in, const tq_field *out,
+                                   tq_precision prec, int test)
+{
+    const int64_t vol = (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3], n = vol * 24;
+    double *hin = calloc((size_t)n, sizeof *hin), *hout = calloc((size_t)n, sizeof *hout);
+    double *href = malloc((size_t)n * sizeof *href);
+    int rc = 1;
+    if (!hin || !hout || !href) {
+        fprintf(stderr, "taskqcd dslash: out of memory\n");
+    } else if (tq_field_export(in, hin), reference_result(o, hg->links, hin, href, test)) {
+        fprintf(stderr, "taskqcd dslash: out of memory\n");
+    } else {
         tq_field_export(out, hout);
+        const int parity = test == T_MAT ? 2 : 0;
         double num = 0, den = 0;
         for (int64_t s = 0; s < vol; s++) {
-            if (parity != 2 && ref_site_parity(s, dims) != parity) continue;
+            if (parity != 2 && ref_site_parity(s, o->dims) != parity) continue;
             for (int k = 0; k < 24; k++) {
                 num = fmax(num, fabs(hout[24 * s + k] - href[24 * s + k]));
                 den = fmax(den, fabs(href[24 * s + k]));
@@ -399,12 +426,36 @@ static int run_test(const dslash_opts *o, const tq_host_gauge *hgp, const double
         double tol = prec == TQ_DOUBLE ? 1e-12 : prec == TQ_SINGLE ? 5e-5 : 5e-3;
         printf("  check against the reference: max |out - ref| / max |ref| = %.3g (%s, tolerance %.0e)\n", err,
                err <= tol ? "ok" : "FAILED", tol);
-        if (!(err <= tol)) rc = 1;
-        free(tmp);
-        free(tmp2);
+        rc = !(err <= tol);
     }
-done:
-    free(hin); free(hout); free(href);
+    free(hin);
+    free(hout);
+    free(href);
+    return rc;
+}
+
+/* One test of operator d: timing and the check against the reference. setup: the set-up
+ * times to print (first test only). Returns 0 or 1 (failure). */
+static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_lattice *lat, tq_dirac *d,
+                    tq_precision prec, int recon, int test, const double *setup)
+{
+    int rc = 1;
+    tq_field *in = NULL, *out = NULL;
+    tq_field_params sp = {TQ_FIELD_SPINOR, prec, test == T_MAT ? TQ_FULL : TQ_EVEN, (tq_recon)0};
+    tq_field_params op_in = sp;
+    if (test == T_DSLASH) op_in.subset = TQ_ODD;
+    double t = 0;
+    if (tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out) || tq_field_import(in, src)) {
+        fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
+    } else {
+        print_test_header(o, lat, prec, recon, test, setup);
+        if (time_operator(o, d, out, in, test, &t)) {
+            fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
+        } else {
+            print_rates(o, prec, recon, test, t);
+            rc = o->check ? check_against_reference(o, hg, in, out, prec, test) : 0;
+        }
+    }
     tq_field_destroy(in);
     tq_field_destroy(out);
     return rc;

@@ -60,85 +60,153 @@ static int parse_recon(const char *s, tq_recon *r)
     return 0;
 }
 
-int tq_cmd_propagator(int argc, char **argv)
-{
-    const char *me = "taskqcd propagator";
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
-    int dims[4] = {8, 8, 8, 16}, block[4] = {0, 0, 0, 0};
+/* What the command line asks for. */
+typedef struct prop_opts {
+    int dims[4], block[4];
     tq_dirac_params dp;
-    memset(&dp, 0, sizeof dp);
-    dp.type = TQ_DSLASH_CLOVER;
-    dp.kappa = 0.13;
-    dp.csw = 1.0;
     tq_solver_params sp;
-    tq_solver_params_default(&sp);
-    sp.inverter = TQ_INV_BICGSTAB;
-    sp.prec_sloppy = TQ_SINGLE;
-    tq_precision prec = TQ_DOUBLE;
-    tq_recon recon = TQ_RECON_12;
-    int nsrc = 12, batch = 0, json = 0, warmup = 0;
-    const char *gauge_file = NULL, *where = "any";
+    tq_precision prec;
+    tq_recon recon;
+    int nsrc, batch, json, warmup;
+    const char *gauge_file, *where;
     char cache_buf[4096];
-    tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(cache_buf, sizeof cache_buf)};
-    double weak = 0;
-    int generator_option = 0;   /* an option of the generated configuration was given */
+    tq_cli_quenched q;       /* the generated configuration (without --gauge and --weak-field) */
+    double weak;             /* > 0: --weak-field's epsilon */
+    int generator_option;    /* an option of the generated configuration was given */
+} prop_opts;
+
+/* What one run made: the lattice, operator and fields, the solves' results and the pion
+ * correlator. */
+typedef struct prop_run {
+    tq_lattice *lat;
+    tq_field *gauge, *x[12], *b[12];
+    tq_dirac *d;
+    double *host, *corr;     /* a spinor on the host; C(t) */
+    tq_solver_result res[12];
+    double t_setup, wall;    /* seconds: making the operator; the timed solves */
+} prop_run;
+
+static void prop_defaults(prop_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    const int dims[4] = {8, 8, 8, 16};
+    memcpy(o->dims, dims, sizeof o->dims);
+    o->dp.type = TQ_DSLASH_CLOVER;
+    o->dp.kappa = 0.13;
+    o->dp.csw = 1.0;
+    tq_solver_params_default(&o->sp);
+    o->sp.inverter = TQ_INV_BICGSTAB;
+    o->sp.prec_sloppy = TQ_SINGLE;
+    o->prec = TQ_DOUBLE;
+    o->recon = TQ_RECON_12;
+    o->nsrc = 12;
+    o->where = "any";
+    tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(o->cache_buf, sizeof o->cache_buf)};
+    o->q = q;
+}
+
+/* Options of the gauge field, the operator and the run, with value v. Returns -1 when a is
+ * none of them, else 1 for a bad value and 0. */
+static int parse_problem_option(prop_opts *o, const char *a, const char *v)
+{
+    char *e;
+    tq_cli_quenched *q = &o->q;
+    int bad = 0;
+    if (!strcmp(a, "--gauge")) o->gauge_file = v;
+    else if (!strcmp(a, "--beta")) { q->beta = strtod(v, &e); bad = *e || !(q->beta > 0); o->generator_option = 1; }
+    else if (!strcmp(a, "--therm")) { q->sweeps = (int)strtol(v, &e, 10); bad = *e || q->sweeps < 0; o->generator_option = 1; }
+    else if (!strcmp(a, "--gauge-seed")) { q->seed = strtoull(v, &e, 0); bad = *e || v[0] == '-'; o->generator_option = 1; }
+    else if (!strcmp(a, "--cache")) { q->cache_dir = strcmp(v, "off") ? v : NULL; o->generator_option = 1; }
+    else if (!strcmp(a, "--weak-field")) { o->weak = strtod(v, &e); bad = *e || !(o->weak > 0); }
+    else if (!strcmp(a, "--dslash-type")) {
+        if (!strcmp(v, "wilson")) o->dp.type = TQ_DSLASH_WILSON;
+        else if (!strcmp(v, "clover")) o->dp.type = TQ_DSLASH_CLOVER;
+        else bad = 1;
+    } else if (!strcmp(a, "--kappa")) { o->dp.kappa = atof(v); bad = !(o->dp.kappa > 0); }
+    else if (!strcmp(a, "--csw")) { o->dp.csw = strtod(v, &e); bad = *e || !isfinite(o->dp.csw); }
+    else if (!strcmp(a, "--matpc")) {
+        if (!strcmp(v, "sym")) o->dp.matpc = TQ_MATPC_SYMMETRIC;
+        else if (!strcmp(v, "asym")) o->dp.matpc = TQ_MATPC_ASYMMETRIC;
+        else bad = 1;
+    } else if (!strcmp(a, "--prec")) bad = tq_precision_parse(v, &o->prec) != TQ_SUCCESS;
+    else if (!strcmp(a, "--recon")) bad = parse_recon(v, &o->recon);
+    else if (!strcmp(a, "--nsrc")) bad = tq_cli_parse_positive(v, &o->nsrc) || o->nsrc > 12;
+    else if (!strcmp(a, "--batch")) bad = tq_cli_parse_positive(v, &o->batch);
+    else if (!strcmp(a, "--where")) {
+        o->where = v;
+        bad = strcmp(v, "any") && strcmp(v, "cpu") && strcmp(v, "cuda");
+    } else return -1;
+    return bad != 0;   /* the parsers return -1 for a bad value */
+}
+
+/* The solver's options with value v. Returns -1 when a is none of them, else 1 for a bad
+ * value and 0. */
+static int parse_solver_option(tq_solver_params *sp, const char *a, const char *v)
+{
+    int bad = 0;
+    if (!strcmp(a, "--prec-sloppy")) bad = tq_precision_parse(v, &sp->prec_sloppy) != TQ_SUCCESS;
+    else if (!strcmp(a, "--recon-sloppy")) bad = parse_recon(v, &sp->recon_sloppy);
+    else if (!strcmp(a, "--inv-type")) bad = tq_inverter_parse(v, &sp->inverter) != TQ_SUCCESS;
+    else if (!strcmp(a, "--solve-type")) bad = tq_solve_type_parse(v, &sp->solve_type) != TQ_SUCCESS;
+    else if (!strcmp(a, "--tol")) { sp->tol = atof(v); bad = !(sp->tol > 0 && sp->tol < 1); }
+    else if (!strcmp(a, "--maxiter")) bad = tq_cli_parse_positive(v, &sp->maxiter);
+    else if (!strcmp(a, "--reliable-delta")) { sp->reliable_delta = atof(v); bad = !(sp->reliable_delta > 0 && sp->reliable_delta < 1); }
+    else if (!strcmp(a, "--mixed")) {
+        if (!strcmp(v, "reliable")) sp->mixed = TQ_MIXED_RELIABLE;
+        else if (!strcmp(v, "defect")) sp->mixed = TQ_MIXED_DEFECT;
+        else bad = 1;
+    } else if (!strcmp(a, "--gcr-nkrylov")) bad = tq_cli_parse_positive(v, &sp->gcr_nkrylov) || sp->gcr_nkrylov > 10;
+    else if (!strcmp(a, "--precond")) {
+        if (!strcmp(v, "none")) sp->precond = TQ_PRECOND_NONE;
+        else if (!strcmp(v, "mr")) sp->precond = TQ_PRECOND_MR;
+        else bad = 1;
+    } else if (!strcmp(a, "--precond-iters")) bad = tq_cli_parse_positive(v, &sp->precond_iters);
+    else return -1;
+    return bad != 0;   /* the parsers return -1 for a bad value */
+}
+
+/* Defaults that depend on other options, and the combinations refused. Returns -1 to go
+ * on, 2 after saying what is wrong. */
+static int settle_options(prop_opts *o, const char *me)
+{
+    tq_solver_params *sp = &o->sp;
+    if (o->batch <= 0 || o->batch > o->nsrc) o->batch = o->nsrc;
+    /* the sloppy precision defaults to single: no mixed precision when the operator is
+     * single already, and half operators stay uniform */
+    if (sp->prec_sloppy == o->prec || o->prec != TQ_DOUBLE) sp->prec_sloppy = (tq_precision)0;
+    if (sp->prec_sloppy == 0 && sp->recon_sloppy == 0) sp->mixed = TQ_MIXED_RELIABLE;
+
+    if ((o->gauge_file || o->weak > 0) && o->generator_option) {
+        fprintf(stderr, "%s: --beta, --therm, --gauge-seed and --cache describe the generated configuration: not with %s\n",
+                me, o->gauge_file ? "--gauge" : "--weak-field");
+        return 2;
+    }
+    if (o->gauge_file && o->weak > 0) { fprintf(stderr, "%s: --gauge and --weak-field exclude each other\n", me); return 2; }
+    if (!o->gauge_file && o->weak == 0)
+        for (int mu = 0; mu < 4; mu++)
+            if (o->dims[mu] % 2) {
+                fprintf(stderr, "%s: dimension %d is %d: the generated configuration needs even extents (or use --gauge "
+                        "or --weak-field)\n", me, mu, o->dims[mu]);
+                return 2;
+            }
+    return -1;
+}
+
+/* Fills o from the command line (runtime options already removed). Returns -1 to go on,
+ * otherwise the exit code (0 after --help, 2 for a usage error). */
+static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char *me)
+{
+    prop_defaults(o);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int bad = 0;
-        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) {
-            bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? dims : block);
-        } else if (!strcmp(a, "--gauge") && v) { gauge_file = v; i++; }
-        else if (!strcmp(a, "--beta") && v) { i++; char *e; q.beta = strtod(v, &e); bad = *e || !(q.beta > 0); generator_option = 1; }
-        else if (!strcmp(a, "--therm") && v) { i++; char *e; q.sweeps = (int)strtol(v, &e, 10); bad = *e || q.sweeps < 0; generator_option = 1; }
-        else if (!strcmp(a, "--gauge-seed") && v) { i++; char *e; q.seed = strtoull(v, &e, 0); bad = *e || v[0] == '-'; generator_option = 1; }
-        else if (!strcmp(a, "--cache") && v) { i++; q.cache_dir = strcmp(v, "off") ? v : NULL; generator_option = 1; }
-        else if (!strcmp(a, "--weak-field") && v) { i++; char *e; weak = strtod(v, &e); bad = *e || !(weak > 0); }
-        else if (!strcmp(a, "--dslash-type") && v) {
-            i++;
-            if (!strcmp(v, "wilson")) dp.type = TQ_DSLASH_WILSON;
-            else if (!strcmp(v, "clover")) dp.type = TQ_DSLASH_CLOVER;
-            else bad = 1;
-        } else if (!strcmp(a, "--kappa") && v) { i++; dp.kappa = atof(v); bad = !(dp.kappa > 0); }
-        else if (!strcmp(a, "--csw") && v) { i++; char *e; dp.csw = strtod(v, &e); bad = *e || !isfinite(dp.csw); }
-        else if (!strcmp(a, "--matpc") && v) {
-            i++;
-            if (!strcmp(v, "sym")) dp.matpc = TQ_MATPC_SYMMETRIC;
-            else if (!strcmp(v, "asym")) dp.matpc = TQ_MATPC_ASYMMETRIC;
-            else bad = 1;
-        } else if (!strcmp(a, "--prec") && v) { i++; bad = tq_precision_parse(v, &prec) != TQ_SUCCESS; }
-        else if (!strcmp(a, "--prec-sloppy") && v) { i++; bad = tq_precision_parse(v, &sp.prec_sloppy) != TQ_SUCCESS; }
-        else if (!strcmp(a, "--recon") && v) { i++; bad = parse_recon(v, &recon); }
-        else if (!strcmp(a, "--recon-sloppy") && v) { i++; bad = parse_recon(v, &sp.recon_sloppy); }
-        else if (!strcmp(a, "--inv-type") && v) { i++; bad = tq_inverter_parse(v, &sp.inverter) != TQ_SUCCESS; }
-        else if (!strcmp(a, "--solve-type") && v) { i++; bad = tq_solve_type_parse(v, &sp.solve_type) != TQ_SUCCESS; }
-        else if (!strcmp(a, "--tol") && v) { i++; sp.tol = atof(v); bad = !(sp.tol > 0 && sp.tol < 1); }
-        else if (!strcmp(a, "--maxiter") && v) { i++; bad = tq_cli_parse_positive(v, &sp.maxiter); }
-        else if (!strcmp(a, "--reliable-delta") && v) { i++; sp.reliable_delta = atof(v); bad = !(sp.reliable_delta > 0 && sp.reliable_delta < 1); }
-        else if (!strcmp(a, "--mixed") && v) {
-            i++;
-            if (!strcmp(v, "reliable")) sp.mixed = TQ_MIXED_RELIABLE;
-            else if (!strcmp(v, "defect")) sp.mixed = TQ_MIXED_DEFECT;
-            else bad = 1;
-        } else if (!strcmp(a, "--gcr-nkrylov") && v) { i++; bad = tq_cli_parse_positive(v, &sp.gcr_nkrylov) || sp.gcr_nkrylov > 10; }
-        else if (!strcmp(a, "--precond") && v) {
-            i++;
-            if (!strcmp(v, "none")) sp.precond = TQ_PRECOND_NONE;
-            else if (!strcmp(v, "mr")) sp.precond = TQ_PRECOND_MR;
-            else bad = 1;
-        } else if (!strcmp(a, "--precond-iters") && v) { i++; bad = tq_cli_parse_positive(v, &sp.precond_iters); }
-        else if (!strcmp(a, "--nsrc") && v) { i++; bad = tq_cli_parse_positive(v, &nsrc) || nsrc > 12; }
-        else if (!strcmp(a, "--batch") && v) { i++; bad = tq_cli_parse_positive(v, &batch); }
-        else if (!strcmp(a, "--where") && v) {
-            i++;
-            where = v;
-            bad = strcmp(v, "any") && strcmp(v, "cpu") && strcmp(v, "cuda");
-        } else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--warmup")) warmup = 1;
+        int bad = -1;
+        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : o->block) != 0;
+        else if (!strcmp(a, "--json")) { o->json = 1; bad = 0; }
+        else if (!strcmp(a, "--warmup")) { o->warmup = 1; bad = 0; }
         else if (!strcmp(a, "--help")) { propagator_usage(stdout); return 0; }
-        else {
+        else if (v && ((bad = parse_problem_option(o, a, v)) >= 0 || (bad = parse_solver_option(&o->sp, a, v)) >= 0)) i++;
+        if (bad < 0) {
             fprintf(stderr, "%s: unknown option '%s'\n", me, a);
             propagator_usage(stderr);
             return 2;
@@ -148,113 +216,116 @@ int tq_cmd_propagator(int argc, char **argv)
             return 2;
         }
     }
-    if (batch <= 0 || batch > nsrc) batch = nsrc;
-    /* the sloppy precision defaults to single: no mixed precision when the operator is
-     * single already, and half operators stay uniform */
-    if (sp.prec_sloppy == prec || prec != TQ_DOUBLE) sp.prec_sloppy = (tq_precision)0;
-    if (sp.prec_sloppy == 0 && sp.recon_sloppy == 0) sp.mixed = TQ_MIXED_RELIABLE;
+    return settle_options(o, me);
+}
 
-    if ((gauge_file || weak > 0) && generator_option) {
-        fprintf(stderr, "%s: --beta, --therm, --gauge-seed and --cache describe the generated configuration: not with %s\n",
-                me, gauge_file ? "--gauge" : "--weak-field");
-        return 2;
+/* --gauge's file or --weak-field's configuration (before tq_init; the generated one comes
+ * after it), described in desc. Returns 0, or the exit code after saying why not. */
+static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_t desc_len, const char *me)
+{
+    memset(hg, 0, sizeof *hg);
+    if (o->gauge_file) {
+        if (tq_gauge_read(o->gauge_file, TQ_FORMAT_AUTO, hg, NULL)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+        memcpy(o->dims, hg->dims, sizeof o->dims);
+        tq_host_gauge_reunitarize(hg);
+        snprintf(desc, desc_len, "%s", o->gauge_file);
+    } else if (o->weak > 0) {
+        if (tq_host_gauge_alloc(hg, o->dims)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
+        tq_host_gauge_weak(hg, 1, o->weak);
+        snprintf(desc, desc_len, "weak field, epsilon %g, seed 1", o->weak);
     }
-    if (gauge_file && weak > 0) { fprintf(stderr, "%s: --gauge and --weak-field exclude each other\n", me); return 2; }
-    if (!gauge_file && weak == 0)
-        for (int mu = 0; mu < 4; mu++)
-            if (dims[mu] % 2) {
-                fprintf(stderr, "%s: dimension %d is %d: the generated configuration needs even extents (or use --gauge "
-                        "or --weak-field)\n", me, mu, dims[mu]);
-                return 2;
-            }
-    tq_host_gauge hg;
-    memset(&hg, 0, sizeof hg);
-    char gauge_desc[512];
-    if (gauge_file) {
-        if (tq_gauge_read(gauge_file, TQ_FORMAT_AUTO, &hg, NULL)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
-        memcpy(dims, hg.dims, sizeof dims);
-        tq_host_gauge_reunitarize(&hg);
-        snprintf(gauge_desc, sizeof gauge_desc, "%s", gauge_file);
-    } else if (weak > 0) {
-        if (tq_host_gauge_alloc(&hg, dims)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
-        tq_host_gauge_weak(&hg, 1, weak);
-        snprintf(gauge_desc, sizeof gauge_desc, "weak field, epsilon %g, seed 1", weak);
+    return 0;
+}
+
+static int64_t prop_volume(const prop_opts *o) { return (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3]; }
+
+/* The lattice, gauge field and operator (timed: r->t_setup) and the point sources.
+ * Returns 0, or 1 after saying why not (what was made stays in r for prop_run_free). */
+static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r, const char *me)
+{
+    const int64_t vol = prop_volume(o);
+    r->host = malloc((size_t)vol * 24 * sizeof *r->host);
+    r->corr = calloc((size_t)o->dims[3], sizeof *r->corr);
+    tq_lattice_params lp;
+    memset(&lp, 0, sizeof lp);
+    memcpy(lp.dims, o->dims, sizeof lp.dims);
+    memcpy(lp.block, o->block, sizeof lp.block);
+    tq_field_params gp = {TQ_FIELD_GAUGE, o->prec, TQ_FULL, o->recon};
+    tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0};
+    r->t_setup = tq_cli_now();
+    if (!r->host || !r->corr || tq_lattice_create(&lp, &r->lat) || tq_field_create(r->lat, &gp, &r->gauge) ||
+        tq_gauge_field_import(r->gauge, hg) || tq_dirac_create(r->gauge, &o->dp, &r->d)) {
+        fprintf(stderr, "%s: %s\n", me, r->host && r->corr ? tq_last_error() : "out of memory");
+        return 1;
     }
-    tq_cli_sched_for_placement(&ip, where);
-    if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&hg); return 1; }
-    tq_set_placement(!strcmp(where, "cpu") ? TQ_WHERE_CPU : !strcmp(where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
-    if (!hg.links) {
-        memcpy(q.dims, dims, sizeof q.dims);
-        if (tq_cli_quenched_gauge(&q, json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc)) {
-            fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());
-            tq_finalize();
+    r->t_setup = tq_cli_now() - r->t_setup;
+    for (int s = 0; s < o->nsrc; s++) {
+        memset(r->host, 0, (size_t)vol * 24 * sizeof *r->host);
+        r->host[2 * s] = 1.0;   /* site 0, spin s / 3, color s % 3, real part */
+        if (tq_field_create(r->lat, &fp, &r->b[s]) || tq_field_create(r->lat, &fp, &r->x[s]) ||
+            tq_field_import(r->b[s], r->host)) {
+            fprintf(stderr, "%s: %s\n", me, tq_last_error());
             return 1;
         }
     }
-    sp.verbosity = json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
+    return 0;
+}
 
-    int rc = 1;
-    const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3];
-    tq_lattice *lat = NULL;
-    tq_field *gauge = NULL, *x[12] = {0}, *b[12] = {0};
-    tq_dirac *d = NULL;
-    double *host = malloc((size_t)vol * 24 * sizeof *host);
-    double *corr = calloc((size_t)dims[3], sizeof *corr);
-    tq_solver_result res[12];
-    memset(res, 0, sizeof res);
-    tq_status st_all = TQ_SUCCESS;
-    tq_lattice_params lp;
-    memset(&lp, 0, sizeof lp);
-    memcpy(lp.dims, dims, sizeof lp.dims);
-    memcpy(lp.block, block, sizeof lp.block);
-    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, recon};
-    tq_field_params fp = {TQ_FIELD_SPINOR, prec, TQ_FULL, (tq_recon)0};
-    double t_setup = tq_cli_now();
-    if (!host || !corr || tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
-        tq_gauge_field_import(gauge, &hg) || tq_dirac_create(gauge, &dp, &d)) {
-        fprintf(stderr, "%s: %s\n", me, host && corr ? tq_last_error() : "out of memory");
-        goto done;
-    }
-    t_setup = tq_cli_now() - t_setup;
-    for (int s = 0; s < nsrc; s++) {
-        memset(host, 0, (size_t)vol * 24 * sizeof *host);
-        host[2 * s] = 1.0;   /* site 0, spin s / 3, color s % 3, real part */
-        if (tq_field_create(lat, &fp, &b[s]) || tq_field_create(lat, &fp, &x[s]) || tq_field_import(b[s], host)) {
-            fprintf(stderr, "%s: %s\n", me, tq_last_error());
-            goto done;
-        }
-    }
+static void prop_run_free(prop_run *r)
+{
+    for (int s = 0; s < 12; s++) { tq_field_destroy(r->x[s]); tq_field_destroy(r->b[s]); }
+    tq_dirac_destroy(r->d);
+    tq_field_destroy(r->gauge);
+    tq_lattice_destroy(r->lat);
+    free(r->host);
+    free(r->corr);
+}
+
+/* The table's first lines: the problem, the gauge field and the set-up time. */
+static void print_table_header(const prop_opts *o, const prop_run *r, const char *gauge_desc)
+{
+    const tq_solver_params *sp = &o->sp;
+    const int *dims = o->dims;
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
-    if (!json) {
-        printf("taskqcd propagator: %s, kappa %g%s, %dx%dx%dx%d, %s recon %d, %s %s, tol %.0e", dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson",
-               dp.kappa, dp.type == TQ_DSLASH_CLOVER ? "" : "", dims[0], dims[1], dims[2], dims[3], tq_precision_name(prec),
-               (int)recon, tq_inverter_name(sp.inverter), tq_solve_type_name(sp.solve_type), sp.tol);
-        if (sp.prec_sloppy) printf(", sloppy %s (%s)", tq_precision_name(sp.prec_sloppy), sp.mixed == TQ_MIXED_DEFECT ? "defect correction" : "reliable updates");
-        printf(", %d sources in batches of %d, where %s, %d CPU + %d CUDA workers\n", nsrc, batch, where, ri.ncpu_workers,
-               ri.ncuda_workers);
-        printf("  gauge field: %s\n  set-up (gauge import, operator): %.3f s\n", gauge_desc, t_setup);
-    }
-    if (warmup) {
-        const double tw = tq_cli_now();
-        const int n = batch < nsrc ? batch : nsrc;
-        tq_status stw = tq_solve_many(d, n, x, (const tq_field *const *)b, &sp, res);
-        if (stw != TQ_SUCCESS) {
-            fprintf(stderr, "%s: warm-up solves: %s\n", me, tq_last_error());
-            st_all = stw;
-        } else if (!json) {
-            printf("  warm-up (first batch, untimed): %.3f s\n", tq_cli_now() - tw);
-        }
-    }
-    double t0 = tq_cli_now();
-    for (int s0 = 0; s0 < nsrc; s0 += batch) {
-        int n = s0 + batch <= nsrc ? batch : nsrc - s0;
-        tq_status st = tq_solve_many(d, n, x + s0, (const tq_field *const *)(b + s0), &sp, res + s0);
+    printf("taskqcd propagator: %s, kappa %g, %dx%dx%dx%d, %s recon %d, %s %s, tol %.0e",
+           o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, dims[0], dims[1], dims[2], dims[3],
+           tq_precision_name(o->prec), (int)o->recon, tq_inverter_name(sp->inverter), tq_solve_type_name(sp->solve_type),
+           sp->tol);
+    if (sp->prec_sloppy)
+        printf(", sloppy %s (%s)", tq_precision_name(sp->prec_sloppy),
+               sp->mixed == TQ_MIXED_DEFECT ? "defect correction" : "reliable updates");
+    printf(", %d sources in batches of %d, where %s, %d CPU + %d CUDA workers\n", o->nsrc, o->batch, o->where,
+           ri.ncpu_workers, ri.ncuda_workers);
+    printf("  gauge field: %s\n  set-up (gauge import, operator): %.3f s\n", gauge_desc, r->t_setup);
+}
+
+/* --warmup: the first batch solved once, untimed. Returns its status. */
+static tq_status warm_up(const prop_opts *o, prop_run *r, const char *me)
+{
+    const double tw = tq_cli_now();
+    const int n = o->batch < o->nsrc ? o->batch : o->nsrc;
+    tq_status st = tq_solve_many(r->d, n, r->x, (const tq_field *const *)r->b, &o->sp, r->res);
+    if (st != TQ_SUCCESS) fprintf(stderr, "%s: warm-up solves: %s\n", me, tq_last_error());
+    else if (!o->json) printf("  warm-up (first batch, untimed): %.3f s\n", tq_cli_now() - tw);
+    return st;
+}
+
+/* Every source's solve, batch by batch, timed as a whole (r->wall), with a table line per
+ * solve. Returns the first failure's status, or TQ_SUCCESS. */
+static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
+{
+    tq_status st_all = TQ_SUCCESS;
+    const tq_solver_result *res = r->res;
+    const double t0 = tq_cli_now();
+    for (int s0 = 0; s0 < o->nsrc; s0 += o->batch) {
+        int n = s0 + o->batch <= o->nsrc ? o->batch : o->nsrc - s0;
+        tq_status st = tq_solve_many(r->d, n, r->x + s0, (const tq_field *const *)(r->b + s0), &o->sp, r->res + s0);
         if (st != TQ_SUCCESS) {
             fprintf(stderr, "%s: sources %d-%d: %s\n", me, s0, s0 + n - 1, tq_last_error());
             if (st_all == TQ_SUCCESS) st_all = st;
         }
-        if (!json)
+        if (!o->json)
             for (int s = s0; s < s0 + n; s++)
                 printf("  solve %2d (spin %d, color %d): %5d iterations (%d reliable updates), true residual %.3e, %.3f s, "
                        "%.1f GFLOPS; iterations %.3f s, %.1f GFLOPS\n",
@@ -262,57 +333,120 @@ int tq_cmd_propagator(int argc, char **argv)
                        res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
                        res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
     }
-    const double wall = tq_cli_now() - t0;
+    r->wall = tq_cli_now() - t0;
+    return st_all;
+}
+
+/* The pion correlator: C(t) = the sum over sources and the sites of time slice t of |x|^2.
+ * Returns 0, or 1 after saying why not. */
+static int pion_correlator(const prop_opts *o, prop_run *r, const char *me)
+{
+    const int64_t vol = prop_volume(o), slice = (int64_t)o->dims[0] * o->dims[1] * o->dims[2];
+    for (int s = 0; s < o->nsrc; s++) {
+        if (tq_field_export(r->x[s], r->host)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+        for (int64_t site = 0; site < vol; site++) {
+            double a = 0;
+            for (int k = 0; k < 24; k++) a += r->host[24 * site + k] * r->host[24 * site + k];
+            r->corr[site / slice] += a;
+        }
+    }
+    return 0;
+}
+
+/* The whole result as one JSON object. */
+static void print_json(const prop_opts *o, const prop_run *r, const char *gauge_desc)
+{
+    const tq_solver_params *sp = &o->sp;
+    const tq_solver_result *res = r->res;
+    const int *dims = o->dims;
+    double flops = 0;
+    for (int s = 0; s < o->nsrc; s++) flops += res[s].flops;
+    printf("{\"gauge\": \"");
+    print_json_chars(gauge_desc);
+    printf("\", \"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
+           "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
+           "\"wall_seconds\": %.6f, \"gflops\": %.3f,\n \"solves\": [",
+           dims[0], dims[1], dims[2], dims[3], o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, o->dp.csw,
+           tq_precision_name(o->prec), sp->prec_sloppy ? tq_precision_name(sp->prec_sloppy) : tq_precision_name(o->prec),
+           tq_inverter_name(sp->inverter), tq_solve_type_name(sp->solve_type), sp->tol, o->batch, r->wall,
+           flops / r->wall * 1e-9);
+    for (int s = 0; s < o->nsrc; s++)
+        printf("%s{\"source\": %d, \"iterations\": %d, \"reliable_updates\": %d, \"true_residual\": %.6e, \"seconds\": %.6f, "
+               "\"gflops\": %.3f, \"iter_seconds\": %.6f, \"iter_gflops\": %.3f}", s ? ",\n   " : "", s, res[s].iterations,
+               res[s].reliable_updates, res[s].true_residual, res[s].seconds,
+               res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
+               res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
+    printf("],\n \"correlator\": [");
+    for (int t = 0; t < dims[3]; t++) printf("%s%.17g", t ? ", " : "", r->corr[t]);
+    printf("],\n \"effective_mass\": [");
+    for (int t = 0; t + 1 < dims[3]; t++) printf("%s%.10g", t ? ", " : "", log(r->corr[t] / r->corr[t + 1]));
+    printf("]}\n");
+}
+
+/* The table's last lines: the totals, the correlator and its effective mass. */
+static void print_table_summary(const prop_opts *o, const prop_run *r)
+{
     double flops = 0;
     int iters = 0;
-    for (int s = 0; s < nsrc; s++) { flops += res[s].flops; iters += res[s].iterations; }
-    /* the pion correlator: sum over sources and sites of time slice t of |x|^2 */
-    for (int s = 0; s < nsrc; s++) {
-        if (tq_field_export(x[s], host)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto done; }
-        for (int64_t site = 0; site < vol; site++) {
-            int t = (int)(site / ((int64_t)dims[0] * dims[1] * dims[2]));
-            double a = 0;
-            for (int k = 0; k < 24; k++) a += host[24 * site + k] * host[24 * site + k];
-            corr[t] += a;
+    for (int s = 0; s < o->nsrc; s++) { flops += r->res[s].flops; iters += r->res[s].iterations; }
+    printf("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, r->wall,
+           flops / r->wall * 1e-9);
+    printf("  pion correlator (sum over space and the %d sources):\n      t  C(t)                    m_eff(t) = log C(t)/C(t+1)\n",
+           o->nsrc);
+    for (int t = 0; t < o->dims[3]; t++) {
+        printf("  %5d  %.16e", t, r->corr[t]);
+        if (t + 1 < o->dims[3]) printf("  %+.8f", log(r->corr[t] / r->corr[t + 1]));
+        printf("\n");
+    }
+}
+
+/* Everything after tq_init and the gauge field: operator, solves, correlator, output.
+ * Returns the exit code. */
+static int run_propagator(const prop_opts *o, const tq_host_gauge *hg, const char *gauge_desc, const char *me)
+{
+    prop_run r;
+    memset(&r, 0, sizeof r);
+    int rc = 1;
+    if (!make_problem(o, hg, &r, me)) {
+        if (!o->json) print_table_header(o, &r, gauge_desc);
+        tq_status st_all = o->warmup ? warm_up(o, &r, me) : TQ_SUCCESS;
+        tq_status st = solve_batches(o, &r, me);
+        if (st_all == TQ_SUCCESS) st_all = st;
+        if (!pion_correlator(o, &r, me)) {
+            if (o->json) print_json(o, &r, gauge_desc);
+            else print_table_summary(o, &r);
+            rc = st_all == TQ_SUCCESS ? 0 : 1;
         }
     }
-    if (json) {
-        printf("{\"gauge\": \"");
-        print_json_chars(gauge_desc);
-        printf("\", \"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
-               "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
-               "\"wall_seconds\": %.6f, \"gflops\": %.3f,\n \"solves\": [",
-               dims[0], dims[1], dims[2], dims[3], dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", dp.kappa, dp.csw,
-               tq_precision_name(prec), sp.prec_sloppy ? tq_precision_name(sp.prec_sloppy) : tq_precision_name(prec),
-               tq_inverter_name(sp.inverter), tq_solve_type_name(sp.solve_type), sp.tol, batch, wall, flops / wall * 1e-9);
-        for (int s = 0; s < nsrc; s++)
-            printf("%s{\"source\": %d, \"iterations\": %d, \"reliable_updates\": %d, \"true_residual\": %.6e, \"seconds\": %.6f, "
-                   "\"gflops\": %.3f, \"iter_seconds\": %.6f, \"iter_gflops\": %.3f}", s ? ",\n   " : "", s, res[s].iterations,
-                   res[s].reliable_updates, res[s].true_residual, res[s].seconds,
-                   res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
-                   res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
-        printf("],\n \"correlator\": [");
-        for (int t = 0; t < dims[3]; t++) printf("%s%.17g", t ? ", " : "", corr[t]);
-        printf("],\n \"effective_mass\": [");
-        for (int t = 0; t + 1 < dims[3]; t++) printf("%s%.10g", t ? ", " : "", log(corr[t] / corr[t + 1]));
-        printf("]}\n");
-    } else {
-        printf("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, wall, flops / wall * 1e-9);
-        printf("  pion correlator (sum over space and the %d sources):\n      t  C(t)                    m_eff(t) = log C(t)/C(t+1)\n", nsrc);
-        for (int t = 0; t < dims[3]; t++) {
-            printf("  %5d  %.16e", t, corr[t]);
-            if (t + 1 < dims[3]) printf("  %+.8f", log(corr[t] / corr[t + 1]));
-            printf("\n");
+    prop_run_free(&r);
+    return rc;
+}
+
+int tq_cmd_propagator(int argc, char **argv)
+{
+    const char *me = "taskqcd propagator";
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
+    prop_opts o;
+    int rc = parse_propagator_args(argc, argv, &o, me);
+    if (rc >= 0) return rc;
+    tq_host_gauge hg;
+    char gauge_desc[512];
+    if ((rc = read_or_weak_gauge(&o, &hg, gauge_desc, sizeof gauge_desc, me))) return rc;
+    tq_cli_sched_for_placement(&ip, o.where);
+    if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&hg); return 1; }
+    tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
+    if (!hg.links) {
+        memcpy(o.q.dims, o.dims, sizeof o.q.dims);
+        if (tq_cli_quenched_gauge(&o.q, o.json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc)) {
+            fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());
+            tq_finalize();
+            return 1;
         }
     }
-    rc = st_all == TQ_SUCCESS ? 0 : 1;
-done:
-    for (int s = 0; s < 12; s++) { tq_field_destroy(x[s]); tq_field_destroy(b[s]); }
-    tq_dirac_destroy(d);
-    tq_field_destroy(gauge);
-    tq_lattice_destroy(lat);
-    free(host);
-    free(corr);
+    o.sp.verbosity = o.json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
+    rc = run_propagator(&o, &hg, gauge_desc, me);
     tq_host_gauge_free(&hg);
     tq_set_placement(TQ_WHERE_ANY);
     tq_finalize();
