@@ -215,8 +215,10 @@ typedef struct tq_gauge_file_info {
 tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
                         tq_gauge_file_info *info);
 /* Writes g with its format's checksum; file_precision 4 or 8 (MILC: 4 only). NERSC files
- * are written as 4D_SU3_GAUGE_3x3 (checksum over all 18 reals of each link). A failed write
- * removes the partial file. */
+ * are written as 4D_SU3_GAUGE_3x3 (checksum over all 18 reals of each link). Atomic: the
+ * data goes to a temporary file in path's directory, which is flushed to disk and renamed
+ * onto path when whole, so a crash or a failed write never leaves a partial file under
+ * path, and a file already there stays as it was unless the write succeeds. */
 tq_status tq_gauge_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
                          int file_precision);
 

@@ -1,7 +1,7 @@
 /* The propagator's default gauge field (issue 5): a quenched configuration from the
  * generator, cached as a SciDAC file so that later runs read it instead of generating it
- * again. The file name holds everything the configuration depends on; it is written under
- * a temporary name and renamed, so concurrent runs never read half a file. */
+ * again. The file name holds everything the configuration depends on; tq_gauge_write writes
+ * it atomically, so concurrent runs never read half a file. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
@@ -63,7 +63,7 @@ static int generate(const tq_cli_quenched *q, tq_host_gauge *out, double *second
 int tq_cli_quenched_gauge(const tq_cli_quenched *q, int verbosity, tq_host_gauge *out, char *desc, size_t desc_len)
 {
     const char *me = "taskqcd propagator";
-    char name[256], path[4096], tmp[4200];
+    char name[256], path[4096];
     snprintf(name, sizeof name, "quenched_%dx%dx%dx%d_b%g_seed%llu_%dsweeps_or%d.lime", q->dims[0], q->dims[1], q->dims[2],
              q->dims[3], q->beta, (unsigned long long)q->seed, q->sweeps, q->nor);
     snprintf(desc, desc_len, "quenched %dx%dx%dx%d, beta %g, seed %llu, %d sweeps of 1 heat bath + %d overrelaxation",
@@ -104,11 +104,9 @@ int tq_cli_quenched_gauge(const tq_cli_quenched *q, int verbosity, tq_host_gauge
     if (verbosity >= 1) printf("  gauge: generated in %.2f s, plaquette %.6f\n", seconds, p.total);
     if (!cache) return 0;
     const int err = make_dirs(q->cache_dir);
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    if (err || tq_gauge_write(tmp, TQ_FORMAT_SCIDAC, out, 8) != TQ_SUCCESS || rename(tmp, path)) {
+    if (err || tq_gauge_write(path, TQ_FORMAT_SCIDAC, out, 8) != TQ_SUCCESS) {
         fprintf(stderr, "%s: warning: cannot cache the configuration in %s (%s); it is not kept\n", me, q->cache_dir,
                 err ? strerror(err) : tq_last_error());
-        remove(tmp);
     } else if (verbosity >= 1) {
         printf("  gauge: cached in %s\n", path);
     }

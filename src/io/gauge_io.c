@@ -5,11 +5,14 @@
 #include "io/gauge_io_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
 
 /* ---- byte order ------------------------------------------------------------------------ */
 uint32_t tq_load_be32(const unsigned char *p)
@@ -181,11 +184,49 @@ tq_status tq_io_write_exact(FILE *f, const void *buf, size_t n, const char *path
     return TQ_SUCCESS;
 }
 
-tq_status tq_io_close(FILE *f, const char *path)
+tq_status tq_io_create_atomic(const char *path, tq_atomic_file *af)
 {
-    if (fclose(f) != 0)
-        return tq_error(TQ_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    static long counter;
+    af->f = NULL;
+    af->path = path;
+    af->tmp = malloc(strlen(path) + 64);
+    if (!af->tmp) return tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path);
+    /* a hidden name beside the target (rename is atomic only within one file system);
+     * O_EXCL with a fresh name per try, and mode 0666 so the umask applies as to fopen */
+    const char *slash = strrchr(path, '/');
+    const int dirlen = slash ? (int)(slash - path + 1) : 0;
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        const long n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+        sprintf(af->tmp, "%.*s.%s.tmp-%ld-%ld-%ld", dirlen, path, path + dirlen, (long)getpid(), n, (long)ts.tv_nsec);
+        fd = open(af->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0 || !(af->f = fdopen(fd, "wb"))) {
+        tq_status s = tq_error(TQ_ERR_IO, "cannot create '%s' (as '%s'): %s", path, af->tmp, strerror(errno));
+        if (fd >= 0) { close(fd); unlink(af->tmp); }
+        free(af->tmp);
+        af->tmp = NULL;
+        return s;
+    }
     return TQ_SUCCESS;
+}
+
+tq_status tq_io_finish_atomic(tq_atomic_file *af, tq_status s)
+{
+    if (s == TQ_SUCCESS && (fflush(af->f) != 0 || fsync(fileno(af->f)) != 0))
+        s = tq_error(TQ_ERR_IO, "cannot write '%s': %s", af->path, strerror(errno));
+    if (fclose(af->f) != 0 && s == TQ_SUCCESS)
+        s = tq_error(TQ_ERR_IO, "cannot write '%s': %s", af->path, strerror(errno));
+    if (s == TQ_SUCCESS && rename(af->tmp, af->path) != 0)
+        s = tq_error(TQ_ERR_IO, "cannot rename '%s' to '%s': %s", af->tmp, af->path, strerror(errno));
+    if (s != TQ_SUCCESS) unlink(af->tmp);
+    free(af->tmp);
+    af->tmp = NULL;
+    af->f = NULL;
+    return s;
 }
 
 tq_status tq_io_check_field(const tq_host_gauge *g, const char *path)

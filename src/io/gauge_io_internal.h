@@ -70,8 +70,18 @@ int64_t tq_io_file_size(FILE *f, const char *path);
 tq_status tq_io_read_exact(FILE *f, void *buf, size_t n, const char *path, const char *what);
 tq_status tq_io_seek(FILE *f, int64_t off, const char *path);
 tq_status tq_io_write_exact(FILE *f, const void *buf, size_t n, const char *path);
-/* fclose that reports a failed flush as TQ_ERR_IO. */
-tq_status tq_io_close(FILE *f, const char *path);
+/* A file written under a temporary name in path's directory and renamed onto path once it
+ * is whole and on disk: a crash or an error never leaves a truncated file under path, and a
+ * file already there stays as it was until the new one replaces it. */
+typedef struct tq_atomic_file {
+    FILE *f;            /* write here */
+    const char *path;   /* the final name */
+    char *tmp;          /* the temporary name (owned) */
+} tq_atomic_file;
+tq_status tq_io_create_atomic(const char *path, tq_atomic_file *af);
+/* Ends the write: with s == TQ_SUCCESS flushes, syncs and renames the file onto its final
+ * name; otherwise (or if that fails) removes the temporary file. Returns s or the error. */
+tq_status tq_io_finish_atomic(tq_atomic_file *af, tq_status s);
 /* Validates a field handed to a writer. */
 tq_status tq_io_check_field(const tq_host_gauge *g, const char *path);
 /* Reject absurd extents before they become allocation sizes. */

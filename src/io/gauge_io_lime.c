@@ -443,8 +443,9 @@ tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gau
         return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': not a LIME format", path);
     if (file_precision != 4 && file_precision != 8)
         return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': file precision must be 4 or 8, not %d", path, file_precision);
-    FILE *f = fopen(path, "wb");
-    if (!f) return tq_error(TQ_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    tq_atomic_file af;
+    TQ_CHECK(tq_io_create_atomic(path, &af));
+    FILE *f = af.f;
     tq_scidac_sum sum = {0, 0};
     tq_status s = write_metadata_records(f, path, fmt, g->dims, file_precision);
     if (s == TQ_SUCCESS) s = write_binary_data(f, path, fmt, g, file_precision, &sum);
@@ -456,8 +457,5 @@ tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gau
                  "<suma>%x</suma><sumb>%x</sumb></scidacChecksum>", sum.suma, sum.sumb);
         s = write_text(f, path, "scidac-checksum", cks, LIME_ME);
     }
-    tq_status c = tq_io_close(f, path);
-    if (s == TQ_SUCCESS) s = c;
-    if (s != TQ_SUCCESS) remove(path);
-    return s;
+    return tq_io_finish_atomic(&af, s);
 }

@@ -121,14 +121,11 @@ tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_preci
     tq_store_le32(hdr + 88, sum.sum29);
     tq_store_le32(hdr + 92, sum.sum31);
 
-    FILE *f = fopen(path, "wb");
-    if (!f) return tq_error(TQ_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    tq_atomic_file af;
+    TQ_CHECK(tq_io_create_atomic(path, &af));
+    FILE *f = af.f;
     unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * site_bytes);
-    if (!buf) {
-        fclose(f);
-        remove(path);
-        return tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path);
-    }
+    if (!buf) return tq_io_finish_atomic(&af, tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path));
     tq_status s = tq_io_write_exact(f, hdr, sizeof hdr, path);
     for (int64_t s0 = 0; s0 < vol && s == TQ_SUCCESS; s0 += TQ_IO_CHUNK_SITES) {
         int64_t n = vol - s0 < TQ_IO_CHUNK_SITES ? vol - s0 : TQ_IO_CHUNK_SITES;
@@ -136,8 +133,5 @@ tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_preci
         s = tq_io_write_exact(f, buf, (size_t)n * site_bytes, path);
     }
     free(buf);
-    tq_status c = tq_io_close(f, path);
-    if (s == TQ_SUCCESS) s = c;
-    if (s != TQ_SUCCESS) remove(path);
-    return s;
+    return tq_io_finish_atomic(&af, s);
 }

@@ -263,14 +263,11 @@ tq_status tq_nersc_write_rows(const char *path, const tq_host_gauge *g, int file
     if (hl < 0 || (size_t)hl >= sizeof hdr)
         return tq_error(TQ_ERR_INVALID_ARG, "writing '%s': NERSC header too long", path);
 
-    FILE *f = fopen(path, "wb");
-    if (!f) return tq_error(TQ_ERR_IO, "cannot create '%s': %s", path, strerror(errno));
+    tq_atomic_file af;
+    TQ_CHECK(tq_io_create_atomic(path, &af));
+    FILE *f = af.f;
     unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * 4 * link_bytes);
-    if (!buf) {
-        fclose(f);
-        remove(path);
-        return tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path);
-    }
+    if (!buf) return tq_io_finish_atomic(&af, tq_error(TQ_ERR_NOMEM, "writing '%s': out of memory", path));
     tq_status s = tq_io_write_exact(f, hdr, (size_t)hl, path);
     const int64_t chunk = TQ_IO_CHUNK_SITES * 4;
     for (int64_t l0 = 0; l0 < nlinks && s == TQ_SUCCESS; l0 += chunk) {
@@ -280,8 +277,5 @@ tq_status tq_nersc_write_rows(const char *path, const tq_host_gauge *g, int file
         s = tq_io_write_exact(f, buf, (size_t)n * link_bytes, path);
     }
     free(buf);
-    tq_status c = tq_io_close(f, path);
-    if (s == TQ_SUCCESS) s = c;
-    if (s != TQ_SUCCESS) remove(path);
-    return s;
+    return tq_io_finish_atomic(&af, s);
 }
