@@ -86,6 +86,13 @@ tq_status tq_set_placement(tq_where w);
 tq_where tq_get_placement(void);
 /* Block until every submitted task has finished. */
 tq_status tq_wait_all(void);
+/* Every rank's verdict on a step each did alone (reading a file, checking its input):
+ * collective, every rank of the running context calls it with its own status. Returns
+ * TQ_SUCCESS when every rank succeeded; otherwise, on every rank, the status of the lowest
+ * rank that failed, with that rank's message (tq_last_error, prefixed "rank N: "). So one
+ * rank's failure stops all of them instead of leaving the others waiting in the next
+ * collective step. Without MPI (or on one rank) it returns local unchanged. */
+tq_status tq_status_agree(tq_status local);
 
 /* ---- precision, compression ---------------------------------------------------------- */
 typedef enum tq_precision { TQ_HALF = 2, TQ_SINGLE = 4, TQ_DOUBLE = 8 } tq_precision;

@@ -259,3 +259,21 @@ void tq_internal_allreduce_sum(double *v, int n)
     (void)v; (void)n;
 #endif
 }
+
+tq_status tq_status_agree(tq_status local)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.initialized && ctx.mpi_active && ctx.mpi_size > 1) {
+        /* the lowest failing rank (size: none), then its status and message from it */
+        int mine = local != TQ_SUCCESS ? ctx.mpi_rank : ctx.mpi_size, first = ctx.mpi_size;
+        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (first == ctx.mpi_size) return TQ_SUCCESS;
+        struct { int status; char msg[960]; } verdict = {(int)local, ""};
+        if (ctx.mpi_rank == first) snprintf(verdict.msg, sizeof verdict.msg, "%s", tq_last_error());
+        MPI_Bcast(&verdict, (int)sizeof verdict, MPI_BYTE, first, MPI_COMM_WORLD);
+        return tq_error((tq_status)verdict.status, "rank %d: %s", first, verdict.msg);
+    }
+#endif
+    return local;
+}
+

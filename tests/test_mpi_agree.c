@@ -1,0 +1,74 @@
+/* tq_status_agree on 2 MPI ranks (run by test_mpi.sh under mpirun -np 2): a step that fails
+ * on one rank only (reading a file that does not exist) gives every rank that rank's error
+ * and message, so none of them goes on into a collective step alone; when both fail, the
+ * lowest rank's verdict wins; when both succeed, success. Afterwards a collective
+ * reduction still works (no rank left behind in a collective). Run without MPI it skips. */
+#include "tq_test.h"
+
+int main(int argc, char **argv)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.ncpus = 1;
+    if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s\n", tq_last_error()); return 1; }
+    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    if (!ri.built_with_mpi || ri.mpi_size != 2) {
+        tq_finalize();
+        return tq_test_skip("test_mpi_agree", "needs a build with MPI and exactly 2 ranks (run by test_mpi.sh)");
+    }
+    const int rank = ri.mpi_rank;
+
+    /* one rank fails: a file only rank 1 is asked to read, and it does not exist */
+    tq_host_gauge g;
+    memset(&g, 0, sizeof g);
+    tq_status local = TQ_SUCCESS;
+    if (rank == 1) local = tq_gauge_read("/nonexistent/taskqcd/lat.ildg", TQ_FORMAT_AUTO, &g, NULL);
+    CHECK(rank == 0 || local == TQ_ERR_IO, "rank 1's read failed with %d", (int)local);
+    tq_status s = tq_status_agree(local);
+    CHECK(s == TQ_ERR_IO, "rank %d: agreed status %d, not TQ_ERR_IO", rank, (int)s);
+    CHECK(strstr(tq_last_error(), "rank 1: ") == tq_last_error(), "rank %d: message %s", rank, tq_last_error());
+    CHECK(strstr(tq_last_error(), "/nonexistent/taskqcd/lat.ildg") != NULL, "rank %d: message names the file: %s",
+          rank, tq_last_error());
+
+    /* both fail differently: rank 0's verdict */
+    local = rank == 0 ? tq_error(TQ_ERR_INVALID_ARG, "bad input on 0") : tq_error(TQ_ERR_NOMEM, "no memory on 1");
+    s = tq_status_agree(local);
+    CHECK(s == TQ_ERR_INVALID_ARG, "rank %d: agreed status %d, not rank 0's", rank, (int)s);
+    CHECK(!strcmp(tq_last_error(), "rank 0: bad input on 0"), "rank %d: message %s", rank, tq_last_error());
+
+    /* all succeed */
+    CHECK(tq_status_agree(TQ_SUCCESS) == TQ_SUCCESS, "rank %d: success not agreed", rank);
+
+    /* the ranks are still in step: a collective reduction over a 2-rank lattice */
+    tq_lattice_params lp;
+    memset(&lp, 0, sizeof lp);
+    lp.dims[0] = lp.dims[1] = lp.dims[2] = 4;
+    lp.dims[3] = 8;
+    lp.procs[0] = lp.procs[1] = lp.procs[2] = 1;
+    lp.procs[3] = 2;
+    tq_lattice *lat = NULL;
+    CHECK_OK(tq_lattice_create(&lp, &lat));
+    if (lat) {
+        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0};
+        tq_field *x = NULL;
+        CHECK_OK(tq_field_create(lat, &fp, &x));
+        if (x) {
+            const int64_t n = 4 * 4 * 4 * 4 * 24;   /* the local volume's reals */
+            double *h = malloc((size_t)n * sizeof *h);
+            for (int64_t i = 0; i < n; i++) h[i] = 1.0;
+            CHECK_OK(tq_field_import(x, h));
+            double n2 = 0;
+            CHECK_OK(tq_blas_norm2(x, &n2));
+            CHECK(n2 == 2.0 * (double)n, "rank %d: norm2 %g, expected %g", rank, n2, 2.0 * (double)n);
+            free(h);
+            tq_field_destroy(x);
+        }
+        tq_lattice_destroy(lat);
+    }
+    tq_finalize();
+    char name[64];
+    snprintf(name, sizeof name, "test_mpi_agree (rank %d)", rank);
+    return tq_test_finish(name);
+}
