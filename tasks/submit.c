@@ -8,9 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it). */
+static int owner_checks;
+static long ran_on_owner, ran_elsewhere;
+
+void tq_internal_owner_checks(int on) { __atomic_store_n(&owner_checks, on, __ATOMIC_RELAXED); }
+
+void tq_internal_owner_stats(long *on_owner, long *elsewhere)
+{
+    *on_owner = __atomic_load_n(&ran_on_owner, __ATOMIC_RELAXED);
+    *elsewhere = __atomic_load_n(&ran_elsewhere, __ATOMIC_RELAXED);
+}
+
+/* Runs on the worker that ran the task, right after it (StarPU's callback). */
+static void check_owner(void *owner)
+{
+    if (starpu_worker_get_id() == (int)(intptr_t)owner) __atomic_add_fetch(&ran_on_owner, 1, __ATOMIC_RELAXED);
+    else __atomic_add_fetch(&ran_elsewhere, 1, __ATOMIC_RELAXED);
+}
+
+/* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it).
+ * worker >= 0: that worker runs it (its block's owner). */
 static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg, const struct starpu_data_descr *d,
-                       int n, int priority, tq_where w)
+                       int n, int priority, tq_where w, int worker)
 {
     struct starpu_task *task = starpu_task_create();
     task->cl = cl;
@@ -44,6 +63,15 @@ static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int o
     task->priority = priority;
     if (w == TQ_WHERE_CPU) task->where = STARPU_CPU;
     else if (w == TQ_WHERE_CUDA) task->where = STARPU_CUDA;
+    if (worker >= 0) {
+        /* owner computes: the block's data stays in its owner's memory */
+        task->execute_on_a_specific_worker = 1;
+        task->workerid = (unsigned)worker;
+        if (__atomic_load_n(&owner_checks, __ATOMIC_RELAXED)) {
+            task->callback_func = check_owner;
+            task->callback_arg = (void *)(intptr_t)worker;
+        }
+    }
     int ret = starpu_task_submit(task);
     if (ret) starpu_task_destroy(task);   /* frees an owned argument */
     return ret;
@@ -68,6 +96,7 @@ static _Thread_local struct {
     struct starpu_data_descr *h;
     int priority;
     tq_where where;
+    int worker;
 } chain;
 
 static int grow(void **p, int *cap, int need, size_t size)
@@ -111,7 +140,7 @@ static int chain_flush(void)
         recorded_task *t = &chain.task[0];
         struct starpu_data_descr d[TQ_CHAIN_MAX_OP_BUFFERS];
         for (int j = 0; j < t->nbuf; j++) d[j] = chain.h[chain.map[t->first + j]];
-        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, chain.priority, chain.where);
+        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, chain.priority, chain.where, chain.worker);
         t->arg = NULL;   /* the task owns it (or freed it) */
     } else if (chain.ntasks > 1) {
         const size_t align = 16;
@@ -138,7 +167,7 @@ static int chain_flush(void)
                 if (t->asize) memcpy(blob + at, t->arg, t->asize);
                 at += (t->asize + align - 1) / align * align;
             }
-            ret = submit_task(&tq_cl_chain, blob, size, 1, chain.h, chain.nh, chain.priority, chain.where);
+            ret = submit_task(&tq_cl_chain, blob, size, 1, chain.h, chain.nh, chain.priority, chain.where, chain.worker);
             if (!ret) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
         }
     }
@@ -148,10 +177,10 @@ static int chain_flush(void)
 
 /* Adds a task to the chain; 1 when it cannot join this chain (flush, then try again). */
 static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
-                        int n, int priority, tq_where w, int *err)
+                        int n, int priority, tq_where w, int worker, int *err)
 {
     *err = 0;
-    if (chain.ntasks && w != chain.where) return 1;
+    if (chain.ntasks && (w != chain.where || worker != chain.worker)) return 1;
     int idx[TQ_CHAIN_MAX_OP_BUFFERS], mode[TQ_CHAIN_MAX_OP_BUFFERS], nh = chain.nh;
     /* where each buffer goes, checked before anything changes */
     for (int i = 0; i < n; i++) {
@@ -188,19 +217,15 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
     chain.nmap += n;
     if (chain.ntasks == 1 || priority > chain.priority) chain.priority = priority;
     chain.where = w;
+    chain.worker = worker;
     return 0;
 }
 
-void tq_task_chain_begin(const tq_task_options *opt)
+void tq_task_chain_begin(void)
 {
     if (chain.depth++ == 0) {
-        /* Where tasks may go to CPU and GPU workers alike, the scheduler places each kernel
-         * by its model; a chain would hide them behind models of its own, which dmda
-         * calibrates by running whole chains on CPU cores. */
         const char *env = getenv("TQ_CHAIN");
-        chain.off = (env && env[0] == '0') ||
-                    (opt->where == TQ_WHERE_ANY && starpu_cpu_worker_get_count() > 0 &&
-                     starpu_cuda_worker_get_count() > 0);
+        chain.off = env && env[0] == '0';
     }
 }
 
@@ -210,6 +235,15 @@ int tq_task_chain_end(void)
     return --chain.depth || chain.off ? 0 : chain_flush();
 }
 
+/* Where a task may go to CPU and GPU workers alike, the scheduler places each kernel by
+ * its model; a chain would hide it behind a model of its own, which dmda calibrates by
+ * running whole chains on CPU cores. */
+static int floats_across_kinds(const tq_task_options *opt)
+{
+    return opt->worker < 0 && opt->where == TQ_WHERE_ANY && starpu_cpu_worker_get_count() > 0 &&
+           starpu_cuda_worker_get_count() > 0;
+}
+
 int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, const void *arg, size_t asize,
                          const struct starpu_data_descr *d, int n, int priority)
 {
@@ -217,16 +251,16 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     priority += opt->priority;
     if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
-    if (chain.depth > 0 && !chain.off && n <= TQ_CHAIN_MAX_OP_BUFFERS) {
+    if (chain.depth > 0 && !chain.off && n <= TQ_CHAIN_MAX_OP_BUFFERS && !floats_across_kinds(opt)) {
         int err;
-        if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;
-        /* it cannot share the chain's buffers: the chain so far goes first */
+        if (!chain_record(cl, arg, asize, d, n, priority, w, opt->worker, &err)) return err;
+        /* it cannot share the chain's buffers or its owner: the chain so far goes first */
         int ret = chain_flush();
         if (ret) return ret;
-        if (!chain_record(cl, arg, asize, d, n, priority, w, &err)) return err;
+        if (!chain_record(cl, arg, asize, d, n, priority, w, opt->worker, &err)) return err;
     } else if (chain.depth > 0 && !chain.off) {
         int ret = chain_flush();
         if (ret) return ret;
     }
-    return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w);
+    return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w, opt->worker);
 }

@@ -12,6 +12,7 @@
 typedef struct tq_task_options {
     tq_where where;   /* the kinds of workers that may run it (TQ_WHERE_ANY: every kind) */
     int priority;     /* added to the insert function's own priority (0: as it chooses) */
+    int worker;       /* the StarPU worker that must run it (its block's owner), or -1 */
 } tq_task_options;
 
 /* Submits one task of codelet cl on buffers d[0..n-1] (handles and modes) with a copy of
@@ -26,13 +27,18 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
  * chain. Use it only around work that would run one task after another anyway (one block)
  * and that is only task submission: nothing in between may access the data from the host.
  * Returns 0 or the StarPU error of the submission (the recorded tasks are dropped then).
- * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons; so
- * does a placement (opt->where of the outermost begin) that lets tasks go to both CPU and
- * CUDA workers. */
-void tq_task_chain_begin(const tq_task_options *opt);
+ * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons. A
+ * task that may go to CPU and CUDA workers alike (no owner, opt->where TQ_WHERE_ANY, both
+ * kinds running) never joins a chain: the scheduler places it by its own model. A chain
+ * holds the tasks of one owner (opt->worker) only. */
+void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
 /* Chain tasks submitted so far (two or more tasks as one), for tests. */
 long tq_internal_chains_submitted(void);
+/* Owner checks, for tests: while on, every task submitted with an owner (opt->worker >= 0)
+ * records, when it has run, whether the worker that ran it was its owner. */
+void tq_internal_owner_checks(int on);
+void tq_internal_owner_stats(long *ran_on_owner, long *ran_elsewhere);
 
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
  * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:

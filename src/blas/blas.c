@@ -90,7 +90,6 @@ static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *co
                             const starpu_data_handle_t *partials, starpu_data_handle_t scalars,
                             starpu_data_handle_t snapshot)
 {
-    const tq_task_options opt = tq_internal_task_options();
     const tq_lattice *lat = f[0]->lat;
     const int nop = tq_blas_noperands(a->op), nres = tq_blas_nresults(a->op);
     for (int b = 0; b < lat->nblocks; b++)
@@ -98,6 +97,7 @@ static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *co
             starpu_data_handle_t h[TQ_BLAS_MAX_OPERANDS];
             for (int i = 0; i < nop; i++) h[i] = tq_field_handle(f[i], b, p);
             int t = b * f[0]->nparity + p;
+            const tq_task_options opt = tq_internal_block_options(lat, b);
             int ret = tq_task_blas(&opt, a, h, nres && !a->fused ? partials[t] : NULL, scalars,
                                    scalars && a->snapshot ? snapshot : NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);

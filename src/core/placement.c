@@ -1,7 +1,8 @@
-/* Where tasks run: the process-wide placement (tq_set_placement) and the options every
- * task submission of the library carries down to tasks/ (tq_task_options), so that the
- * insert functions never reach back up for it. Owners of blocks (which worker or rank
- * computes a block) will be decided here too. */
+/* Where tasks run: the process-wide placement (tq_set_placement), the owner of each block
+ * (the worker that runs every task writing the block's data: owner computes, so a block
+ * stays in one memory instead of moving between GPUs with every task), and the options
+ * every task submission of the library carries down to tasks/ (tq_task_options), so that
+ * the insert functions never reach back up for them. */
 #include "core/tq_internal.h"
 #include "core/placement.h"
 
@@ -9,7 +10,40 @@
 
 static tq_where placement = TQ_WHERE_ANY;
 
-void tq_internal_placement_reset(void) { placement = TQ_WHERE_ANY; }
+/* The workers blocks may be given to, found once per runtime (tq_init resets them). */
+enum { MAX_OWNERS = 64 };
+static struct {
+    int known, ncuda, ncpu, pin_cpu;
+    int cuda[MAX_OWNERS], cpu[MAX_OWNERS];
+} owners;
+
+void tq_internal_placement_reset(void)
+{
+    placement = TQ_WHERE_ANY;
+    owners.known = 0;
+}
+
+void tq_internal_pin_cpu_owners(int on) { owners.pin_cpu = on; }
+
+static void find_owners(void)
+{
+    if (owners.known) return;
+    owners.ncuda = (int)starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, owners.cuda, MAX_OWNERS);
+    owners.ncpu = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, owners.cpu, MAX_OWNERS);
+    owners.known = 1;
+}
+
+/* Block b's owner under the current placement: with GPUs allowed, the GPUs in turn (one
+ * block per GPU by default, tq_lattice); CPU workers share one memory, so CPU blocks have
+ * no owner (any CPU worker may take them) unless tests pin them (tq_internal_pin_cpu_owners). */
+static int block_owner(int b)
+{
+    if (!tq_is_initialized()) return -1;
+    find_owners();
+    if (placement != TQ_WHERE_CPU && owners.ncuda > 0) return owners.cuda[b % owners.ncuda];
+    if (placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[b % owners.ncpu];
+    return -1;
+}
 
 tq_status tq_set_placement(tq_where w)
 {
@@ -28,5 +62,11 @@ tq_where tq_get_placement(void) { return placement; }
 
 tq_task_options tq_internal_task_options(void)
 {
-    return (tq_task_options){.where = placement, .priority = 0};
+    return (tq_task_options){.where = placement, .priority = 0, .worker = -1};
+}
+
+tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
+{
+    (void)lat;   /* every local block of every lattice: the same owners (one per GPU) */
+    return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(block)};
 }

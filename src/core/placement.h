@@ -5,8 +5,14 @@
 
 #include "tq_tasks.h"
 
-/* The options of a submission now: the placement of tq_set_placement, no priority shift. */
+/* The options of a submission now: the placement of tq_set_placement, no priority shift,
+ * no owner (tasks that are not a block's: combining partial sums, scalar programs). */
 tq_task_options tq_internal_task_options(void);
+/* The options of a task that writes block `block` of lat: the same, run by the block's
+ * owner (a GPU when GPUs are allowed; none for CPU blocks unless pinned for tests). */
+tq_task_options tq_internal_block_options(const tq_lattice *lat, int block);
+/* Tests: CPU blocks owned by CPU workers in turn (1) instead of by none (0). */
+void tq_internal_pin_cpu_owners(int on);
 /* Back to TQ_WHERE_ANY (tq_init). */
 void tq_internal_placement_reset(void);
 

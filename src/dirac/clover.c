@@ -12,7 +12,6 @@ tq_status tq_clover_term_submit(const char *who, const tq_dirac *d, int inverse,
                                const tq_field *in, int parity, double a, const tq_field *x,
                                const tq_dirac_epilogue *g)
 {
-    const tq_task_options opt = tq_internal_task_options();
     const tq_field *K = inverse ? d->clover_inv : d->clover;
     tq_clover_args ca;
     memset(&ca, 0, sizeof ca);
@@ -27,6 +26,7 @@ tq_status tq_clover_term_submit(const char *who, const tq_dirac *d, int inverse,
     for (int b = 0; b < d->lat->nblocks; b++) {
         starpu_data_handle_t ho = tq_dirac_parity_handle(out, b, parity), hi = tq_dirac_parity_handle(in, b, parity);
         ca.in_place = hi == ho;
+        const tq_task_options opt = tq_internal_block_options(d->lat, b);
         int ret = tq_task_clover(&opt, &ca, tq_field_handle(K, b, parity), hi, ho, x ? tq_dirac_parity_handle(x, b, parity) : NULL,
                                  g ? g->scalars : NULL);
         if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);

@@ -52,7 +52,6 @@ static tq_status clover_field(const tq_field *gauge, tq_precision prec, tq_field
 static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa, double csw, tq_field *A,
                              tq_field *Ainv, uint64_t *bad)
 {
-    const tq_task_options opt = tq_internal_task_options();
     const char *who = "tq_clover_build";
     const int ntasks = lat->nblocks * 2;
     uint64_t *status = malloc((size_t)ntasks * sizeof *status);
@@ -80,6 +79,7 @@ static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa,
         for (int mu = 0; mu < 4; mu++) { args->origin[mu] = (r % lat->nb[mu]) * lat->block[mu]; r /= lat->nb[mu]; }
         for (int i = 0; i < 2 && st == TQ_SUCCESS; i++) {
             args->parity = A->parity[i];
+            const tq_task_options opt = tq_internal_block_options(lat, b);
             int ret = tq_task_clover_build(&opt, args, hl, tq_field_handle(A, b, i), tq_field_handle(Ainv, b, i),
                                            starpu_data_get_sub_data(hs, 1, (unsigned)(2 * b + i)));
             if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);

@@ -8,10 +8,7 @@
 
 void tq_internal_chain_begin(int on)
 {
-    if (on) {
-        const tq_task_options opt = tq_internal_task_options();
-        tq_task_chain_begin(&opt);
-    }
+    if (on) tq_task_chain_begin();
 }
 
 tq_status tq_internal_chain_end(int on, tq_status st, const char *who)
@@ -176,7 +173,6 @@ tq_status tq_dirac_prepare(const tq_dirac *d, tq_field *out, const tq_field *b, 
 tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x_pc,
                                const tq_field *b, tq_subset parity)
 {
-    const tq_task_options opt = tq_internal_task_options();
     const char *who = "tq_dirac_reconstruct";
     if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
     TQ_CHECK(tq_dirac_check_parity(who, parity));
@@ -195,6 +191,7 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
         ba.L[1] = x->layout;
         for (int blk = 0; blk < d->lat->nblocks; blk++) {
             starpu_data_handle_t h[2] = {tq_dirac_parity_handle(x_pc, blk, p), tq_dirac_parity_handle(x, blk, p)};
+            const tq_task_options opt = tq_internal_block_options(d->lat, blk);
             int ret = tq_task_blas(&opt, &ba, h, NULL, NULL, NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
         }

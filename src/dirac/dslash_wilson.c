@@ -58,7 +58,6 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
                             int parity, int dagger, double a, const tq_field *x, const tq_field *K,
                             const tq_dirac_epilogue *e)
 {
-    const tq_task_options opt = tq_internal_task_options();
     const tq_lattice *lat = d->lat;
     const int q = 1 - parity;
     tq_dslash_wilson_args base;
@@ -73,6 +72,7 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
     for (int b = 0; b < nb && nf && !ret; b++) {
         tq_dslash_wilson_args pa = base;
         pa.parity = q;
+        const tq_task_options opt = tq_internal_block_options(lat, b);
         ret = tq_task_dslash_wilson_pack(&opt, &pa, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, q),
                                   faces + (size_t)b * nf, nf);
     }
@@ -88,6 +88,7 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         starpu_data_handle_t hw = e && e->w ? tq_dirac_parity_handle(e->w, b, parity) : NULL;
         starpu_data_handle_t hu = e && e->u ? tq_dirac_parity_handle(e->u, b, parity) : NULL;
         ia.epi.w_is_x = hw && hw == hx;
+        const tq_task_options opt = tq_internal_block_options(lat, b);
         ret = tq_task_dslash_wilson_interior(&opt, &ia, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
                                       tq_field_handle(d->gauge, b, q), ho, hx, hk, hw, hu, e ? e->scalars : NULL,
                                       e ? e->snapshot : NULL);

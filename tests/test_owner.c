@@ -1,0 +1,107 @@
+/* Owner computes (src/core/placement.c): every task that writes a block's data runs on the
+ * block's owner. On this CPU machine the CPU blocks are pinned to CPU workers in turn
+ * (tq_internal_pin_cpu_owners; without pins CPU blocks have no owner): the Wilson and
+ * clover operators, BLAS reductions and a CG and a BiCGstab solve over 4 blocks give the
+ * same bits as without owners, and every pinned task ran on its owner (StarPU's worker id
+ * seen by the task's callback). With a CUDA worker the GPU owns every block by default:
+ * the same check runs there without pins. */
+#include "tq_test.h"
+#include "dirac_test_util.h"
+#include "core/placement.h"
+
+enum { NSPIN = 8 * 8 * 8 * 8 * 24 };
+
+typedef struct results {
+    double matpc[NSPIN], clover[NSPIN], cg[NSPIN], bicgstab[NSPIN];
+    double norm2;
+    int cg_iter, bicgstab_iter;
+} results;
+
+static void fill(double *h, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        h[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+    }
+}
+
+/* Everything the check compares, computed with the owners as they are now. */
+static void run_all(const tq_host_gauge *hg, const double *src, results *r)
+{
+    const int dims[4] = {8, 8, 8, 8}, block[4] = {4, 4, 8, 8};   /* 4 blocks */
+    for (int clover = 0; clover < 2; clover++) {
+        tq_dirac_params dp;
+        memset(&dp, 0, sizeof dp);
+        dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
+        dp.kappa = 0.12;
+        dp.csw = 1.0;
+        setup S;
+        if (setup_make_op(&S, dims, block, hg, TQ_DOUBLE, TQ_RECON_12, 0.12, &dp)) return;
+        tq_field *in = spinor(&S, TQ_DOUBLE, TQ_EVEN, src), *out = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL);
+        tq_field *b = spinor(&S, TQ_DOUBLE, TQ_FULL, src), *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
+        CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
+        CHECK_OK(tq_field_export(out, clover ? r->clover : r->matpc));
+        if (!clover) CHECK_OK(tq_blas_norm2(out, &r->norm2));
+        tq_solver_params sp;
+        tq_solver_params_default(&sp);
+        sp.tol = 1e-9;
+        sp.inverter = clover ? TQ_INV_BICGSTAB : TQ_INV_CG;
+        sp.solve_type = clover ? TQ_SOLVE_DIRECT_PC : TQ_SOLVE_NORMOP_PC;
+        tq_solver_result res;
+        CHECK_OK(tq_solve(S.dirac, x, b, &sp, &res));
+        CHECK_OK(tq_field_export(x, clover ? r->bicgstab : r->cg));
+        *(clover ? &r->bicgstab_iter : &r->cg_iter) = res.iterations;
+        tq_field_destroy(in); tq_field_destroy(out); tq_field_destroy(b); tq_field_destroy(x);
+        setup_free(&S);
+    }
+}
+
+int main(void)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.ncpus = 3;   /* distinct owners for the 4 blocks, and one worker owning two */
+    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+
+    tq_host_gauge hg;
+    CHECK_OK(tq_host_gauge_alloc(&hg, (const int[4]){8, 8, 8, 8}));
+    CHECK_OK(tq_host_gauge_random(&hg, 5));
+    double *src = malloc(NSPIN * sizeof *src);
+    fill(src, NSPIN, 17);
+    results *free_run = calloc(1, sizeof *free_run), *owned = calloc(1, sizeof *owned);
+
+    /* the reference: no owners (CPU-only), or the GPU's own (with a CUDA worker) */
+    run_all(&hg, src, free_run);
+
+    if (ri.ncuda_workers == 0) tq_internal_pin_cpu_owners(1);
+    tq_internal_owner_checks(1);
+    run_all(&hg, src, owned);
+    tq_wait_all();
+    tq_internal_owner_checks(0);
+    tq_internal_pin_cpu_owners(0);
+    long on_owner = 0, elsewhere = 0;
+    tq_internal_owner_stats(&on_owner, &elsewhere);
+    printf("owned tasks: %ld ran on their owner, %ld elsewhere (%d CPU, %d CUDA workers)\n", on_owner, elsewhere,
+           ri.ncpu_workers, ri.ncuda_workers);
+    CHECK(on_owner > 100, "only %ld tasks ran with an owner", on_owner);
+    CHECK(elsewhere == 0, "%ld tasks ran on another worker than their block's owner", elsewhere);
+
+    CHECK(!memcmp(free_run->matpc, owned->matpc, sizeof owned->matpc), "Wilson M_pc differs with owners");
+    CHECK(!memcmp(free_run->clover, owned->clover, sizeof owned->clover), "clover M_pc differs with owners");
+    CHECK(free_run->norm2 == owned->norm2 && owned->norm2 > 0, "norm2 %.17g with owners, %.17g without", owned->norm2,
+          free_run->norm2);
+    CHECK(free_run->cg_iter == owned->cg_iter && owned->cg_iter > 0, "CG iterations %d with owners, %d without",
+          owned->cg_iter, free_run->cg_iter);
+    CHECK(!memcmp(free_run->cg, owned->cg, sizeof owned->cg), "CG solution differs with owners");
+    CHECK(free_run->bicgstab_iter == owned->bicgstab_iter && owned->bicgstab_iter > 0,
+          "BiCGstab iterations %d with owners, %d without", owned->bicgstab_iter, free_run->bicgstab_iter);
+    CHECK(!memcmp(free_run->bicgstab, owned->bicgstab, sizeof owned->bicgstab), "BiCGstab solution differs with owners");
+
+    free(free_run); free(owned); free(src);
+    tq_host_gauge_free(&hg);
+    tq_finalize();
+    return tq_test_finish("test_owner");
+}
