@@ -348,5 +348,14 @@ run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
 run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"
 run 1 propagator --dim 4 4 4 8 --maxiter 2 --quiet --where cpu && expect "$err" "no convergence" "propagator reports maxiter"
 
+# ---- issue 26: unknown schedulers -------------------------------------------------------
+# An unknown policy (option or STARPU_SCHED) is a usage error naming the valid ones.
+run 2 info --sched nonexistent --ncpus 1 --ncuda 0 &&
+    expect "$err" "'nonexistent'.*eager.*dmda" "info --sched nonexistent lists the policies"
+STARPU_SCHED=nonexistent
+export STARPU_SCHED
+run 2 info --ncpus 1 --ncuda 0 && expect "$err" "STARPU_SCHED.*'nonexistent'.*dmda" "STARPU_SCHED=nonexistent"
+unset STARPU_SCHED
+run 2 propagator --sched nonexistent --dim 4 4 4 8 && expect "$err" "'nonexistent'" "propagator --sched nonexistent"
 echo "test_cli: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]
