@@ -57,7 +57,8 @@ typedef struct tq_init_params {
                              thread where there are 4 or more (or STARPU_NCPU) */
     int ncuda;            /* CUDA workers (GPUs); -1: all available (or STARPU_NCUDA) */
     const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: dmda when
-                             there are GPUs, StarPU's default (lws) otherwise (or STARPU_SCHED) */
+                             there are GPUs, StarPU's default (lws) otherwise (or STARPU_SCHED);
+                             an unknown name here or in STARPU_SCHED: TQ_ERR_INVALID_ARG */
     int verbosity;        /* 0 quiet, 1 summary, 2 debug */
     int use_mpi;          /* -1 auto (when launched by mpirun), 0 off, 1 on */
 } tq_init_params;

@@ -348,5 +348,46 @@ run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
 run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"
 run 1 propagator --dim 4 4 4 8 --maxiter 2 --quiet --where cpu && expect "$err" "no convergence" "propagator reports maxiter"
 
+# ---- issue 26: unknown schedulers; single-precision files promoted to double ------------
+# An unknown policy (option or STARPU_SCHED) is a usage error naming the valid ones.
+run 2 info --sched nonexistent --ncpus 1 --ncuda 0 &&
+    expect "$err" "'nonexistent'.*eager.*dmda" "info --sched nonexistent lists the policies"
+STARPU_SCHED=nonexistent
+export STARPU_SCHED
+run 2 info --ncpus 1 --ncuda 0 && expect "$err" "STARPU_SCHED.*'nonexistent'.*dmda" "STARPU_SCHED=nonexistent"
+unset STARPU_SCHED
+run 2 propagator --sched nonexistent --dim 4 4 4 8 && expect "$err" "'nonexistent'" "propagator --sched nonexistent"
+# The MILC sample (single precision) written as double (reunitarised on the way) in each
+# format with 8-byte reals, and back to single (MILC): every file reads with the original's
+# plaquette within single precision.
+# plaq FILE: the total plaquette `gauge info` prints for FILE (empty when it fails)
+plaq() { "$tq" gauge info "$1" 2>"$err" | awk '/^plaquette: / { print $7 }'; }
+if [ -r "$l4" ]; then
+    p0=$(plaq "$l4")
+    for f in nersc scidac ildg; do
+        run 0 gauge convert "$l4" "$tmp/rt8.$f" --format $f --precision 8 &&
+            expect "$out" "reunitari[sz]ed" "convert single -> double $f says it reunitarises"
+        run 0 gauge info "$tmp/rt8.$f" && expect "$out" "^file precision: 8" "$f double file precision"
+        p8=$(plaq "$tmp/rt8.$f")
+        run 0 gauge convert "$tmp/rt8.$f" "$tmp/rt4.$f.milc" --format milc
+        p4=$(plaq "$tmp/rt4.$f.milc")
+        run 0 gauge convert "$tmp/rt8.$f" "$tmp/rt4.$f" --format $f --precision 4
+        p4b=$(plaq "$tmp/rt4.$f")
+        ok
+        awk -v a="$p0" -v b="$p8" -v c="$p4" -v d="$p4b" 'BEGIN {
+            if (a == "" || b == "" || c == "" || d == "") exit 1
+            for (i = 0; i < 3; i++) { x = (i == 0 ? b : i == 1 ? c : d) - a; if (x < 0) x = -x; if (x > 1e-6) exit 1 }
+        }' || fail "round trip milc -> $f double -> single: plaquettes '$p0' '$p8' '$p4' '$p4b'"
+    done
+    # no promotion, no reunitarisation: single to single stays bit for bit
+    run 0 gauge convert "$l4" "$tmp/rt4.scidac" --format scidac && {
+        ok
+        grep -q "reunitari" "$out" && fail "convert single -> single reunitarised"
+        [ "$(plaq "$tmp/rt4.scidac")" = "$p0" ] || fail "single -> single changed the plaquette"
+    }
+else
+    echo "test_cli: no $l4: gauge precision round trips skipped"
+fi
+
 echo "test_cli: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

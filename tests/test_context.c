@@ -175,6 +175,59 @@ static void check_cycle(int ncpus, const char *sched)
     CHECK_ERR(tq_get_runtime_info(&info), TQ_ERR_NOT_INITIALIZED);
 }
 
+/* An unknown scheduling policy, as a parameter or in STARPU_SCHED (which StarPU lets
+ * override the parameter), is refused before StarPU starts: StarPU itself would only warn
+ * and run lws. The message names the valid policies, and a later tq_init works. */
+static void check_unknown_sched(void)
+{
+    tq_init_params p;
+    tq_init_params_default(&p);
+    p.ncpus = 1;
+    p.ncuda = 0;
+    p.verbosity = 0;
+    p.use_mpi = 0;
+
+    p.sched = "nonexistent";
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "'nonexistent'") != NULL, "message does not name the policy: '%s'", tq_last_error());
+    CHECK(strstr(tq_last_error(), "eager") && strstr(tq_last_error(), "dmda") && strstr(tq_last_error(), "lws"),
+          "message does not list the valid policies: '%s'", tq_last_error());
+    CHECK(!tq_is_initialized(), "initialized after an unknown scheduler");
+    p.sched = "";
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    check_cycle(1, "eager");
+
+    /* STARPU_SCHED is checked even when the parameter is valid */
+    p.sched = "eager";
+    setenv("STARPU_SCHED", "nonexistent", 1);
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "STARPU_SCHED") && strstr(tq_last_error(), "'nonexistent'") &&
+          strstr(tq_last_error(), "dmda"), "message does not name STARPU_SCHED, its value and the policies: '%s'",
+          tq_last_error());
+    CHECK(!tq_is_initialized(), "initialized after an unknown STARPU_SCHED");
+    /* a valid STARPU_SCHED rules over the parameter, as StarPU documents */
+    setenv("STARPU_SCHED", "prio", 1);
+    p.sched = "eager";
+    tq_status s = tq_init(&p);
+    CHECK(s == TQ_SUCCESS, "tq_init with STARPU_SCHED=prio: %s: %s", tq_status_name(s), tq_last_error());
+    if (s == TQ_SUCCESS) {
+        tq_runtime_info info;
+        CHECK_OK(tq_get_runtime_info(&info));
+        CHECK(!strcmp(info.sched, "prio"), "scheduler '%.32s' with STARPU_SCHED=prio", info.sched);
+        CHECK_OK(tq_finalize());
+    }
+    unsetenv("STARPU_SCHED");
+    check_cycle(1, "eager");
+
+    /* the option parser refuses an unknown --sched at once */
+    const char *a[] = {"prog", "--sched", "nonexistent"};
+    char *argv[4];
+    int argc;
+    CHECK_ERR(parse(&p, 3, a, &argc, argv), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "'nonexistent'") && strstr(tq_last_error(), "dmda"),
+          "--sched nonexistent: message '%s'", tq_last_error());
+}
+
 static void check_status_names(void)
 {
     static const char *names[] = {
@@ -238,6 +291,7 @@ int main(void)
     /* the runtime can be started again after tq_finalize, with another worker mix */
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     check_cycle(ncores >= 2 ? 2 : 1, "lws");
+    check_unknown_sched();
 
     {
         tq_init_params p;

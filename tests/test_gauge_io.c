@@ -588,12 +588,50 @@ static void test_names(void)
     CHECK(tq_crc32(0, "123456789", 9) == 0xCBF43926u, "crc32 check value");
 }
 
+/* Single-precision links written with 8-byte reals fail the double-precision check; the
+ * refusal says the deviation is small enough for single precision, which points at the
+ * cause (issue 26: `gauge convert --precision 8` of a single-precision file). Reunitarised
+ * first, the same links read back. A plainly broken link gets no such hint. */
+static void test_promoted_single(const tq_host_gauge *rnd)
+{
+    char out[512];
+    tq_host_gauge f, h;
+    round_to_float(&f, rnd);
+    tmp_path("promoted.scidac", out, sizeof out);
+    CHECK_OK(tq_gauge_write(out, TQ_FORMAT_SCIDAC, &f, 8));
+    CHECK_ERR(tq_gauge_read(out, TQ_FORMAT_AUTO, &h, NULL), TQ_ERR_NOT_UNITARY);
+    CHECK(h.links == NULL, "a refused read left links");
+    CHECK(strstr(tq_last_error(), "single precision") != NULL,
+          "refusal of single-precision links in a double file gives no hint: '%s'", tq_last_error());
+
+    tq_plaquette want, got = {0, 0, 0};
+    CHECK_OK(tq_host_gauge_plaquette(rnd, &want));
+    CHECK_OK(tq_host_gauge_reunitarize(&f));
+    tmp_path("promoted2.scidac", out, sizeof out);
+    CHECK_OK(tq_gauge_write(out, TQ_FORMAT_SCIDAC, &f, 8));
+    CHECK_OK(tq_gauge_read(out, TQ_FORMAT_AUTO, &h, NULL));
+    if (h.links) {
+        CHECK_OK(tq_host_gauge_plaquette(&h, &got));
+        CHECK_CLOSE(got.total, want.total, 1e-6, "plaquette after promotion with reunitarisation");
+        tq_host_gauge_free(&h);
+    }
+
+    for (int k = 0; k < 18; k++) f.links[7 * 18 + k] *= 1.01;
+    tmp_path("promoted3.scidac", out, sizeof out);
+    CHECK_OK(tq_gauge_write(out, TQ_FORMAT_SCIDAC, &f, 8));
+    CHECK_ERR(tq_gauge_read(out, TQ_FORMAT_AUTO, &h, NULL), TQ_ERR_NOT_UNITARY);
+    CHECK(strstr(tq_last_error(), "single precision") == NULL,
+          "a link off by 2%% is called a precision matter: '%s'", tq_last_error());
+    tq_host_gauge_free(&f);
+}
+
 static void remove_tmpdir(void)
 {
     static const char *names[] = {
         "l8888.nersc2", "l8888.nersc3", "l4444.be", "nock.ildg", "nock2.ildg", "rt.milc", "rt4.ildg",
         "rt8.ildg", "rt4.scidac", "rt8.scidac", "rt4.nersc", "rt8.nersc", "rt8.nersc2", "rt4le.nersc",
-        "rt8le.nersc", "garbage", "empty", "bad.milc", "bad.ildg", "bad.scidac", "bad.nersc",
+        "rt8le.nersc", "promoted.scidac", "promoted2.scidac", "promoted3.scidac", "garbage",
+        "empty", "bad.milc", "bad.ildg", "bad.scidac", "bad.nersc",
         "bad.milc.trunc", "bad.ildg.trunc", "bad.scidac.trunc", "bad.nersc.trunc", "bad.milc.magic",
         "bad.ildg.magic", "bad.scidac.magic", "bad.nersc.magic", "bad.milc.flip", "bad.ildg.flip",
         "bad.scidac.flip", "bad.nersc.flip", "bad.milc.dims", "bad.ildg.dims", "bad.scidac.dims",
@@ -637,6 +675,7 @@ int main(void)
         test_ildg_without_checksum(tmp_path("rt8.ildg", p, sizeof p), "nock2.ildg");
     }
     test_bad_input(&rnd);
+    test_promoted_single(&rnd);
     tq_host_gauge_free(&rnd);
 
     remove_tmpdir();

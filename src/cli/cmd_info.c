@@ -18,9 +18,10 @@ int tq_cmd_info(int argc, char **argv)
         printf("usage: taskqcd info [--ncpus N] [--ncuda N] [--sched POLICY]\n");
         return strcmp(argv[1], "--help") ? 2 : 0;
     }
-    if (tq_init(&p)) {
+    tq_status s = tq_init(&p);
+    if (s) {
         fprintf(stderr, "taskqcd info: %s\n", tq_last_error());
-        return 1;
+        return s == TQ_ERR_INVALID_ARG ? 2 : 1;   /* e.g. an unknown STARPU_SCHED */
     }
     tq_runtime_info info;
     tq_get_runtime_info(&info);

@@ -1,7 +1,7 @@
 /* Runtime context: starts StarPU (and StarPU-MPI when built with MPI and launched under
  * mpirun), records what it got, and shuts it down. StarPU's own environment variables
  * (STARPU_NCPU, STARPU_NCUDA, STARPU_SCHED, ...) keep working: they take precedence over
- * the parameters, as StarPU documents. */
+ * the parameters, as StarPU documents. An unknown scheduler name, in either, is refused. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/tq_internal.h"
 #include "core/placement.h"
@@ -75,6 +75,27 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
+/* An unknown policy name makes StarPU print a warning and run lws, so a typo would go
+ * unnoticed: refuse it, naming the policies this StarPU has. what says where the name came
+ * from (the option, the parameter or STARPU_SCHED). */
+static tq_status check_sched_name(const char *name, const char *what)
+{
+    struct starpu_sched_policy **all = starpu_sched_get_predefined_policies();
+    for (int i = 0; all[i]; i++)
+        if (all[i]->policy_name && !strcmp(name, all[i]->policy_name)) return TQ_SUCCESS;
+    char list[800];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; all[i] && len < sizeof list; i++) {
+        if (!all[i]->policy_name) continue;
+        int n = snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", all[i]->policy_name);
+        if (n < 0) break;
+        len += (size_t)n;
+    }
+    return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown scheduling policy '%s' (StarPU's policies: %s)",
+                    what, name, list);
+}
+
 tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv)
 {
     if (!p || !argc || !argv) return tq_error(TQ_ERR_INVALID_ARG, "tq_init_params_from_args: NULL argument");
@@ -94,6 +115,7 @@ tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv)
         if (!strcmp(a, "--sched")) {
             if (i + 1 >= *argc) return tq_error(TQ_ERR_INVALID_ARG, "option --sched needs a policy name");
             p->sched = argv[++i];
+            TQ_CHECK(check_sched_name(p->sched, "option --sched"));
             continue;
         }
         if (!strcmp(a, "--no-mpi")) { p->use_mpi = 0; continue; }
@@ -119,6 +141,10 @@ tq_status tq_init(const tq_init_params *params)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_init: ncpus (%d) and ncuda (%d) must be >= -1", p.ncpus, p.ncuda);
     if (p.ncpus == 0 && p.ncuda == 0)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_init: no workers requested (ncpus = ncuda = 0)");
+    /* STARPU_SCHED rules over the parameter, so both must name a policy */
+    if (p.sched) TQ_CHECK(check_sched_name(p.sched, "tq_init"));
+    const char *env_sched = getenv("STARPU_SCHED");
+    if (env_sched) TQ_CHECK(check_sched_name(env_sched, "tq_init: STARPU_SCHED"));
 
     struct starpu_conf conf;
     starpu_conf_init(&conf);
