@@ -285,6 +285,16 @@ tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double 
  * (submitted, not waited for). */
 tq_status tq_generator_reunitarize(tq_generator *g);
 int tq_generator_slabs(const tq_generator *g);
+/* The state besides the links: the heat-bath sweeps done, which is the sweep word of the
+ * random numbers (the next sweep draws those of sweep number tq_generator_sweeps). A
+ * checkpoint is the exported links, stored exactly (double precision), with the dimensions,
+ * beta, seed and this count: a generator created with the same dimensions, beta and seed,
+ * given the links by tq_generator_import and the count by tq_generator_set_sweeps, goes on
+ * bit for bit as the original would have (same placement kind: CPU and GPU arithmetic
+ * differ in the last bits). The count may not exceed 2^23 (the random stream's sweep word);
+ * the refusal counter (tq_generator_refused) is not part of the state. */
+uint64_t tq_generator_sweeps(const tq_generator *g);   /* 0 for NULL */
+tq_status tq_generator_set_sweeps(tq_generator *g, uint64_t sweeps);
 
 /* ---- device-side gauge field ---------------------------------------------------------- */
 /* Import a host gauge field into a TQ_FIELD_GAUGE field (compressing to its recon). */

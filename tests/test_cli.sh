@@ -389,5 +389,78 @@ else
     echo "test_cli: no $l4: gauge precision round trips skipped"
 fi
 
+# ---- propagator: a solve that fails gives no result ---------------------------------------
+# unconverged solutions are not physics: exit status 1, the failure said on stderr and
+# stdout, no correlator rows (table) and "valid": false with a null correlator (JSON); the
+# same set-up converged still prints the correlator
+corr_rows() { grep -E -c '^ +[0-9]+  [0-9][.][0-9]+e[+-][0-9]+' "$1"; }
+pfail="--dim 4 4 4 8 --weak-field 0.1 --nsrc 2 --quiet --where cpu"
+run 1 propagator $pfail --maxiter 5 && {
+    expect "$err" "2 of 2 solves did not converge: no pion correlator" "propagator --maxiter 5: stderr says why"
+    expect "$out" "NO RESULT: 2 of 2 solves did not converge" "propagator --maxiter 5: stdout says so"
+    expect "$out" "solve  1 .*NOT CONVERGED" "propagator --maxiter 5: the solve is marked"
+    ok
+    ! grep -q "pion correlator [(]" "$out" || fail "propagator --maxiter 5 printed a correlator header"
+    ok
+    [ "$(corr_rows "$out")" = 0 ] || { fail "propagator --maxiter 5 printed correlator rows"; sed 's/^/  | /' "$out" >&2; }
+}
+run 1 propagator $pfail --maxiter 5 --json && {
+    expect "$out" '"valid": false' "propagator --maxiter 5 --json: invalid"
+    expect "$out" '"correlator": null' "propagator --maxiter 5 --json: no correlator"
+    expect "$out" '"effective_mass": null' "propagator --maxiter 5 --json: no effective mass"
+    expect "$out" '"source": 1, "converged": false' "propagator --maxiter 5 --json: per-solve flag"
+}
+run 0 propagator $pfail --json && {
+    expect "$out" '"valid": true' "propagator converged --json: valid"
+    expect "$out" '"source": 1, "converged": true' "propagator converged --json: per-solve flag"
+    ok
+    [ "$(correlator "$out" | grep -c .)" = 8 ] || fail "propagator converged --json: not 8 correlator values"
+}
+run 0 propagator $pfail && {
+    expect "$out" "pion correlator [(]" "propagator converged: correlator header"
+    ok
+    [ "$(corr_rows "$out")" = 8 ] || { fail "propagator converged: not 8 correlator rows"; sed 's/^/  | /' "$out" >&2; }
+}
+
+# ---- generate: checkpoints and resume -----------------------------------------------------
+# 2 sweeps with a checkpoint (default name OUT.ckpt), resumed to 4: the same file as 4 sweeps
+# in one go, byte for byte but for the creation date (NERSC, double); the reunitarisation of
+# sweep 3 falls after the resume. A resume that disagrees with the checkpoint is refused
+# (status 2); a checkpoint whose configuration was replaced is refused (status 1); saving
+# every sweep leaves one configuration.
+gopt="--dim 4 4 4 4 --beta 5.8 --seed 11 --or 1 --reunit-every 3 --where cpu --format nersc --quiet"
+nodate() { LC_ALL=C sed '/^CREATION_DATE/d' "$1"; }
+run 0 generate $gopt --sweeps 4 --out "$tmp/full.nersc"
+run 0 generate $gopt --sweeps 2 --save-every 2 --out "$tmp/half.nersc" && {
+    ok
+    [ -f "$tmp/half.nersc.ckpt" ] && [ -f "$tmp/half.nersc.ckpt.sweep2" ] ||
+        fail "generate --save-every 2 --out half.nersc: no half.nersc.ckpt(.sweep2): $(ls "$tmp" | tr '\n' ' ')"
+}
+run 0 generate --resume "$tmp/half.nersc.ckpt" --sweeps 4 --where cpu --format nersc --out "$tmp/resumed.nersc" --quiet && {
+    ok
+    nodate "$tmp/full.nersc" > "$tmp/full.nodate"
+    nodate "$tmp/resumed.nersc" > "$tmp/resumed.nodate"
+    [ -s "$tmp/full.nodate" ] && cmp -s "$tmp/full.nodate" "$tmp/resumed.nodate" ||
+        fail "generate --resume at sweep 2 to 4: not the uninterrupted run's configuration"
+}
+ck=$tmp/half.nersc.ckpt
+run 2 generate --resume "$ck" --sweeps 4 --beta 6.0 --where cpu --quiet && expect "$err" "--beta 6 disagrees" "resume with another beta"
+run 2 generate --resume "$ck" --sweeps 4 --seed 12 --where cpu --quiet && expect "$err" "--seed 12 disagrees" "resume with another seed"
+run 2 generate --resume "$ck" --sweeps 4 --or 4 --where cpu --quiet && expect "$err" "--or 4 disagrees" "resume with another --or"
+run 2 generate --resume "$ck" --sweeps 4 --dim 4 4 4 6 --where cpu --quiet && expect "$err" "--dim 4 4 4 6 disagrees" "resume with other dims"
+run 2 generate --resume "$ck" --sweeps 1 --where cpu --quiet && expect "$err" "2 sweeps done, more than --sweeps 1" "resume past --sweeps"
+run 2 generate --dim 4 4 4 4 --save-every 2 && expect "$err" "--save-every needs" "--save-every without a name"
+run 1 generate --resume "$tmp/no-such.ckpt" --quiet && expect "$err" "cannot read the checkpoint" "resume from a missing checkpoint"
+mkdir -p "$tmp/swap" && cp "$ck" "$ck.sweep2" "$tmp/swap/" &&
+    run 0 generate $gopt --seed 12 --sweeps 2 --checkpoint "$tmp/other.ckpt" && cp "$tmp/other.ckpt.sweep2" "$tmp/swap/half.nersc.ckpt.sweep2" &&
+    run 1 generate --resume "$tmp/swap/half.nersc.ckpt" --sweeps 4 --where cpu --quiet &&
+    expect "$err" "is not the one the checkpoint .* describes" "resume from a checkpoint with a replaced configuration"
+run 0 generate $gopt --sweeps 3 --save-every 1 --checkpoint "$tmp/rot.ckpt" && {
+    ok
+    left=$(cd "$tmp" && ls | grep '^rot[.]ckpt' | tr '\n' ' ')
+    [ "$left" = "rot.ckpt rot.ckpt.sweep3 " ] || fail "generate --save-every 1 for 3 sweeps left: $left"
+    expect "$tmp/rot.ckpt" "^sweeps 3$" "the last checkpoint records 3 sweeps"
+}
+
 echo "test_cli: $checks checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -4,7 +4,8 @@
  * them), reports per solve the iterations, true residual, time and GFLOPS, and prints the
  * pion (gamma5-gamma5) two-point function C(t) = sum_{x in t} sum_src |x_src(x)|^2 with its
  * effective mass log(C(t) / C(t+1)). Solves go to the library in batches (--batch N,
- * default all of them at once: their iterations interleave and fill every worker). */
+ * default all of them at once: their iterations interleave and fill every worker). When a
+ * solve fails, no correlator is printed: unconverged solutions are not a result. */
 #include "cli.h"
 #include "taskqcd.h"
 
@@ -36,6 +37,9 @@ static void propagator_usage(FILE *o)
         "Defaults: clover (c_sw 1), kappa 0.13, double, recon 12, BiCGstab on the even-odd\n"
         "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
         "all solves in one batch. --json prints one JSON object instead of the tables.\n"
+        "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
+        "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
+        "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
         "--warmup solves the first batch once, untimed, before the timed solves: the first\n"
         "solves in a process also allocate the device memory of their work fields and make\n"
         "the sloppy operator (benchmarks time the steady state with it).\n");
@@ -83,6 +87,9 @@ typedef struct prop_run {
     tq_dirac *d;
     double *host, *corr;     /* a spinor on the host; C(t) */
     tq_solver_result res[12];
+    int converged[12];       /* per timed solve */
+    int nfailed;             /* timed solves that did not converge */
+    tq_status st;            /* the first failure of the solves (warm-up included), or TQ_SUCCESS */
     double t_setup, wall;    /* seconds: making the operator; the timed solves */
 } prop_run;
 
@@ -311,6 +318,23 @@ static tq_status warm_up(const prop_opts *o, prop_run *r, const char *me)
     return st;
 }
 
+/* Which solves of the batch s0 .. s0 + n - 1 converged, after tq_solve_many returned st.
+ * The library reports one status per batch; a failed batch's solves are judged by the
+ * library's own stopping rule (iterated residual below tol, true residual below sqrt(tol);
+ * a system that broke down keeps the NaN it was given), and when that blames none of them,
+ * all are counted as failed. */
+static void judge_batch(const prop_opts *o, prop_run *r, int s0, int n, tq_status st)
+{
+    int failed = 0;
+    for (int s = s0; s < s0 + n; s++) {
+        const tq_solver_result *x = &r->res[s];
+        r->converged[s] = st == TQ_SUCCESS || (x->residual <= o->sp.tol && x->true_residual <= sqrt(o->sp.tol));
+        failed += !r->converged[s];
+    }
+    if (st != TQ_SUCCESS && failed == 0)
+        for (int s = s0; s < s0 + n; s++) r->converged[s] = 0;
+}
+
 /* Every source's solve, batch by batch, timed as a whole (r->wall), with a table line per
  * solve. Returns the first failure's status, or TQ_SUCCESS. */
 static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
@@ -320,7 +344,9 @@ static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
     const double t0 = tq_cli_now();
     for (int s0 = 0; s0 < o->nsrc; s0 += o->batch) {
         int n = s0 + o->batch <= o->nsrc ? o->batch : o->nsrc - s0;
+        for (int s = s0; s < s0 + n; s++) r->res[s].residual = r->res[s].true_residual = NAN;   /* unset: not converged */
         tq_status st = tq_solve_many(r->d, n, r->x + s0, (const tq_field *const *)(r->b + s0), &o->sp, r->res + s0);
+        judge_batch(o, r, s0, n, st);
         if (st != TQ_SUCCESS) {
             fprintf(stderr, "%s: sources %d-%d: %s\n", me, s0, s0 + n - 1, tq_last_error());
             if (st_all == TQ_SUCCESS) st_all = st;
@@ -328,12 +354,14 @@ static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
         if (!o->json)
             for (int s = s0; s < s0 + n; s++)
                 printf("  solve %2d (spin %d, color %d): %5d iterations (%d reliable updates), true residual %.3e, %.3f s, "
-                       "%.1f GFLOPS; iterations %.3f s, %.1f GFLOPS\n",
+                       "%.1f GFLOPS; iterations %.3f s, %.1f GFLOPS%s\n",
                        s, s / 3, s % 3, res[s].iterations, res[s].reliable_updates, res[s].true_residual, res[s].seconds,
                        res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
-                       res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
+                       res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0,
+                       r->converged[s] ? "" : "  NOT CONVERGED");
     }
     r->wall = tq_cli_now() - t0;
+    for (int s = 0; s < o->nsrc; s++) r->nfailed += !r->converged[s];
     return st_all;
 }
 
@@ -353,37 +381,71 @@ static int pion_correlator(const prop_opts *o, prop_run *r, const char *me)
     return 0;
 }
 
-/* The whole result as one JSON object. */
+/* v in printf format fmt, or null when it is not finite (JSON has no NaN or Inf). */
+static void print_json_number(const char *fmt, double v)
+{
+    if (isfinite(v)) printf(fmt, v);
+    else printf("null");
+}
+
+/* The solves of the JSON object, one per line. */
+static void print_json_solves(const prop_opts *o, const prop_run *r)
+{
+    const tq_solver_result *res = r->res;
+    for (int s = 0; s < o->nsrc; s++) {
+        printf("%s{\"source\": %d, \"converged\": %s, \"iterations\": %d, \"reliable_updates\": %d, \"true_residual\": ",
+               s ? ",\n   " : "", s, r->converged[s] ? "true" : "false", res[s].iterations, res[s].reliable_updates);
+        print_json_number("%.6e", res[s].true_residual);
+        printf(", \"seconds\": %.6f, \"gflops\": %.3f, \"iter_seconds\": %.6f, \"iter_gflops\": %.3f}", res[s].seconds,
+               res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
+               res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
+    }
+}
+
+/* The whole result as one JSON object; "valid": false (and a null correlator and effective
+ * mass) when a solve failed. */
 static void print_json(const prop_opts *o, const prop_run *r, const char *gauge_desc)
 {
     const tq_solver_params *sp = &o->sp;
     const tq_solver_result *res = r->res;
     const int *dims = o->dims;
+    const int valid = r->st == TQ_SUCCESS;
     double flops = 0;
     for (int s = 0; s < o->nsrc; s++) flops += res[s].flops;
     printf("{\"gauge\": \"");
     print_json_chars(gauge_desc);
     printf("\", \"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
            "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
-           "\"wall_seconds\": %.6f, \"gflops\": %.3f,\n \"solves\": [",
+           "\"wall_seconds\": %.6f, \"gflops\": %.3f, \"valid\": %s, \"failed_solves\": %d,\n \"solves\": [",
            dims[0], dims[1], dims[2], dims[3], o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, o->dp.csw,
            tq_precision_name(o->prec), sp->prec_sloppy ? tq_precision_name(sp->prec_sloppy) : tq_precision_name(o->prec),
            tq_inverter_name(sp->inverter), tq_solve_type_name(sp->solve_type), sp->tol, o->batch, r->wall,
-           flops / r->wall * 1e-9);
-    for (int s = 0; s < o->nsrc; s++)
-        printf("%s{\"source\": %d, \"iterations\": %d, \"reliable_updates\": %d, \"true_residual\": %.6e, \"seconds\": %.6f, "
-               "\"gflops\": %.3f, \"iter_seconds\": %.6f, \"iter_gflops\": %.3f}", s ? ",\n   " : "", s, res[s].iterations,
-               res[s].reliable_updates, res[s].true_residual, res[s].seconds,
-               res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
-               res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
+           flops / r->wall * 1e-9, valid ? "true" : "false", r->nfailed);
+    print_json_solves(o, r);
+    if (!valid) {
+        printf("],\n \"correlator\": null,\n \"effective_mass\": null}\n");
+        return;
+    }
     printf("],\n \"correlator\": [");
     for (int t = 0; t < dims[3]; t++) printf("%s%.17g", t ? ", " : "", r->corr[t]);
     printf("],\n \"effective_mass\": [");
-    for (int t = 0; t + 1 < dims[3]; t++) printf("%s%.10g", t ? ", " : "", log(r->corr[t] / r->corr[t + 1]));
+    for (int t = 0; t + 1 < dims[3]; t++) {
+        printf("%s", t ? ", " : "");
+        print_json_number("%.10g", log(r->corr[t] / r->corr[t + 1]));
+    }
     printf("]}\n");
 }
 
-/* The table's last lines: the totals, the correlator and its effective mass. */
+/* What failed, for the messages that withhold the correlator. */
+static const char *failure_phrase(const prop_opts *o, const prop_run *r, char *buf, size_t len)
+{
+    if (r->nfailed) snprintf(buf, len, "%d of %d solves did not converge", r->nfailed, o->nsrc);
+    else snprintf(buf, len, "the warm-up solves did not converge");
+    return buf;
+}
+
+/* The table's last lines: the totals, then the correlator and its effective mass, or why
+ * there are none. */
 static void print_table_summary(const prop_opts *o, const prop_run *r)
 {
     double flops = 0;
@@ -391,6 +453,11 @@ static void print_table_summary(const prop_opts *o, const prop_run *r)
     for (int s = 0; s < o->nsrc; s++) { flops += r->res[s].flops; iters += r->res[s].iterations; }
     printf("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, r->wall,
            flops / r->wall * 1e-9);
+    if (r->st != TQ_SUCCESS) {
+        char why[96];
+        printf("  NO RESULT: %s; no pion correlator\n", failure_phrase(o, r, why, sizeof why));
+        return;
+    }
     printf("  pion correlator (sum over space and the %d sources):\n      t  C(t)                    m_eff(t) = log C(t)/C(t+1)\n",
            o->nsrc);
     for (int t = 0; t < o->dims[3]; t++) {
@@ -409,13 +476,17 @@ static int run_propagator(const prop_opts *o, const tq_host_gauge *hg, const cha
     int rc = 1;
     if (!make_problem(o, hg, &r, me)) {
         if (!o->json) print_table_header(o, &r, gauge_desc);
-        tq_status st_all = o->warmup ? warm_up(o, &r, me) : TQ_SUCCESS;
+        r.st = o->warmup ? warm_up(o, &r, me) : TQ_SUCCESS;
         tq_status st = solve_batches(o, &r, me);
-        if (st_all == TQ_SUCCESS) st_all = st;
-        if (!pion_correlator(o, &r, me)) {
+        if (r.st == TQ_SUCCESS) r.st = st;
+        char why[96];
+        if (r.st != TQ_SUCCESS)
+            fprintf(stderr, "%s: %s: no pion correlator (unconverged solutions are not a result)\n", me,
+                    failure_phrase(o, &r, why, sizeof why));
+        if (r.st != TQ_SUCCESS || !pion_correlator(o, &r, me)) {
             if (o->json) print_json(o, &r, gauge_desc);
             else print_table_summary(o, &r);
-            rc = st_all == TQ_SUCCESS ? 0 : 1;
+            rc = r.st == TQ_SUCCESS ? 0 : 1;
         }
     }
     prop_run_free(&r);

@@ -133,6 +133,19 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
 
 int tq_generator_slabs(const tq_generator *g) { return g ? g->nslab : 0; }
 
+uint64_t tq_generator_sweeps(const tq_generator *g) { return g ? g->sweeps : 0; }
+
+tq_status tq_generator_set_sweeps(tq_generator *g, uint64_t sweeps)
+{
+    if (!g) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_set_sweeps: NULL generator");
+    /* TQ_HB_MAX_SWEEP + 1: the count after the last sweep one seed allows */
+    if (sweeps > (uint64_t)TQ_HB_MAX_SWEEP + 1)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_set_sweeps: %llu sweeps (at most %llu with one seed)",
+                        (unsigned long long)sweeps, (unsigned long long)TQ_HB_MAX_SWEEP + 1);
+    g->sweeps = sweeps;
+    return TQ_SUCCESS;
+}
+
 /* The arguments every generator task shares: geometry and slabs. */
 static tq_heatbath_args slab_args(const tq_generator *g)
 {
