@@ -355,6 +355,8 @@ run 2 info --sched nonexistent --ncpus 1 --ncuda 0 &&
 STARPU_SCHED=nonexistent
 export STARPU_SCHED
 run 2 info --ncpus 1 --ncuda 0 && expect "$err" "STARPU_SCHED.*'nonexistent'.*dmda" "STARPU_SCHED=nonexistent"
+run 2 blas --dim 4 4 4 4 --prec double --where cpu && expect "$err" "STARPU_SCHED.*'nonexistent'" "blas with STARPU_SCHED=nonexistent"
+run 2 propagator --dim 4 4 4 8 --quiet && expect "$err" "STARPU_SCHED.*'nonexistent'" "propagator with STARPU_SCHED=nonexistent"
 unset STARPU_SCHED
 run 2 propagator --sched nonexistent --dim 4 4 4 8 && expect "$err" "'nonexistent'" "propagator --sched nonexistent"
 # The MILC sample (single precision) written as double (reunitarised on the way) in each

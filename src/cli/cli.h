@@ -27,6 +27,9 @@ int tq_blas_benchmark_known_ops(const char *ops);
 int tq_cli_list_has(const char *list, const char *name);
 /* Monotonic wall-clock time in seconds. */
 double tq_cli_now(void);
+/* tq_init for a command: 0, or after printing "me: message" the command's exit status, 2
+ * for a bad runtime option (an unknown scheduler, also through STARPU_SCHED), else 1. */
+int tq_cli_init(const char *me, const tq_init_params *p);
 /* With --where cuda and no scheduler asked for (--sched, STARPU_SCHED): prio. Every task
  * then goes to a GPU, and a scheduler that predicts task times per worker only adds to the
  * gap between one task's end and the next's start (doc/performance.md). */

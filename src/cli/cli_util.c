@@ -50,3 +50,11 @@ void tq_cli_sched_for_placement(tq_init_params *ip, const char *where)
 {
     if (!ip->sched && !getenv("STARPU_SCHED") && !strcmp(where, "cuda")) ip->sched = "prio";
 }
+
+int tq_cli_init(const char *me, const tq_init_params *p)
+{
+    const tq_status s = tq_init(p);
+    if (s == TQ_SUCCESS) return 0;
+    fprintf(stderr, "%s: %s\n", me, tq_last_error());
+    return s == TQ_ERR_INVALID_ARG ? 2 : 1;
+}

@@ -53,7 +53,8 @@ int tq_cmd_blas(int argc, char **argv)
         fprintf(stderr, "taskqcd blas: unknown op in '%s' (copy, axpy, xpay, caxpy, norm2, rdot, cdot, axpy_norm2, cg_update, all)\n", ops);
         return 2;
     }
-    if (tq_init(&p)) { fprintf(stderr, "taskqcd blas: %s\n", tq_last_error()); return 1; }
+    const int init = tq_cli_init("taskqcd blas", &p);
+    if (init) return init;
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);
     memcpy(lp.dims, dims, sizeof dims);

@@ -154,7 +154,8 @@ int tq_cmd_demo(int argc, char **argv)
     if (demo_gauge(&o, &g)) return 1;
     print_plaquette("host", &g);
 
-    if (tq_init(&p)) { fprintf(stderr, "taskqcd demo: %s\n", tq_last_error()); tq_host_gauge_free(&g); return 1; }
+    const int init = tq_cli_init("taskqcd demo", &p);
+    if (init) { tq_host_gauge_free(&g); return init; }
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
     printf("StarPU %s: %d CPU worker(s), %d CUDA worker(s), scheduler %s\n", ri.starpu_version,

@@ -217,7 +217,8 @@ int tq_cmd_dslash(int argc, char **argv)
     const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
     if (o.check < 0) o.check = vol <= 65536;
     tq_cli_sched_for_placement(&ip, o.where);
-    if (tq_init(&ip)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); tq_host_gauge_free(&hg); return 1; }
+    const int init = tq_cli_init("taskqcd dslash", &ip);
+    if (init) { tq_host_gauge_free(&hg); return init; }
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
     /* the source, made once (at 64^4 making it costs more than the timing) */

@@ -499,7 +499,8 @@ int tq_cmd_generate(int argc, char **argv)
     tq_host_gauge h = {{0}, NULL};
     int rc = prepare(argc, argv, &o, &m, &h, me);
     if (rc >= 0) { tq_host_gauge_free(&h); return rc; }
-    if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&h); return 1; }
+    const int init = tq_cli_init(me, &ip);
+    if (init) { tq_host_gauge_free(&h); return init; }
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
     /* auto: one kind of worker, so the configuration does not depend on which kind ran which

@@ -18,11 +18,8 @@ int tq_cmd_info(int argc, char **argv)
         printf("usage: taskqcd info [--ncpus N] [--ncuda N] [--sched POLICY]\n");
         return strcmp(argv[1], "--help") ? 2 : 0;
     }
-    tq_status s = tq_init(&p);
-    if (s) {
-        fprintf(stderr, "taskqcd info: %s\n", tq_last_error());
-        return s == TQ_ERR_INVALID_ARG ? 2 : 1;   /* e.g. an unknown STARPU_SCHED */
-    }
+    const int init = tq_cli_init("taskqcd info", &p);
+    if (init) return init;
     tq_runtime_info info;
     tq_get_runtime_info(&info);
     printf("TaskQCD %d.%d.%d\n", TQ_VERSION_MAJOR, TQ_VERSION_MINOR, TQ_VERSION_PATCH);

@@ -506,7 +506,8 @@ int tq_cmd_propagator(int argc, char **argv)
     char gauge_desc[512];
     if ((rc = read_or_weak_gauge(&o, &hg, gauge_desc, sizeof gauge_desc, me))) return rc;
     tq_cli_sched_for_placement(&ip, o.where);
-    if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); tq_host_gauge_free(&hg); return 1; }
+    const int init = tq_cli_init(me, &ip);
+    if (init) { tq_host_gauge_free(&hg); return init; }
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
     if (!hg.links) {
         memcpy(o.q.dims, o.dims, sizeof o.q.dims);
