@@ -86,6 +86,7 @@ int main(void)
     tq_internal_owner_stats(&on_owner, &elsewhere);
     printf("owned tasks: %ld ran on their owner, %ld elsewhere (%d CPU, %d CUDA workers)\n", on_owner, elsewhere,
            ri.ncpu_workers, ri.ncuda_workers);
+    fflush(stdout);
     CHECK(on_owner > 100, "only %ld tasks ran with an owner", on_owner);
     CHECK(elsewhere == 0, "%ld tasks ran on another worker than their block's owner", elsewhere);
 

@@ -116,7 +116,6 @@ static void blas_args_init(tq_blas_args *a, int op, const double *c, tq_field *c
 static tq_status blas_run(const char *who, int op, const double *c, tq_field *const *f,
                           double *result)
 {
-    const tq_task_options opt = tq_internal_task_options();
     TQ_CHECK(blas_check(who, op, f));
     const tq_lattice *lat = f[0]->lat;
     const int ntasks = lat->nblocks * f[0]->nparity;
@@ -136,6 +135,7 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
     if (nres) {
         double sum[TQ_BLAS_MAX_RESULTS] = {0.0};
         if (st == TQ_SUCCESS) {
+            const tq_task_options opt = tq_internal_reduction_options(lat);
             int ret = tq_task_reduce_combine(&opt, partials, ntasks, reduce_pool.result);
             if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret);
             else if (starpu_data_acquire(reduce_pool.result, STARPU_R))
@@ -416,7 +416,6 @@ tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values
 tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog)
 {
-    const tq_task_options opt = tq_internal_task_options();
     TQ_CHECK(blas_check(who, op, f));
     const int ntasks = f[0]->lat->nblocks * f[0]->nparity, nres = tq_blas_nresults(op);
     if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar program too long", who);
@@ -461,6 +460,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     ca.snapshot = snap >= 0;
     ca.mirror = mirror;
     if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
+    const tq_task_options opt = tq_internal_reduction_options(f[0]->lat);
     int ret = tq_task_scalar_combine(&opt, &ca, sc->partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
 }

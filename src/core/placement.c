@@ -35,13 +35,17 @@ static void find_owners(void)
 
 /* Block b's owner under the current placement: with GPUs allowed, the GPUs in turn (one
  * block per GPU by default, tq_lattice); CPU workers share one memory, so CPU blocks have
- * no owner (any CPU worker may take them) unless tests pin them (tq_internal_pin_cpu_owners). */
+ * no owner (any CPU worker may take them) unless tests pin them (tq_internal_pin_cpu_owners).
+ * Where the placement leaves one GPU and nothing else, no owner either: the scheduler has
+ * no choice to make, and a worker set costs StarPU's policies a check per task. */
 static int block_owner(int b)
 {
     if (!tq_is_initialized()) return -1;
     find_owners();
-    if (placement != TQ_WHERE_CPU && owners.ncuda > 0) return owners.cuda[b % owners.ncuda];
-    if (placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[b % owners.ncpu];
+    const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
+    const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
+    if (gpus && (owners.ncuda > 1 || cpus_too)) return owners.cuda[b % owners.ncuda];
+    if (!gpus && placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[b % owners.ncpu];
     return -1;
 }
 
@@ -63,6 +67,12 @@ tq_where tq_get_placement(void) { return placement; }
 tq_task_options tq_internal_task_options(void)
 {
     return (tq_task_options){.where = placement, .priority = 0, .worker = -1};
+}
+
+tq_task_options tq_internal_reduction_options(const tq_lattice *lat)
+{
+    (void)lat;
+    return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(0)};
 }
 
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)

@@ -11,6 +11,11 @@ tq_task_options tq_internal_task_options(void);
 /* The options of a task that writes block `block` of lat: the same, run by the block's
  * owner (a GPU when GPUs are allowed; none for CPU blocks unless pinned for tests). */
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block);
+/* The options of a task that combines the blocks' partial sums of a reduction over lat
+ * (and runs a solver's scalar program): block 0's owner runs it, so its arithmetic (and
+ * its bits) is the same in every run, and the scalars stay where the blocks' tasks read
+ * them. */
+tq_task_options tq_internal_reduction_options(const tq_lattice *lat);
 /* Tests: CPU blocks owned by CPU workers in turn (1) instead of by none (0). */
 void tq_internal_pin_cpu_owners(int on);
 /* Back to TQ_WHERE_ANY (tq_init). */
