@@ -17,8 +17,9 @@
  *               blind to words moved around).
  * Anything else fails the run: a crash, a hang, a corrupted file accepted (links not in
  * SU(3), or differing from the seed without the file's checksum agreeing, or a checksum the
- * reader skipped), an error without a clear message. Runs are deterministic in (seed,
- * target, index): --only I regenerates one mutant, --keep saves the failing ones.
+ * reader skipped), an error without a clear message. Mutations are deterministic in (seed,
+ * target, index): --only I makes one mutant again (the seed files' time stamps aside),
+ * --keep saves the failing ones as they were read.
  * Exit 0 on a clean run, 1 on any failure, 99 when it cannot run. */
 #define _POSIX_C_SOURCE 200809L
 #include "taskqcd.h"
@@ -1307,6 +1308,7 @@ static void usage(FILE *f)
         "  --keep DIR   save failing mutants there (crash, hang, corrupt, badmsg)\n"
         "  --only I     run mutant I alone, describe it and save it in --keep DIR\n"
         "  --batch N    reads per forked worker process (default 500; 1: a process per read)\n"
+        "  --dims X,Y,Z,T  the seed files' lattice (default 4,4,4,4)\n"
         "Exit 0: no crash, hang, corrupted acceptance or unclear error; 1: some; 99: cannot run.\n");
 }
 
@@ -1405,6 +1407,9 @@ int main(int argc, char **argv)
     remove(seed_path);
     remove(path);
     rmdir(dir);
+    if (failed)
+        printf("fuzz_gauge: to see and keep one failing mutant: fuzz_gauge --format TARGET --seed %llu "
+               "--only INDEX --keep DIR\n", (unsigned long long)seed);
     printf("fuzz_gauge: %s\n", failed ? "FAIL" : "PASS");
     return failed ? 1 : 0;
 }
