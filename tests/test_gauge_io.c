@@ -514,6 +514,23 @@ static void test_bad_input(const tq_host_gauge *rnd)
         }
     }
 
+    /* LIME record lengths near 2^63 and 2^64 (found by tests/fuzz_gauge): refused, and the
+     * message gives the length rather than a padded size that overflowed to 0 */
+    {
+        size_t n;
+        unsigned char *b = slurp(src, &n);
+        static const uint64_t lens[] = {UINT64_MAX, UINT64_MAX - 3, INT64_MAX};
+        for (size_t k = 0; b && k < sizeof lens / sizeof lens[0]; k++) {
+            tq_store_be64(b + 8, lens[k]);   /* the first record's data length */
+            tmp_path("bad.scidac.len", out, sizeof out);
+            CHECK(spit(out, b, n) == 0, "write");
+            CHECK_READ_FAILS(out, TQ_FORMAT_AUTO, TQ_ERR_FORMAT);
+            CHECK(strstr(tq_last_error(), " needs 0 bytes") == NULL, "length %llu: %s",
+                  (unsigned long long)lens[k], tq_last_error());
+        }
+        free(b);
+    }
+
     /* a non-unitary link in an otherwise valid file (its checksum matches) */
     tq_host_gauge nu;
     CHECK_OK(tq_host_gauge_alloc(&nu, rnd->dims));
@@ -635,7 +652,7 @@ static void remove_tmpdir(void)
         "bad.milc.trunc", "bad.ildg.trunc", "bad.scidac.trunc", "bad.nersc.trunc", "bad.milc.magic",
         "bad.ildg.magic", "bad.scidac.magic", "bad.nersc.magic", "bad.milc.flip", "bad.ildg.flip",
         "bad.scidac.flip", "bad.nersc.flip", "bad.milc.dims", "bad.ildg.dims", "bad.scidac.dims",
-        "bad.nersc.dims", "bad.scidac.dims2", "nonunit.milc", "nonunit.ildg", "nonunit.scidac",
+        "bad.nersc.dims", "bad.scidac.dims2", "bad.scidac.len", "nonunit.milc", "nonunit.ildg", "nonunit.scidac",
         "nonunit.nersc", "nonunit2.scidac", "bad.nersc.plaq", "real.flip", "real.trunc", "never",
     };
     char p[512];

@@ -62,10 +62,12 @@ static tq_status lime_next(FILE *f, const char *path, int64_t pos, int64_t fsize
     memcpy(r->type, h + 16, LIME_TYPE_BYTES);
     r->type[LIME_TYPE_BYTES] = '\0';
     r->data_off = pos + LIME_HEADER_BYTES;
-    /* the data and their padding to 8 bytes must be there (c-lime always writes both) */
-    if (len > (uint64_t)(fsize - r->data_off) || (uint64_t)pad8((int64_t)len) > (uint64_t)(fsize - r->data_off))
+    /* the data and their padding to 8 bytes must be there (c-lime always writes both);
+     * unsigned, since a damaged length near 2^63 or 2^64 would overflow pad8 */
+    uint64_t need = len <= UINT64_MAX - 7 ? (len + 7) & ~(uint64_t)7 : len;
+    if (need > (uint64_t)(fsize - r->data_off))
         return tq_error(TQ_ERR_FORMAT, "'%s' is truncated: LIME record '%s' needs %llu bytes, %lld left",
-                        path, r->type, (unsigned long long)pad8((int64_t)len), (long long)(fsize - r->data_off));
+                        path, r->type, (unsigned long long)need, (long long)(fsize - r->data_off));
     r->len = (int64_t)len;
     return TQ_SUCCESS;
 }
