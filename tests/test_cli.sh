@@ -33,21 +33,25 @@ fail() {
 }
 ok() { checks=$((checks + 1)); }
 
-# run EXPECTED_RC ARGS...: runs taskqcd, stdout in $out, stderr in $err
-run() {
-    want=$1
-    shift
-    "$tq" "$@" >"$out" 2>"$err"
+# run_with PROGRAM NAME EXPECTED_RC ARGS...: runs PROGRAM, its output in $out and $err
+run_with() {
+    prog=$1
+    name=$2
+    want=$3
+    shift 3
+    "$prog" "$@" >"$out" 2>"$err"
     rc=$?
     ok
     if [ "$rc" -ne "$want" ]; then
-        fail "taskqcd $* exited $rc (expected $want)"
+        fail "$name $* exited $rc (expected $want)"
         sed 's/^/  stdout: /' "$out" >&2
         sed 's/^/  stderr: /' "$err" >&2
         return 1
     fi
     return 0
 }
+# run EXPECTED_RC ARGS...: runs taskqcd, stdout in $out, stderr in $err
+run() { run_with "$tq" taskqcd "$@"; }
 
 # expect FILE PATTERN WHAT: FILE has a line matching the extended regex PATTERN
 expect() {
@@ -215,21 +219,7 @@ run 2 dslash --kappa -1 && expect "$err" "kappa" "dslash bad kappa"
 run 2 dslash --bare && expect "$err" "unknown option '--bare'" "dslash --bare is not an option"
 ncuda=$("$tq" info 2>/dev/null | sed -n 's/.*workers: .* \([0-9][0-9]*\) CUDA.*/\1/p' | head -n1)
 bare=${TQ_BENCH_DSLASH_BARE:-$builddir/bench/bench_dslash_bare}   # the binary itself on the GPU machine
-# run_bare EXPECTED_RC ARGS...: runs bench_dslash_bare as run runs taskqcd
-run_bare() {
-    want=$1
-    shift
-    "$bare" "$@" >"$out" 2>"$err"
-    rc=$?
-    ok
-    if [ "$rc" -ne "$want" ]; then
-        fail "bench_dslash_bare $* exited $rc (expected $want)"
-        sed 's/^/  stdout: /' "$out" >&2
-        sed 's/^/  stderr: /' "$err" >&2
-        return 1
-    fi
-    return 0
-}
+run_bare() { run_with "$bare" bench_dslash_bare "$@"; }
 if [ -x "$bare" ]; then
     run_bare 2 --dim 4 4 4 4 --block 4 4 4 2 --quiet && expect "$err" "one block" "bench_dslash_bare refuses several blocks"
     run_bare 2 --prec quad && expect "$err" "--prec" "bench_dslash_bare bad --prec"
