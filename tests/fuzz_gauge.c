@@ -25,6 +25,7 @@
 #include "taskqcd.h"
 #include "io/gauge_io_internal.h"   /* tq_nersc_write_rows: the two-row NERSC writer */
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -985,10 +986,14 @@ static int carries_checksum(const target *t, const bytes *f)
             size_t l = n < sizeof line - 1 ? n : sizeof line - 1;
             memcpy(line, f->p + i, l);
             line[l] = '\0';           /* strings end at a NUL, as the reader's do */
-            char key[1024];
-            if (sscanf(line, " %1023[^= \t\r] =", key) == 1 && strchr(line, '=') && !strcmp(key, "CHECKSUM"))
-                return 1;
-            if (sscanf(line, " %1023s", key) == 1 && !strcmp(key, "END_HEADER")) return 0;
+            /* the key is the text before the first '=', without surrounding white space */
+            char *eq = strchr(line, '=');
+            if (eq) *eq = '\0';
+            char *k = line, *kend = line + strlen(line);
+            while (isspace((unsigned char)*k)) k++;
+            while (kend > k && isspace((unsigned char)kend[-1])) *--kend = '\0';
+            if (eq && !strcmp(k, "CHECKSUM")) return 1;
+            if (!eq && !strcmp(k, "END_HEADER")) return 0;
             i += n + 1;
         }
         return 0;
