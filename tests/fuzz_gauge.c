@@ -64,9 +64,26 @@ static const target targets[] = {
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
 /* ---- small helpers ----------------------------------------------------------------------- */
+/* The temporary folder and its two files, removed however the run ends (signals included:
+ * unlink and rmdir are async-signal-safe). */
+static char tmp_dir[512], seed_path[600], mutant_path[600];
+static void remove_tmp(void)
+{
+    if (!tmp_dir[0]) return;
+    unlink(seed_path);
+    unlink(mutant_path);
+    rmdir(tmp_dir);
+}
+static void on_signal(int sig)
+{
+    remove_tmp();
+    _exit(128 + sig);
+}
+
 static void die(const char *what)
 {
     fprintf(stderr, "fuzz_gauge: %s\n", what);
+    remove_tmp();
     exit(99);
 }
 
@@ -233,11 +250,13 @@ static void make_seed(seedfile *sf, const target *t, const tq_host_gauge *field,
                                             : tq_gauge_write(path, t->fmt, field, t->prec);
     if (s != TQ_SUCCESS || read_file(path, &sf->file) != 0) {
         fprintf(stderr, "fuzz_gauge: cannot write the %s seed: %s\n", t->name, tq_last_error());
+        remove_tmp();
         exit(99);
     }
     tq_gauge_file_info info;
     if (tq_gauge_read(path, t->fmt, &sf->ref, &info) != TQ_SUCCESS) {
         fprintf(stderr, "fuzz_gauge: the %s seed does not read back: %s\n", t->name, tq_last_error());
+        remove_tmp();
         exit(99);
     }
     if (t->fmt == TQ_FORMAT_MILC) {
@@ -1163,6 +1182,9 @@ static ending run_worker(const seedfile *sf, int ti, const char *path, uint64_t 
     pid_t pid = fork();
     if (pid < 0) die("fork failed");
     if (pid == 0) {
+        signal(SIGINT, SIG_DFL);    /* the files are the parent's to remove */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         close(fds[0]);
         worker(sf, ti, path, seed, first, last, fds[1]);
     }
@@ -1370,15 +1392,21 @@ int main(int argc, char **argv)
     }
 
     const char *tmp = getenv("TMPDIR");
-    char dir[512], seed_path[600], path[600];
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/tq_fuzz_gauge_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) { perror("fuzz_gauge: mkdtemp"); return 99; }
     snprintf(seed_path, sizeof seed_path, "%s/seed", dir);
-    snprintf(path, sizeof path, "%s/mutant", dir);
+    snprintf(mutant_path, sizeof mutant_path, "%s/mutant", dir);
+    memcpy(tmp_dir, dir, sizeof tmp_dir);
+    const char *path = mutant_path;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
 
     tq_host_gauge field;
     if (tq_host_gauge_alloc(&field, dims) != TQ_SUCCESS || tq_host_gauge_random(&field, 2026) != TQ_SUCCESS) {
         fprintf(stderr, "fuzz_gauge: cannot make the seed field: %s\n", tq_last_error());
+        remove_tmp();
         return 99;
     }
     if (!opt.quiet)
@@ -1409,9 +1437,7 @@ int main(int argc, char **argv)
     }
     if (nsel > 1) print_stats("total", &total);
     tq_host_gauge_free(&field);
-    remove(seed_path);
-    remove(path);
-    rmdir(dir);
+    remove_tmp();
     if (failed)
         printf("fuzz_gauge: to see and keep one failing mutant: fuzz_gauge --format TARGET --seed %llu "
                "--only INDEX --keep DIR\n", (unsigned long long)seed);
