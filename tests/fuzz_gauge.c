@@ -25,6 +25,7 @@
 #include "taskqcd.h"
 #include "io/gauge_io_internal.h"   /* tq_nersc_write_rows: the two-row NERSC writer */
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <math.h>
@@ -63,9 +64,26 @@ static const target targets[] = {
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
 /* ---- small helpers ----------------------------------------------------------------------- */
+/* The temporary folder and its two files, removed however the run ends (signals included:
+ * unlink and rmdir are async-signal-safe). */
+static char tmp_dir[512], seed_path[600], mutant_path[600];
+static void remove_tmp(void)
+{
+    if (!tmp_dir[0]) return;
+    unlink(seed_path);
+    unlink(mutant_path);
+    rmdir(tmp_dir);
+}
+static void on_signal(int sig)
+{
+    remove_tmp();
+    _exit(128 + sig);
+}
+
 static void die(const char *what)
 {
     fprintf(stderr, "fuzz_gauge: %s\n", what);
+    remove_tmp();
     exit(99);
 }
 
@@ -232,11 +250,13 @@ static void make_seed(seedfile *sf, const target *t, const tq_host_gauge *field,
                                             : tq_gauge_write(path, t->fmt, field, t->prec);
     if (s != TQ_SUCCESS || read_file(path, &sf->file) != 0) {
         fprintf(stderr, "fuzz_gauge: cannot write the %s seed: %s\n", t->name, tq_last_error());
+        remove_tmp();
         exit(99);
     }
     tq_gauge_file_info info;
     if (tq_gauge_read(path, t->fmt, &sf->ref, &info) != TQ_SUCCESS) {
         fprintf(stderr, "fuzz_gauge: the %s seed does not read back: %s\n", t->name, tq_last_error());
+        remove_tmp();
         exit(99);
     }
     if (t->fmt == TQ_FORMAT_MILC) {
@@ -985,10 +1005,14 @@ static int carries_checksum(const target *t, const bytes *f)
             size_t l = n < sizeof line - 1 ? n : sizeof line - 1;
             memcpy(line, f->p + i, l);
             line[l] = '\0';           /* strings end at a NUL, as the reader's do */
-            char key[1024];
-            if (sscanf(line, " %1023[^= \t\r] =", key) == 1 && strchr(line, '=') && !strcmp(key, "CHECKSUM"))
-                return 1;
-            if (sscanf(line, " %1023s", key) == 1 && !strcmp(key, "END_HEADER")) return 0;
+            /* the key is the text before the first '=', without surrounding white space */
+            char *eq = strchr(line, '=');
+            if (eq) *eq = '\0';
+            char *k = line, *kend = line + strlen(line);
+            while (isspace((unsigned char)*k)) k++;
+            while (kend > k && isspace((unsigned char)kend[-1])) *--kend = '\0';
+            if (eq && !strcmp(k, "CHECKSUM")) return 1;
+            if (!eq && !strcmp(k, "END_HEADER")) return 0;
             i += n + 1;
         }
         return 0;
@@ -1158,6 +1182,9 @@ static ending run_worker(const seedfile *sf, int ti, const char *path, uint64_t 
     pid_t pid = fork();
     if (pid < 0) die("fork failed");
     if (pid == 0) {
+        signal(SIGINT, SIG_DFL);    /* the files are the parent's to remove */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         close(fds[0]);
         worker(sf, ti, path, seed, first, last, fds[1]);
     }
@@ -1365,15 +1392,21 @@ int main(int argc, char **argv)
     }
 
     const char *tmp = getenv("TMPDIR");
-    char dir[512], seed_path[600], path[600];
+    char dir[512];
     snprintf(dir, sizeof dir, "%s/tq_fuzz_gauge_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) { perror("fuzz_gauge: mkdtemp"); return 99; }
     snprintf(seed_path, sizeof seed_path, "%s/seed", dir);
-    snprintf(path, sizeof path, "%s/mutant", dir);
+    snprintf(mutant_path, sizeof mutant_path, "%s/mutant", dir);
+    memcpy(tmp_dir, dir, sizeof tmp_dir);
+    const char *path = mutant_path;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
 
     tq_host_gauge field;
     if (tq_host_gauge_alloc(&field, dims) != TQ_SUCCESS || tq_host_gauge_random(&field, 2026) != TQ_SUCCESS) {
         fprintf(stderr, "fuzz_gauge: cannot make the seed field: %s\n", tq_last_error());
+        remove_tmp();
         return 99;
     }
     if (!opt.quiet)
@@ -1404,9 +1437,7 @@ int main(int argc, char **argv)
     }
     if (nsel > 1) print_stats("total", &total);
     tq_host_gauge_free(&field);
-    remove(seed_path);
-    remove(path);
-    rmdir(dir);
+    remove_tmp();
     if (failed)
         printf("fuzz_gauge: to see and keep one failing mutant: fuzz_gauge --format TARGET --seed %llu "
                "--only INDEX --keep DIR\n", (unsigned long long)seed);
