@@ -60,7 +60,7 @@ tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in,
     e.args.guard = (signed char)k->sc->guard;
     e.args.dst = (signed char)dst;
     e.args.nprog = (signed char)nprog;
-    memcpy(e.args.prog, prog, (size_t)nprog * sizeof *prog);
+    if (nprog) memcpy(e.args.prog, prog, (size_t)nprog * sizeof *prog);   /* prog is NULL when nprog is 0 */
     const int snap = tq_scalars_take_snapshot(k->sc, &e.args.mirror);
     e.args.snapshot = snap >= 0;
     e.snapshot = snap >= 0 ? k->sc->snap[snap] : NULL;
