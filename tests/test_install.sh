@@ -78,10 +78,14 @@ if unshare -m true 2>/dev/null; then
     for d in "$builddir" "$starpu_real"; do
         [ -n "$d" ] && case "$d" in "$src"/*) ;; *) hide="$hide $d" ;; esac
     done
-    info unshare -m sh -c 'b=$1; shift; for d; do mount -t tmpfs none "$d" || exit 99; done; exec "$b" info --ncpus 1' \
-        sh "$bin" $hide
+    # under scripts/run-sanitizers: the report directory and suppression file are hidden
+    # too, so reports go to stderr and leaks are left to the run above
+    [ -n "${ASAN_OPTIONS:-}" ] && ASAN_OPTIONS="$ASAN_OPTIONS:log_path=stderr:detect_leaks=0"
+    [ -n "${UBSAN_OPTIONS:-}" ] && UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=stderr"
+    info unshare -m sh -c 'm=$1 b=$2; shift 2; for d; do mount -t tmpfs none "$d" || { : >"$m"; exit 1; }; done
+        exec "$b" info --ncpus 1' sh "$tmp/no-mount" "$bin" $hide
     rc=$?
-    if [ $rc -eq 99 ]; then
+    if [ -f "$tmp/no-mount" ]; then
         echo "note: could not mount over the trees, not run with them hidden"
     else
         [ $rc -eq 0 ] || fail "taskqcd info with the trees hidden exited $rc: $(cat "$tmp/out")"
