@@ -106,15 +106,20 @@ tq_status tq_precision_parse(const char *s, tq_precision *out);
 typedef struct tq_lattice tq_lattice;
 typedef struct tq_lattice_params {
     int dims[4];      /* global extent in x, y, z, t (each even) */
-    int procs[4];     /* MPI process grid; 0s: 1 1 1 1 (one rank) */
-    int block[4];     /* block (sub-domain) extent; 0s: chosen from the worker mix */
+    int procs[4];     /* MPI rank grid (x fastest); 0s: the grid of all running ranks with
+                         the smallest faces (1 1 1 1 on one rank) */
+    int block[4];     /* block extent, the same on every rank (a block lies in one rank);
+                         0s: chosen from the worker mix. The same blocks give bitwise the same
+                         results on any number of ranks. */
 } tq_lattice_params;
 
 tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out);
 void tq_lattice_destroy(tq_lattice *lat);
 typedef struct tq_lattice_info {
-    int dims[4], procs[4], local[4], block[4], nblocks_dim[4];
+    int dims[4], procs[4], local[4], block[4], nblocks_dim[4];   /* nblocks_dim: on this rank */
     int nblocks;              /* blocks on this rank */
+    int coords[4];            /* this rank's place in the rank grid */
+    int nblocks_global;       /* blocks of the whole lattice */
     int64_t global_volume, local_volume, block_volume;
 } tq_lattice_info;
 tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);

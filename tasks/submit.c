@@ -2,11 +2,15 @@
  * beyond STARPU_NMAXBUFS), a private copy of the codelet's arguments, the priority, and the
  * placement the caller passes in its options. Inside a chain (tq_task_chain_begin/end) the
  * tasks are recorded instead and submitted together as one tq_cl_chain task. */
+#include "config.h"
 #include "tq_tasks.h"
 #include "chain.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef TQ_HAVE_MPI
+#include <starpu_mpi.h>
+#endif
 
 static int owner_checks;
 static long ran_on_owner, ran_elsewhere;
@@ -89,6 +93,81 @@ static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int o
     int ret = starpu_task_submit(task);
     if (ret) starpu_task_destroy(task);   /* frees an owned argument */
     return ret;
+}
+
+/* ---- ranks: owner computes across MPI ranks -------------------------------------------- */
+
+static int my_rank, nranks = 1;
+static long transfers_posted;
+/* Every transfer gets the next number as its StarPU-MPI tag; all ranks count the same
+ * transfers in the same order, so a send and its receive carry the same tag. */
+static int64_t transfer_seq;
+#define TQ_TRANSFER_TAG_BASE ((int64_t)1 << 40)
+
+void tq_task_set_ranks(int rank, int n)
+{
+    my_rank = rank;
+    nranks = n;
+    transfer_seq = 0;
+}
+
+long tq_internal_transfers_posted(void) { return __atomic_load_n(&transfers_posted, __ATOMIC_RELAXED); }
+
+/* The ranks holding a handle's latest value, a bit per rank, kept in the handle's user data
+ * (0, a handle nothing has written yet: every rank, as for data registered from host
+ * memory on every rank). */
+typedef uint64_t rank_set;
+static rank_set every_rank(void) { return nranks >= 64 ? ~(rank_set)0 : ((rank_set)1 << nranks) - 1; }
+static rank_set holders(starpu_data_handle_t h)
+{
+    rank_set s = (rank_set)(uintptr_t)starpu_data_get_user_data(h);
+    return s ? s : every_rank();
+}
+static void set_holders(starpu_data_handle_t h, rank_set s) { starpu_data_set_user_data(h, (void *)(uintptr_t)s); }
+
+void tq_task_data_written_on(starpu_data_handle_t h, int rank)
+{
+    if (nranks > 1) set_holders(h, (rank_set)1 << rank);
+}
+
+/* For a task run by the ranks in `run`: the transfers that bring each input to the ranks
+ * running it that lack its latest value, from the lowest rank holding it. With post == 0
+ * only says whether this rank takes part in one (1); with post == 1 posts them and records
+ * the new holders (inputs: the receivers too; outputs: the ranks that run the task).
+ * Returns 0, 1 or a StarPU error. */
+static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int post)
+{
+    int involved = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(d[i].mode & STARPU_R)) continue;
+        int seen = 0;
+        for (int j = 0; j < i; j++) seen |= d[j].handle == d[i].handle;
+        if (seen) continue;
+        const rank_set have = holders(d[i].handle), need = run & ~have;
+        if (!need) continue;
+        const int from = __builtin_ctzll(have);
+        for (int r = 0; r < nranks; r++) {
+            if (!(need >> r & 1)) continue;
+            if (my_rank == from || my_rank == r) involved = 1;
+            if (!post) continue;
+            const int64_t tag = TQ_TRANSFER_TAG_BASE + transfer_seq++;
+#ifdef TQ_HAVE_MPI
+            int ret = 0;
+            if (my_rank == from) ret = starpu_mpi_isend_detached(d[i].handle, r, tag, MPI_COMM_WORLD, NULL, NULL);
+            else if (my_rank == r) ret = starpu_mpi_irecv_detached(d[i].handle, from, tag, MPI_COMM_WORLD, NULL, NULL);
+            if (ret) return ret;
+            if (my_rank == from || my_rank == r) __atomic_add_fetch(&transfers_posted, 1, __ATOMIC_RELAXED);
+#else
+            (void)tag;
+            return -ENOSYS;
+#endif
+        }
+        if (post) set_holders(d[i].handle, have | need);
+    }
+    if (post)
+        for (int i = 0; i < n; i++)
+            if (d[i].mode & STARPU_W) set_holders(d[i].handle, run);
+    return involved;
 }
 
 /* The chain being recorded by this thread: its tasks (codelet, argument copy, buffers as
@@ -262,6 +341,19 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
                          const struct starpu_data_descr *d, int n, int priority)
 {
     const tq_where w = opt->where;
+    if (nranks > 1) {
+        const rank_set run = opt->rank < 0 ? every_rank() : (rank_set)1 << opt->rank;
+        int involved = exchange(run, d, n, 0);
+        /* what this rank has recorded must be submitted before a transfer reads or
+         * overwrites its data */
+        if (involved > 0 && chain.depth > 0 && !chain.off) {
+            int ret = chain_flush();
+            if (ret) return ret;
+        }
+        int ret = exchange(run, d, n, 1);
+        if (ret < 0) return ret;
+        if (!(run >> my_rank & 1)) return 0;   /* another rank runs it */
+    }
     priority += opt->priority;
     if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;

@@ -13,7 +13,21 @@ typedef struct tq_task_options {
     tq_where where;   /* the kinds of workers that may run it (TQ_WHERE_ANY: every kind) */
     int priority;     /* added to the insert function's own priority (0: as it chooses) */
     int worker;       /* the StarPU worker that must run it (its block's owner), or -1 */
+    int rank;         /* the MPI rank that runs it (its block's rank), or -1: every rank
+                         runs it on its own copy (combining reductions, scalar programs) */
 } tq_task_options;
+
+/* Ranks: every rank submits every task, in the same order, with the same options, and
+ * tq_task_submit_descr runs a task only on opt->rank (all ranks for -1). Before it, the
+ * task's inputs go by StarPU-MPI from a rank that holds their latest value to each rank
+ * that runs it but does not: each handle remembers the ranks holding its latest value
+ * (the ranks that last wrote it, and those it was sent to since). Set by tq_init. */
+void tq_task_set_ranks(int rank, int nranks);
+/* A write outside tasks (a host import on the block's rank): every rank records that
+ * `rank` alone now holds h's latest value. */
+void tq_task_data_written_on(starpu_data_handle_t h, int rank);
+/* Transfers posted by this rank so far (sends and receives), for tests. */
+long tq_internal_transfers_posted(void);
 
 /* Submits one task of codelet cl on buffers d[0..n-1] (handles and modes) with a copy of
  * arg and the priority (shifted by opt->priority), where opt->where allows. Returns 0 or a

@@ -146,12 +146,10 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
             }
         }
         pthread_mutex_unlock(&reduce_pool.lock);
-        if (st == TQ_SUCCESS) {
-#ifdef TQ_HAVE_MPI
-            if (tq_internal_mpi_size() > 1) tq_internal_allreduce_sum(sum, nres);
-#endif
+        /* every rank combined every block's partial sums (tasks/ brought them over), in
+         * block order: the same bits on every rank and for any number of ranks */
+        if (st == TQ_SUCCESS)
             for (int r = 0; r < nres; r++) result[r] = sum[r];
-        }
     }
     return st;
 }

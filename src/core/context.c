@@ -184,6 +184,10 @@ tq_status tq_init(const tq_init_params *params)
         if (ret) return tq_error(TQ_ERR_RUNTIME, "tq_init: starpu_mpi_init_conf failed (%d)", ret);
         ctx.mpi_rank = starpu_mpi_world_rank();
         ctx.mpi_size = starpu_mpi_world_size();
+        if (ctx.mpi_size > 64) {
+            starpu_mpi_shutdown();
+            return tq_error(TQ_ERR_UNSUPPORTED, "tq_init: %d MPI ranks; at most 64 for now", ctx.mpi_size);
+        }
     } else
 #endif
     {
@@ -197,6 +201,7 @@ tq_status tq_init(const tq_init_params *params)
     (void)launched_by_mpirun;
     tq_codelets_init();
     tq_internal_placement_reset();
+    tq_task_set_ranks(ctx.mpi_rank, ctx.mpi_size);
     ctx.mpi_active = use_mpi;
     ctx.verbosity = p.verbosity;
     ctx.initialized = 1;
@@ -220,6 +225,7 @@ tq_status tq_finalize(void)
     else
 #endif
         starpu_shutdown();
+    tq_task_set_ranks(0, 1);
     ctx.initialized = 0;
     return TQ_SUCCESS;
 }
@@ -276,6 +282,14 @@ double tq_internal_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 int tq_internal_mpi_rank(void) { return ctx.mpi_rank; }
+
+uint64_t tq_internal_allreduce_min_u64(uint64_t v)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && ctx.mpi_size > 1) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+#endif
+    return v;
+}
 
 void tq_internal_allreduce_sum(double *v, int n)
 {

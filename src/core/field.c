@@ -136,8 +136,8 @@ tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq
     return TQ_SUCCESS;
 }
 
-/* Visit every local site of the field's parities, block by block, with the block's buffer
- * acquired in main memory (StarPU fetches or allocates it there). */
+/* Visit every local site of the field's parities, block by block (this rank's blocks), with
+ * the block's buffer acquired in main memory (StarPU fetches or allocates it there). */
 static tq_status transfer(const tq_field *f, double *host_out, const double *host_in)
 {
     const tq_lattice *lat = f->lat;
@@ -146,10 +146,19 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
     int gauge = f->p.kind == TQ_FIELD_GAUGE;
     int recon = (int)f->p.recon;
     for (int b = 0; b < lat->nblocks; b++) {
-        int bx[4], r = b;
-        for (int mu = 0; mu < 4; mu++) { bx[mu] = r % lat->nb[mu]; r /= lat->nb[mu]; }
+        const int rank = tq_block_rank(lat, b);
+        if (rank != lat->rank) {
+            /* every rank learns that the owner holds the block's new data */
+            if (host_in)
+                for (int i = 0; i < f->nparity; i++) tq_task_data_written_on(tq_field_handle(f, b, i), rank);
+            continue;
+        }
+        int bx[4];
+        tq_block_grid_coords(lat, b, bx);
+        for (int mu = 0; mu < 4; mu++) bx[mu] -= lat->coords[mu] * lat->nbl[mu];   /* in this rank's blocks */
         for (int i = 0; i < f->nparity; i++) {
             starpu_data_handle_t h = tq_field_handle(f, b, i);
+            if (host_in) tq_task_data_written_on(h, rank);
             if (starpu_data_acquire(h, host_in ? STARPU_W : STARPU_R))
                 return tq_error(TQ_ERR_RUNTIME, "field transfer: cannot acquire block %d in main memory", b);
             void *buf = (void *)STARPU_VECTOR_GET_PTR(starpu_data_get_interface_on_node(h, STARPU_MAIN_RAM));

@@ -8,10 +8,13 @@
 
 #include <starpu.h>
 
+/* Blocks are numbered over the whole lattice (x fastest); nb: the global block grid, nbl:
+ * the blocks of one rank per direction. Every rank knows every block and submits every
+ * block's tasks (tasks/ runs a task only on the rank that owns what it writes). */
 struct tq_lattice {
-    int dims[4], procs[4], coords[4];
-    int local[4], block[4], nb[4];
-    int nblocks;
+    int dims[4], procs[4], coords[4], rank;
+    int local[4], block[4], nb[4], nbl[4];
+    int nblocks, nlocal_blocks;   /* global; this rank's */
     int64_t local_volume, block_volume, block_cb;   /* block_cb: sites of one parity */
     int nfields;                                    /* live fields (destroy order check) */
 };
@@ -30,12 +33,43 @@ static inline starpu_data_handle_t tq_field_handle(const tq_field *f, int block,
     return f->h[block * f->nparity + i];
 }
 
-/* Local site (x fastest) -> block, parity and index within the block's parity subset. */
+/* Block b's coordinates in the global block grid. */
+static inline void tq_block_grid_coords(const tq_lattice *lat, int b, int bc[4])
+{
+    for (int mu = 0; mu < 4; mu++) { bc[mu] = b % lat->nb[mu]; b /= lat->nb[mu]; }
+}
+
+/* The rank that owns block b (its local volume holds the block). */
+static inline int tq_block_rank(const tq_lattice *lat, int b)
+{
+    int bc[4], r = 0;
+    tq_block_grid_coords(lat, b, bc);
+    for (int mu = 3; mu >= 0; mu--) r = r * lat->procs[mu] + bc[mu] / lat->nbl[mu];
+    return r;
+}
+
+static inline int tq_block_is_local(const tq_lattice *lat, int b) { return tq_block_rank(lat, b) == lat->rank; }
+
+/* Block b's number among its rank's blocks (x fastest): owners inside a rank go by it. */
+static inline int tq_block_local_index(const tq_lattice *lat, int b)
+{
+    int bc[4], i = 0;
+    tq_block_grid_coords(lat, b, bc);
+    for (int mu = 3; mu >= 0; mu--) i = i * lat->nbl[mu] + bc[mu] % lat->nbl[mu];
+    return i;
+}
+
+/* Local site (x fastest, this rank's coordinates) -> global block, parity and index within
+ * the block's parity subset. */
 static inline void tq_lattice_locate(const tq_lattice *lat, const int x[4], int *block,
                                      int *parity, int64_t *cb)
 {
     int xb[4], xi[4];
-    for (int mu = 0; mu < 4; mu++) { xb[mu] = x[mu] / lat->block[mu]; xi[mu] = x[mu] % lat->block[mu]; }
+    for (int mu = 0; mu < 4; mu++) {
+        int g = lat->coords[mu] * lat->local[mu] + x[mu];
+        xb[mu] = g / lat->block[mu];
+        xi[mu] = g % lat->block[mu];
+    }
     *block = ((xb[3] * lat->nb[2] + xb[2]) * lat->nb[1] + xb[1]) * lat->nb[0] + xb[0];
     /* Block extents are even, so a block's origin has even coordinate sum and the
      * parity inside it is the global parity. */
@@ -43,6 +77,10 @@ static inline void tq_lattice_locate(const tq_lattice *lat, const int x[4], int 
     int64_t lex = (((int64_t)xi[3] * lat->block[2] + xi[2]) * lat->block[1] + xi[1]) * lat->block[0] + xi[0];
     *cb = lex / 2;
 }
+
+/* Every rank's local sites (nreal doubles per site, x fastest) gathered into the global
+ * lattice (x fastest) on every rank (host arrays; the identity on one rank). */
+tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal);
 
 /* Checks kind/subset/lattice agreement of BLAS operands. */
 tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,

@@ -1,9 +1,16 @@
-/* Lattice geometry: global dimensions, MPI process grid, local dimensions and the split of
- * the local lattice into blocks, the unit of StarPU data. */
+/* Lattice geometry, the distribution layer: global dimensions, the 4-D grid of MPI ranks,
+ * each rank's local dimensions, and the split of the global lattice into blocks (the unit
+ * of StarPU data and of ownership). Blocks are numbered globally (x fastest) and every rank
+ * knows all of them: a block belongs to the rank whose local volume holds it, and the same
+ * global block extent gives the same blocks, the same tasks and the same bits on any number
+ * of ranks. */
 #include "core/field_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef TQ_HAVE_MPI
+#include <mpi.h>
+#endif
 
 /* Default number of blocks: one per GPU when GPUs are present (a GPU wants a large
  * block: StarPU costs microseconds per task), else one per CPU worker. */
@@ -31,6 +38,38 @@ static void choose_blocks(const int local[4], int target, int block[4])
     }
 }
 
+/* The rank grid for nranks ranks when none is given: the factorisation whose local volumes
+ * have the smallest face area (the sites a rank exchanges), among those that divide the
+ * dimensions into even local extents; ties go to splitting t, then z, ... first. Returns 0
+ * or -1 when no grid fits. */
+static int choose_procs(const int dims[4], int nranks, int procs[4])
+{
+    int64_t best = -1;
+    int p[4];
+    for (p[0] = 1; p[0] <= nranks; p[0]++) {
+        if (nranks % p[0]) continue;
+        for (p[1] = 1; p[1] <= nranks / p[0]; p[1]++) {
+            if ((nranks / p[0]) % p[1]) continue;
+            for (p[2] = 1; p[2] <= nranks / (p[0] * p[1]); p[2]++) {
+                if ((nranks / (p[0] * p[1])) % p[2]) continue;
+                p[3] = nranks / (p[0] * p[1] * p[2]);
+                int ok = 1;
+                int64_t area = 0, vol = 1;
+                for (int mu = 0; mu < 4; mu++) {
+                    ok &= dims[mu] % p[mu] == 0 && (dims[mu] / p[mu]) % 2 == 0;
+                    if (ok) vol *= dims[mu] / p[mu];
+                }
+                if (!ok) continue;
+                for (int mu = 0; mu < 4; mu++)
+                    if (p[mu] > 1) area += 2 * vol / (dims[mu] / p[mu]);
+                /* <=: later candidates split the later directions more */
+                if (best < 0 || area <= best) { best = area; memcpy(procs, p, sizeof p); }
+            }
+        }
+    }
+    return best < 0 ? -1 : 0;
+}
+
 tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
 {
     if (!p || !out) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_create: NULL argument");
@@ -40,11 +79,18 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     static const char dirname[4] = {'x', 'y', 'z', 't'};
     int procs_given = p->procs[0] || p->procs[1] || p->procs[2] || p->procs[3];
     int block_given = p->block[0] || p->block[1] || p->block[2] || p->block[3];
+    int size = tq_is_initialized() ? tq_internal_mpi_size() : 1;
     for (int mu = 0; mu < 4; mu++) {
         L.dims[mu] = p->dims[mu];
-        L.procs[mu] = procs_given ? p->procs[mu] : 1;
         if (L.dims[mu] <= 0)
             return tq_error(TQ_ERR_INVALID_ARG, "lattice: dimension %c is %d (must be positive)", dirname[mu], L.dims[mu]);
+    }
+    if (procs_given) memcpy(L.procs, p->procs, sizeof L.procs);
+    else if (size == 1) L.procs[0] = L.procs[1] = L.procs[2] = L.procs[3] = 1;
+    else if (choose_procs(L.dims, size, L.procs))
+        return tq_error(TQ_ERR_INVALID_ARG, "lattice: no grid of %d ranks divides %dx%dx%dx%d into even local extents", size,
+                        L.dims[0], L.dims[1], L.dims[2], L.dims[3]);
+    for (int mu = 0; mu < 4; mu++) {
         if (L.procs[mu] <= 0 || L.dims[mu] % L.procs[mu])
             return tq_error(TQ_ERR_INVALID_ARG, "lattice: process grid %d does not divide dimension %c = %d", L.procs[mu], dirname[mu], L.dims[mu]);
         L.local[mu] = L.dims[mu] / L.procs[mu];
@@ -52,23 +98,27 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
             return tq_error(TQ_ERR_INVALID_ARG, "lattice: local extent in %c is %d; it must be even for even-odd ordering", dirname[mu], L.local[mu]);
     }
     int nproc = L.procs[0] * L.procs[1] * L.procs[2] * L.procs[3];
-    int size = tq_is_initialized() ? tq_internal_mpi_size() : 1;
     if (nproc != size)
-        return tq_error(TQ_ERR_INVALID_ARG, "lattice: process grid has %d processes but %d MPI rank(s) are running", nproc, size);
+        return tq_error(TQ_ERR_INVALID_ARG, "lattice: process grid %dx%dx%dx%d has %d processes but %d MPI rank(s) are running",
+                        L.procs[0], L.procs[1], L.procs[2], L.procs[3], nproc, size);
     if (block_given) {
         for (int mu = 0; mu < 4; mu++) {
             int b = p->block[mu];
             if (b <= 0 || b % 2 || L.local[mu] % b)
-                return tq_error(TQ_ERR_INVALID_ARG, "lattice: block extent %d in %c must be even and divide the local extent %d", b, dirname[mu], L.local[mu]);
+                return tq_error(TQ_ERR_INVALID_ARG, "lattice: block extent %d in %c must be even and divide the local extent %d%s", b,
+                                dirname[mu], L.local[mu], L.procs[mu] > 1 ? " (a block never straddles two ranks)" : "");
             L.block[mu] = b;
         }
     } else {
         choose_blocks(L.local, default_block_target(), L.block);
     }
     L.nblocks = 1;
+    L.nlocal_blocks = 1;
     for (int mu = 0; mu < 4; mu++) {
-        L.nb[mu] = L.local[mu] / L.block[mu];
+        L.nbl[mu] = L.local[mu] / L.block[mu];
+        L.nb[mu] = L.nbl[mu] * L.procs[mu];
         L.nblocks *= L.nb[mu];
+        L.nlocal_blocks *= L.nbl[mu];
     }
     L.local_volume = tq_volume4(L.local);
     L.block_volume = tq_volume4(L.block);
@@ -79,6 +129,7 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
                         (long long)L.block_volume);
     /* this rank's position in the process grid (x fastest) */
     int r = tq_is_initialized() ? tq_internal_mpi_rank() : 0;
+    L.rank = r;
     for (int mu = 0; mu < 4; mu++) { L.coords[mu] = r % L.procs[mu]; r /= L.procs[mu]; }
 
     tq_lattice *lat = malloc(sizeof *lat);
@@ -103,10 +154,52 @@ tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info)
     memcpy(info->procs, lat->procs, sizeof info->procs);
     memcpy(info->local, lat->local, sizeof info->local);
     memcpy(info->block, lat->block, sizeof info->block);
-    memcpy(info->nblocks_dim, lat->nb, sizeof info->nblocks_dim);
-    info->nblocks = lat->nblocks;
+    memcpy(info->nblocks_dim, lat->nbl, sizeof info->nblocks_dim);
+    memcpy(info->coords, lat->coords, sizeof info->coords);
+    info->nblocks = lat->nlocal_blocks;
+    info->nblocks_global = lat->nblocks;
     info->global_volume = tq_volume4(lat->dims);
     info->local_volume = lat->local_volume;
     info->block_volume = lat->block_volume;
     return TQ_SUCCESS;
+}
+
+tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal)
+{
+    const int nranks = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3];
+    const size_t site = (size_t)nreal * sizeof(double);
+    if (nranks == 1) {
+        memcpy(global, local, (size_t)lat->local_volume * site);
+        return TQ_SUCCESS;
+    }
+#ifdef TQ_HAVE_MPI
+    const int64_t count = lat->local_volume * nreal;
+    if (count > 0x7fffffff)
+        return tq_error(TQ_ERR_UNSUPPORTED, "lattice: a rank's %lld reals are too many to gather in one message", (long long)count);
+    double *all = malloc((size_t)nranks * (size_t)lat->local_volume * site);
+    if (!all) return tq_error(TQ_ERR_NOMEM, "lattice: out of memory gathering %d ranks' sites", nranks);
+    if (MPI_Allgather(local, (int)count, MPI_DOUBLE, all, (int)count, MPI_DOUBLE, MPI_COMM_WORLD) != MPI_SUCCESS) {
+        free(all);
+        return tq_error(TQ_ERR_RUNTIME, "lattice: MPI_Allgather failed");
+    }
+    /* rank r's local sites (x fastest) go to their global places, one x-row at a time */
+    const int *L = lat->local, *D = lat->dims;
+    for (int r = 0; r < nranks; r++) {
+        int c[4], q = r;
+        for (int mu = 0; mu < 4; mu++) { c[mu] = q % lat->procs[mu]; q /= lat->procs[mu]; }
+        const double *src = all + (size_t)r * (size_t)lat->local_volume * (size_t)nreal;
+        for (int t = 0; t < L[3]; t++)
+            for (int z = 0; z < L[2]; z++)
+                for (int y = 0; y < L[1]; y++) {
+                    const int64_t g = (((int64_t)(c[3] * L[3] + t) * D[2] + c[2] * L[2] + z) * D[1] + c[1] * L[1] + y) * D[0] +
+                                      (int64_t)c[0] * L[0];
+                    const int64_t l = (((int64_t)t * L[2] + z) * L[1] + y) * L[0];
+                    memcpy(global + g * nreal, src + l * nreal, (size_t)L[0] * site);
+                }
+    }
+    free(all);
+    return TQ_SUCCESS;
+#else
+    return tq_error(TQ_ERR_UNSUPPORTED, "lattice: %d ranks in a build without MPI", nranks);
+#endif
 }

@@ -5,6 +5,7 @@
  * the insert functions never reach back up for them. */
 #include "core/tq_internal.h"
 #include "core/placement.h"
+#include "core/field_internal.h"
 
 #include <starpu.h>
 
@@ -66,17 +67,20 @@ tq_where tq_get_placement(void) { return placement; }
 
 tq_task_options tq_internal_task_options(void)
 {
-    return (tq_task_options){.where = placement, .priority = 0, .worker = -1};
+    return (tq_task_options){.where = placement, .priority = 0, .worker = -1, .rank = -1};
 }
 
 tq_task_options tq_internal_reduction_options(const tq_lattice *lat)
 {
-    (void)lat;
-    return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(0)};
+    (void)lat;   /* every rank combines all blocks' partial sums itself, in block order */
+    return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(0), .rank = -1};
 }
 
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
 {
-    (void)lat;   /* every local block of every lattice: the same owners (one per GPU) */
-    return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(block)};
+    /* inside a rank, the same owners for every lattice (its first block on the first GPU, ...) */
+    const int rank = tq_block_rank(lat, block);
+    return (tq_task_options){.where = placement, .priority = 0,
+                             .worker = rank == lat->rank ? block_owner(tq_block_local_index(lat, block)) : -1,
+                             .rank = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1 ? rank : -1};
 }

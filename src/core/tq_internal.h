@@ -23,6 +23,8 @@ int tq_internal_mpi_size(void);
 double tq_internal_now(void);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
+/* The smallest v over all ranks. */
+uint64_t tq_internal_allreduce_min_u64(uint64_t v);
 /* Runs fn in tq_finalize before StarPU shuts down, last registered first (layers above
  * src/core/ release their StarPU data this way; registering the same fn twice is one
  * registration). Returns 0, or -1 when the table is full. */

@@ -60,7 +60,7 @@ static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa,
         free(status); free(args);
         return tq_error(TQ_ERR_NOMEM, "%s: out of memory for %d build tasks", who, ntasks);
     }
-    memcpy(args->dims, lat->local, sizeof args->dims);
+    memcpy(args->dims, lat->dims, sizeof args->dims);   /* links: the global lattice's */
     memcpy(args->block, lat->block, sizeof args->block);
     args->cb = lat->block_cb;
     args->kappa = kappa;
@@ -68,15 +68,16 @@ static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa,
     args->L = A->layout;
     sigma_matrices(args->sigma);
     starpu_data_handle_t hl, hs;
-    starpu_vector_data_register(&hl, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(lat->local_volume * 4),
+    for (int t = 0; t < ntasks; t++) status[t] = TQ_CLOVER_BUILD_OK;   /* the other ranks' blocks */
+    starpu_vector_data_register(&hl, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(tq_volume4(lat->dims) * 4),
                                 18 * sizeof(double));
     starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)status, (uint32_t)ntasks, sizeof *status);
     struct starpu_data_filter one_each = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)ntasks};
     starpu_data_partition(hs, &one_each);
     tq_status st = TQ_SUCCESS;
     for (int b = 0; b < lat->nblocks && st == TQ_SUCCESS; b++) {
-        int r = b;
-        for (int mu = 0; mu < 4; mu++) { args->origin[mu] = (r % lat->nb[mu]) * lat->block[mu]; r /= lat->nb[mu]; }
+        tq_block_grid_coords(lat, b, args->origin);
+        for (int mu = 0; mu < 4; mu++) args->origin[mu] *= lat->block[mu];
         for (int i = 0; i < 2 && st == TQ_SUCCESS; i++) {
             args->parity = A->parity[i];
             const tq_task_options opt = tq_internal_block_options(lat, b);
@@ -92,6 +93,8 @@ static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa,
     if (st == TQ_SUCCESS)
         for (int t = 0; t < ntasks; t++)
             if (status[t] < *bad) *bad = status[t];
+    /* each rank saw its own blocks' status: the first singular site of all */
+    if (st == TQ_SUCCESS) *bad = tq_internal_allreduce_min_u64(*bad);
     free(status);
     free(args);
     return st;
@@ -109,9 +112,17 @@ tq_status tq_clover_build_prec(const tq_field *gauge, tq_precision prec, double 
     const char *who = "tq_clover_build";
     *A = *Ainv = NULL;
     const tq_lattice *lat = gauge->lat;
-    tq_host_gauge g;
-    TQ_CHECK(tq_host_gauge_alloc(&g, lat->local));
-    tq_status st = tq_gauge_field_export(gauge, &g);
+    /* the build reads neighbouring links: every rank works from the global field */
+    tq_host_gauge g, local;
+    TQ_CHECK(tq_host_gauge_alloc(&g, lat->dims));
+    tq_status st;
+    if (tq_volume4(lat->dims) == lat->local_volume) {
+        st = tq_gauge_field_export(gauge, &g);
+    } else if ((st = tq_host_gauge_alloc(&local, lat->local)) == TQ_SUCCESS) {
+        st = tq_gauge_field_export(gauge, &local);
+        if (st == TQ_SUCCESS) st = tq_lattice_allgather_sites(lat, local.links, g.links, 72);
+        tq_host_gauge_free(&local);
+    }
     if (st == TQ_SUCCESS) st = clover_field(gauge, prec, A);
     if (st == TQ_SUCCESS) st = clover_field(gauge, prec, Ainv);
     uint64_t bad = TQ_CLOVER_BUILD_OK;
@@ -119,7 +130,7 @@ tq_status tq_clover_build_prec(const tq_field *gauge, tq_precision prec, double 
     if (st == TQ_SUCCESS && bad != TQ_CLOVER_BUILD_OK) {
         int x[4];
         uint64_t r = bad;
-        for (int mu = 0; mu < 4; mu++) { x[mu] = (int)(r % (uint64_t)lat->local[mu]); r /= (uint64_t)lat->local[mu]; }
+        for (int mu = 0; mu < 4; mu++) { x[mu] = (int)(r % (uint64_t)lat->dims[mu]); r /= (uint64_t)lat->dims[mu]; }
         st = tq_error(TQ_ERR_INVALID_ARG, "%s: the clover term is singular at site (%d,%d,%d,%d) (kappa %g, c_sw %g)",
                       who, x[0], x[1], x[2], x[3], kappa, csw);
     }

@@ -22,14 +22,14 @@ static tq_status dirac_alloc_work(tq_dirac *d)
     const tq_lattice *lat = d->lat;
     d->nfaces = 0;
     for (int mu = 0; mu < 4; mu++)
-        if (lat->nb[mu] > 1 || lat->procs[mu] > 1) d->nfaces += 2;
+        if (lat->nb[mu] > 1) d->nfaces += 2;
     if (d->nfaces) {
         d->faces = calloc((size_t)lat->nblocks * d->nfaces, sizeof *d->faces);
         if (!d->faces) return TQ_ERR_NOMEM;
         for (int b = 0; b < lat->nblocks; b++) {
             int k = 0;
             for (int mu = 0; mu < 4; mu++) {
-                if (!(lat->nb[mu] > 1 || lat->procs[mu] > 1)) continue;
+                if (!(lat->nb[mu] > 1)) continue;
                 tq_layout L = tq_layout_make((int)d->gauge->p.prec, 12, 1, tq_face_sites(lat->block, mu));
                 size_t site_bytes = (size_t)(tq_layout_bytes(&L) / L.stride);
                 for (int side = 0; side < 2; side++)
@@ -56,9 +56,6 @@ tq_status tq_dirac_create(const tq_field *gauge, const tq_dirac_params *p, tq_di
         return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: unknown even-odd form %d", (int)p->matpc);
     if (!(p->kappa > 0.0) || !isfinite(p->kappa))
         return tq_error(TQ_ERR_INVALID_ARG, "tq_dirac_create: kappa must be positive and finite (got %g)", p->kappa);
-    const tq_lattice *lat = gauge->lat;
-    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
-        return tq_error(TQ_ERR_UNSUPPORTED, "tq_dirac_create: operators across MPI ranks need the face exchange, not built yet");
     tq_dirac *d = calloc(1, sizeof *d);
     if (!d) return tq_error(TQ_ERR_NOMEM, "tq_dirac_create: out of memory");
     d->gauge = gauge;
@@ -212,7 +209,7 @@ tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity)
 int tq_internal_dirac_can_fuse(const tq_dirac *d)
 {
     const tq_lattice *lat = d->lat;
-    return lat->nblocks == 1 && d->nfaces == 0 && lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1;
+    return lat->nblocks == 1 && d->nfaces == 0;
 }
 
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d) { return d->gauge; }

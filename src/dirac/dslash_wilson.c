@@ -16,7 +16,7 @@ static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *
     int nsplit = 0;
     for (int mu = 0; mu < 4; mu++) {
         base->B[mu] = lat->block[mu];
-        base->split[mu] = lat->nb[mu] > 1 || lat->procs[mu] > 1;
+        base->split[mu] = lat->nb[mu] > 1;   /* global block grid: rank boundaries included */
         nsplit += base->split[mu];
     }
     base->cb = lat->block_cb;
@@ -39,11 +39,10 @@ static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *
 static void block_phases(const tq_dirac *d, int b, tq_dslash_wilson_args *ia, int bcoord[4])
 {
     const tq_lattice *lat = d->lat;
-    int r = b;
-    for (int mu = 0; mu < 4; mu++) { bcoord[mu] = r % lat->nb[mu]; r /= lat->nb[mu]; }
+    tq_block_grid_coords(lat, b, bcoord);
     for (int mu = 0; mu < 4; mu++) {
-        int lo = bcoord[mu] == 0 && lat->coords[mu] == 0;
-        int hi = bcoord[mu] == lat->nb[mu] - 1 && lat->coords[mu] == lat->procs[mu] - 1;
+        int lo = bcoord[mu] == 0;
+        int hi = bcoord[mu] == lat->nb[mu] - 1;
         ia->phase_lo[mu] = lo ? d->p.bc[mu] : 1.0;
         ia->phase_hi[mu] = hi ? d->p.bc[mu] : 1.0;
     }

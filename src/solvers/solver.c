@@ -293,8 +293,6 @@ static tq_status check_systems(const char *who, const tq_dirac *d, int n, tq_fie
         for (int j = 0; j < i; j++)
             if (x[j] == x[i]) return tq_error(TQ_ERR_INVALID_ARG, "%s: systems %d and %d share their solution field", who, j, i);
     }
-    if (tq_internal_mpi_size() > 1)
-        return tq_error(TQ_ERR_UNSUPPORTED, "%s: solves across MPI ranks need the face exchange, not built yet", who);
     return TQ_SUCCESS;
 }
 
@@ -436,8 +434,6 @@ static tq_status check_multishift(const char *who, const tq_dirac *d, int nshift
         return tq_error(TQ_ERR_INVALID_ARG, "%s: multi-shift CG needs the Hermitian solve types normop-pc or normop", who);
     if (p->prec_sloppy || p->recon_sloppy)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: mixed precision is not available for multi-shift CG yet", who);
-    if (tq_internal_mpi_size() > 1)
-        return tq_error(TQ_ERR_UNSUPPORTED, "%s: solves across MPI ranks need the face exchange, not built yet", who);
     const int pc = p->solve_type == TQ_SOLVE_NORMOP_PC;
     const tq_field *g = tq_internal_dirac_gauge(d);
     *base = 0;

@@ -1,0 +1,54 @@
+#!/bin/sh
+# Operators and solvers across ranks, bitwise: test_mpi_dirac on 1 rank, on 2 ranks (the
+# default grid and a split in x) and on 4 ranks (the default grid, splits in two directions),
+# all with the same global blocks (4^4 on 8x8x8x16), must write byte-identical results; each
+# run also checks D psi against the plain-loop reference and that the solves converged.
+# Bad distributions must fail on every rank with a message and no hang. CPU workers only;
+# ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun.
+here=$(cd "$(dirname "$0")" && pwd)
+builddir=${TQ_BUILDDIR:-$here/..}
+prog=$builddir/tests/test_mpi_dirac
+command -v mpirun >/dev/null 2>&1 || { echo "test_mpi_dirac: SKIP: no mpirun"; exit 77; }
+[ -x "$prog" ] || { echo "test_mpi_dirac: SKIP: $prog not built (TaskQCD built without MPI)"; exit 77; }
+unset STARPU_NCPU STARPU_NCPUS STARPU_SCHED
+extra="--oversubscribe"
+[ "$(id -u)" = 0 ] && extra="$extra --allow-run-as-root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+
+# run NAME NP [ARGS...]: one run into $tmp/NAME.out; its status in $rc, its output in $tmp/NAME.log
+run() {
+    name=$1 np=$2
+    shift 2
+    timeout 600 mpirun $extra -np "$np" "$prog" "$tmp/$name.out" "$@" > "$tmp/$name.log" 2>&1
+    rc=$?
+    cat "$tmp/$name.log"
+    [ $rc -eq 124 ] && { echo "test_mpi_dirac: FAIL: $name did not finish in 600 s (a rank left waiting?)"; fail=1; }
+}
+
+run np1 1 --procs 1 1 1 1
+[ $rc -eq 0 ] || { echo "test_mpi_dirac: FAIL: one rank (exit $rc)"; exit 1; }
+for c in "np2 2" "np2x 2 --procs 2 1 1 1" "np4 4" "np4xt 4 --procs 2 1 1 2"; do
+    set -- $c
+    run "$@"
+    name=$1
+    if [ $rc -ne 0 ]; then echo "test_mpi_dirac: FAIL: $name (exit $rc)"; fail=1; continue; fi
+    n=$(grep -c "checks, 0 failed" "$tmp/$name.log")
+    [ "$n" -eq "$2" ] || { echo "test_mpi_dirac: FAIL: $name: $n of $2 ranks passed"; fail=1; continue; }
+    if cmp "$tmp/np1.out" "$tmp/$name.out"; then echo "test_mpi_dirac: $name: bitwise the same as one rank"
+    else echo "test_mpi_dirac: FAIL: $name differs from one rank"; fail=1; fi
+done
+
+# bad distributions: every rank names the mismatch and exits, none hangs
+for c in "3 1 1 1:does not divide" "1 1 1 1:2 MPI rank(s)" "1 1 1 2:must be even and divide"; do
+    grid=${c%%:*} msg=${c#*:}
+    blk="4 4 4 4"
+    [ "$msg" = "must be even and divide" ] && blk="4 4 4 16"
+    run bad 2 --procs $grid --block $blk
+    if [ $rc -eq 0 ] || [ $rc -eq 124 ]; then echo "test_mpi_dirac: FAIL: grid $grid block $blk accepted (exit $rc)"; fail=1; continue; fi
+    n=$(grep -c -- "$msg" "$tmp/bad.log")
+    [ "$n" -ge 2 ] || { echo "test_mpi_dirac: FAIL: grid $grid block $blk: '$msg' from $n of 2 ranks"; fail=1; }
+done
+[ $fail -eq 0 ] && echo "test_mpi_dirac: all runs bitwise the same, bad grids refused"
+exit $fail
