@@ -94,6 +94,9 @@ tq_status tq_wait_all(void);
  * rank's failure stops all of them instead of leaving the others waiting in the next
  * collective step. Without MPI (or on one rank) it returns local unchanged. */
 tq_status tq_status_agree(tq_status local);
+/* v[0..n-1] summed over all ranks, in place, on every rank (unchanged on one rank): for
+ * sums an application forms from its ranks' exported sites (a correlator's time slices). */
+tq_status tq_allreduce_sum(double *v, int n);
 
 /* ---- precision, compression ---------------------------------------------------------- */
 typedef enum tq_precision { TQ_HALF = 2, TQ_SINGLE = 4, TQ_DOUBLE = 8 } tq_precision;
@@ -123,6 +126,12 @@ typedef struct tq_lattice_info {
     int64_t global_volume, local_volume, block_volume;
 } tq_lattice_info;
 tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);
+/* Host arrays of nreal doubles per site, x fastest: tq_field_import/export take this rank's
+ * local sites. scatter copies this rank's sites out of an array of the global lattice;
+ * allgather assembles the global array from every rank's local one, on every rank
+ * (collective). */
+tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, double *local, int nreal);
+tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal);
 
 /* ---- fields -------------------------------------------------------------------------- */
 typedef enum tq_field_kind {

@@ -3,7 +3,8 @@
 # default grid and a split in x) and on 4 ranks (the default grid, splits in two directions),
 # all with the same global blocks (4^4 on 8x8x8x16), must write byte-identical results; each
 # run also checks D psi against the plain-loop reference and that the solves converged.
-# Bad distributions must fail on every rank with a message and no hang. CPU workers only;
+# Bad distributions must fail on every rank with a message and no hang. The tool too: the
+# propagator's correlator on 1 and 2 ranks, dslash on 2 checked. CPU workers only;
 # ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun.
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
@@ -50,5 +51,28 @@ for c in "3 1 1 1:does not divide" "1 1 1 1:2 MPI rank(s)" "1 1 1 2:must be even
     n=$(grep -c -- "$msg" "$tmp/bad.log")
     [ "$n" -ge 2 ] || { echo "test_mpi_dirac: FAIL: grid $grid block $blk: '$msg' from $n of 2 ranks"; fail=1; }
 done
+# the command-line tool under mpirun: the propagator's correlator bitwise the same on 1 and
+# 2 ranks (and with a grid given), dslash checked against the reference on 2 ranks
+tool=$builddir/taskqcd
+for c in "1:" "2:" "2:--gridsize 2 1 1 1"; do
+    np=${c%%:*} grid=${c#*:}
+    timeout 600 mpirun $extra -np "$np" "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --block 4 4 4 4 --nsrc 3 \
+        --ncpus 1 --where cpu $grid > "$tmp/prop.log" 2>&1
+    rc=$?
+    [ $rc -eq 0 ] || { cat "$tmp/prop.log"; echo "test_mpi_dirac: FAIL: propagator on $np rank(s) $grid (exit $rc)"; fail=1; continue; }
+    grep -E '^ +[0-9]+  [0-9]' "$tmp/prop.log" > "$tmp/corr-$np$(echo $grid | tr -d ' -')"
+    [ -s "$tmp/corr-$np$(echo $grid | tr -d ' -')" ] || { echo "test_mpi_dirac: FAIL: no correlator on $np rank(s)"; fail=1; }
+done
+for f in "$tmp"/corr-2*; do
+    if cmp "$tmp/corr-1" "$f"; then echo "test_mpi_dirac: propagator correlator ${f##*/}: bitwise the same as one rank"
+    else echo "test_mpi_dirac: FAIL: propagator correlator ${f##*/} differs from one rank"; fail=1; fi
+done
+timeout 600 mpirun $extra -np 2 "$tool" dslash --dim 8 8 8 16 --block 4 4 8 8 --test dslash,matpc --dslash-type clover \
+    --prec double --niter 2 --ncpus 1 --where cpu > "$tmp/dslash.log" 2>&1
+rc=$?
+n=$(grep -c "check against the reference.*(ok" "$tmp/dslash.log")
+if [ $rc -ne 0 ] || [ "$n" -ne 2 ]; then cat "$tmp/dslash.log"; echo "test_mpi_dirac: FAIL: taskqcd dslash on 2 ranks (exit $rc, $n of 2 checks ok)"; fail=1
+else echo "test_mpi_dirac: taskqcd dslash on 2 ranks: both checks against the reference ok"; fi
+
 [ $fail -eq 0 ] && echo "test_mpi_dirac: all runs bitwise the same, bad grids refused"
 exit $fail

@@ -54,7 +54,13 @@ void tq_cli_sched_for_placement(tq_init_params *ip, const char *where)
 int tq_cli_init(const char *me, const tq_init_params *p)
 {
     const tq_status s = tq_init(p);
-    if (s == TQ_SUCCESS) return 0;
+    if (s == TQ_SUCCESS) {
+        /* under mpirun, rank 0 prints the results (every rank still reports its errors) */
+        tq_runtime_info ri;
+        if (tq_get_runtime_info(&ri) == TQ_SUCCESS && ri.mpi_rank > 0 && !freopen("/dev/null", "w", stdout))
+            fprintf(stderr, "%s: rank %d: cannot silence its output\n", me, ri.mpi_rank);
+        return 0;
+    }
     fprintf(stderr, "%s: %s\n", me, tq_last_error());
     return s == TQ_ERR_INVALID_ARG ? 2 : 1;
 }

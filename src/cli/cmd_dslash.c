@@ -21,7 +21,8 @@
 static void dslash_usage(FILE *o)
 {
     fprintf(o,
-        "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--prec double|single|half|LIST|all]\n"
+        "usage: taskqcd dslash [--dim X Y Z T] [--block X Y Z T] [--gridsize X Y Z T]\n"
+        "                      [--prec double|single|half|LIST|all]\n"
         "                      [--recon 18|12|8|LIST|all] [--dslash-type wilson|clover] [--kappa K] [--csw C]\n"
         "                      [--matpc sym|asym]\n"
         "                      [--test dslash|mat|matpc|matpcdagmatpc|LIST|all] [--dagger] [--niter N]\n"
@@ -34,7 +35,9 @@ static void dslash_usage(FILE *o)
         "--prec, --recon and --test take comma lists (or all): one run per combination on the same\n"
         "gauge field and source, which are made or read once.\n"
         "Clover: --test dslash applies A^-1 D; matpc is the symmetric (default, 1 - k^2 A^-1 D\n"
-        "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n");
+        "A^-1 D) or asymmetric (A - k^2 D A^-1 D) even-odd operator; --csw defaults to 1.\n"
+        "Under mpirun: --gridsize is the grid of ranks (default: the one with the smallest faces);\n"
+        "--block is the global block extent, so the same --block gives the same bits on any grid.\n");
 }
 
 
@@ -43,7 +46,7 @@ enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
 
 /* What one invocation asks for; each precision and compression is one case. */
 typedef struct dslash_opts {
-    int dims[4], block[4];
+    int dims[4], block[4], procs[4];
     int niter, tests[4], ntests, dagger, check, clover, asym;
     double kappa, csw;
     const char *where, *gauge_file;
@@ -153,8 +156,8 @@ static int parse_dslash_args(int argc, char **argv, dslash_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int rc = 1;
-        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) {
-            if (tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : o->block)) {
+        if (!strcmp(a, "--dim") || !strcmp(a, "--block") || !strcmp(a, "--gridsize")) {
+            if (tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : !strcmp(a, "--block") ? o->block : o->procs)) {
                 fprintf(stderr, "taskqcd dslash: %s needs 4 positive integers\n", a);
                 return 2;
             }
@@ -239,6 +242,23 @@ int tq_cmd_dslash(int argc, char **argv)
     return rc;
 }
 
+/* This rank's sites of the global gauge field and source (*split = 1: new arrays to free),
+ * or the global ones themselves on one rank. Returns 0 or a failure status. */
+static tq_status local_sites(const tq_lattice *lat, const tq_host_gauge *hg, const double *src, tq_host_gauge *lg,
+                             double **lsrc, int *split)
+{
+    tq_lattice_info li;
+    tq_lattice_get_info(lat, &li);
+    if (li.local_volume == li.global_volume) return TQ_SUCCESS;
+    tq_status st = tq_host_gauge_alloc(lg, li.local);
+    if (st) return st;
+    *lsrc = malloc((size_t)li.local_volume * 24 * sizeof **lsrc);
+    *split = 1;
+    if (!*lsrc) return TQ_ERR_NOMEM;
+    st = tq_lattice_scatter_sites(lat, hg->links, lg->links, 72);
+    return st ? st : tq_lattice_scatter_sites(lat, src, *lsrc, 24);
+}
+
 /* One operator in one precision and compression: lattice, gauge field and operator made
  * once, then every listed test; frees everything it made. Returns 0 or 1 (failure). */
 static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_precision prec, int recon)
@@ -251,7 +271,12 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     memset(&lp, 0, sizeof lp);
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->block, sizeof lp.block);
+    memcpy(lp.procs, o->procs, sizeof lp.procs);
     tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
+    /* over several ranks: this rank's sites of the global gauge field and source */
+    tq_host_gauge lg = *hg;
+    double *lsrc = (double *)src;
+    int split = 0;
     tq_dirac_params dp;
     memset(&dp, 0, sizeof dp);
     dp.type = o->clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
@@ -259,15 +284,16 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     dp.csw = o->csw;
     dp.matpc = o->asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
     double setup[3] = {0, 0, 0};   /* gauge import start, operator start, end */
-    if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &gp, &gauge) ||
-        (setup[0] = tq_cli_now(), tq_gauge_field_import(gauge, hg)) || (setup[1] = tq_cli_now(), tq_dirac_create(gauge, &dp, &d))) {
+    if (tq_lattice_create(&lp, &lat) || local_sites(lat, hg, src, &lg, &lsrc, &split) || tq_field_create(lat, &gp, &gauge) ||
+        (setup[0] = tq_cli_now(), tq_gauge_field_import(gauge, &lg)) || (setup[1] = tq_cli_now(), tq_dirac_create(gauge, &dp, &d))) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
     } else {
         setup[2] = tq_cli_now();
         rc = 0;
         for (int k = 0; k < o->ntests; k++)
-            if (run_test(o, hg, src, lat, d, prec, recon, o->tests[k], k == 0 ? setup : NULL)) rc = 1;
+            if (run_test(o, hg, lsrc, lat, d, prec, recon, o->tests[k], k == 0 ? setup : NULL)) rc = 1;
     }
+    if (split) { tq_host_gauge_free(&lg); free(lsrc); }
     tq_dirac_destroy(d);
     tq_field_destroy(gauge);
     tq_lattice_destroy(lat);
@@ -287,11 +313,14 @@ static void print_test_header(const dslash_opts *o, tq_lattice *lat, tq_precisio
     if (o->clover) snprintf(opname, sizeof opname, "clover (c_sw %g, %s even-odd)", o->csw, o->asym ? "asymmetric" : "symmetric");
     else snprintf(opname, sizeof opname, "wilson");
     const int *dims = o->dims;
-    printf("taskqcd dslash: %s %s%s, %dx%dx%dx%d, blocks %dx%dx%dx%d (%d), %s recon %d, kappa %g, where %s, "
-           "%d CPU + %d CUDA workers\n",
+    char ranks[64] = "";
+    if (ri.mpi_size > 1)
+        snprintf(ranks, sizeof ranks, ", ranks %dx%dx%dx%d", li.procs[0], li.procs[1], li.procs[2], li.procs[3]);
+    printf("taskqcd dslash: %s %s%s, %dx%dx%dx%d, blocks %dx%dx%dx%d (%d)%s, %s recon %d, kappa %g, where %s, "
+           "%d CPU + %d CUDA workers%s\n",
            opname, names[test], o->dagger ? " dagger" : "", dims[0], dims[1], dims[2], dims[3], li.block[0], li.block[1],
-           li.block[2], li.block[3], li.nblocks, tq_precision_name(prec), recon, o->kappa, o->where,
-           ri.ncpu_workers, ri.ncuda_workers);
+           li.block[2], li.block[3], li.nblocks_global, ranks, tq_precision_name(prec), recon, o->kappa, o->where,
+           ri.ncpu_workers, ri.ncuda_workers, ri.mpi_size > 1 ? " per rank" : "");
     if (setup)
         printf("  set-up: gauge import %.3f s, operator %.3f s%s\n", setup[1] - setup[0], setup[2] - setup[1],
                o->clover ? " (clover term and inverse built by tasks)" : "");
@@ -401,19 +430,24 @@ static int reference_result(const dslash_opts *o, const double *links, const dou
 
 /* Compares out = op(in) with the reference applied to in as the library holds it (rounded
  * to prec) and prints the relative error. Returns 0, or 1 (too large, or out of memory). */
-static int check_against_reference(const dslash_opts *o, const tq_host_gauge *hg, const tq_field *in, const tq_field *out,
+static int check_against_reference(const dslash_opts *o, const tq_host_gauge *hg, const tq_lattice *lat, const tq_field *in,
+                                   const tq_field *out,
                                    tq_precision prec, int test)
 {
     const int64_t vol = (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3], n = vol * 24;
     double *hin = calloc((size_t)n, sizeof *hin), *hout = calloc((size_t)n, sizeof *hout);
-    double *href = malloc((size_t)n * sizeof *href);
+    double *href = malloc((size_t)n * sizeof *href), *local = calloc((size_t)n, sizeof *local);
     int rc = 1;
-    if (!hin || !hout || !href) {
+    /* every rank exports its sites; the global fields are assembled on every rank */
+    if (!hin || !hout || !href || !local) {
         fprintf(stderr, "taskqcd dslash: out of memory\n");
-    } else if (tq_field_export(in, hin), reference_result(o, hg->links, hin, href, test)) {
+    } else if (tq_field_export(in, local) || tq_lattice_allgather_sites(lat, local, hin, 24) ||
+               (memset(local, 0, (size_t)n * sizeof *local), tq_field_export(out, local)) ||
+               tq_lattice_allgather_sites(lat, local, hout, 24)) {
+        fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
+    } else if (reference_result(o, hg->links, hin, href, test)) {
         fprintf(stderr, "taskqcd dslash: out of memory\n");
     } else {
-        tq_field_export(out, hout);
         const int parity = test == T_MAT ? 2 : 0;
         double num = 0, den = 0;
         for (int64_t s = 0; s < vol; s++) {
@@ -432,6 +466,7 @@ static int check_against_reference(const dslash_opts *o, const tq_host_gauge *hg
     free(hin);
     free(hout);
     free(href);
+    free(local);
     return rc;
 }
 
@@ -454,7 +489,7 @@ static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double 
             fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
         } else {
             print_rates(o, prec, recon, test, t);
-            rc = o->check ? check_against_reference(o, hg, in, out, prec, test) : 0;
+            rc = o->check ? check_against_reference(o, hg, lat, in, out, prec, test) : 0;
         }
     }
     tq_field_destroy(in);

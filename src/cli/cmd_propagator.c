@@ -20,6 +20,7 @@ static void propagator_usage(FILE *o)
     fprintf(o,
         "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T [--beta B] [--therm N]\n"
         "         [--gauge-seed S] [--cache DIR|off] | --dim X Y Z T --weak-field EPS] [--block X Y Z T]\n"
+        "         [--gridsize X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
         "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
@@ -42,7 +43,11 @@ static void propagator_usage(FILE *o)
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
         "--warmup solves the first batch once, untimed, before the timed solves: the first\n"
         "solves in a process also allocate the device memory of their work fields and make\n"
-        "the sloppy operator (benchmarks time the steady state with it).\n");
+        "the sloppy operator (benchmarks time the steady state with it).\n"
+        "Under mpirun every rank works on its part of the lattice: --gridsize X Y Z T is the grid\n"
+        "of ranks (default: the one with the smallest faces), --block the global block extent\n"
+        "(the same --block gives the same correlator bits on any grid); rank 0 prints. The\n"
+        "generated configuration must be in the cache already (the generator runs on one rank).\n");
 }
 
 
@@ -66,7 +71,7 @@ static int parse_recon(const char *s, tq_recon *r)
 
 /* What the command line asks for. */
 typedef struct prop_opts {
-    int dims[4], block[4];
+    int dims[4], block[4], procs[4];
     tq_dirac_params dp;
     tq_solver_params sp;
     tq_precision prec;
@@ -85,7 +90,8 @@ typedef struct prop_run {
     tq_lattice *lat;
     tq_field *gauge, *x[12], *b[12];
     tq_dirac *d;
-    double *host, *corr;     /* a spinor on the host; C(t) */
+    double *host, *corr;     /* a spinor on the host (this rank's sites); C(t) */
+    tq_lattice_info li;      /* the distribution: grid of ranks, this rank's place */
     tq_solver_result res[12];
     int converged[12];       /* per timed solve */
     int nfailed;             /* timed solves that did not converge */
@@ -208,7 +214,8 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         int bad = -1;
-        if (!strcmp(a, "--dim") || !strcmp(a, "--block")) bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : o->block) != 0;
+        if (!strcmp(a, "--dim") || !strcmp(a, "--block") || !strcmp(a, "--gridsize"))
+            bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : !strcmp(a, "--block") ? o->block : o->procs) != 0;
         else if (!strcmp(a, "--json")) { o->json = 1; bad = 0; }
         else if (!strcmp(a, "--warmup")) { o->warmup = 1; bad = 0; }
         else if (!strcmp(a, "--help")) { propagator_usage(stdout); return 0; }
@@ -244,31 +251,43 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
     return 0;
 }
 
-static int64_t prop_volume(const prop_opts *o) { return (int64_t)o->dims[0] * o->dims[1] * o->dims[2] * o->dims[3]; }
 
 /* The lattice, gauge field and operator (timed: r->t_setup) and the point sources.
  * Returns 0, or 1 after saying why not (what was made stays in r for prop_run_free). */
 static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r, const char *me)
 {
-    const int64_t vol = prop_volume(o);
-    r->host = malloc((size_t)vol * 24 * sizeof *r->host);
-    r->corr = calloc((size_t)o->dims[3], sizeof *r->corr);
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->block, sizeof lp.block);
+    memcpy(lp.procs, o->procs, sizeof lp.procs);
     tq_field_params gp = {TQ_FIELD_GAUGE, o->prec, TQ_FULL, o->recon};
     tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0};
+    if (tq_lattice_create(&lp, &r->lat)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+    tq_lattice_get_info(r->lat, &r->li);
+    const int64_t vol = r->li.local_volume;
+    r->host = malloc((size_t)vol * 24 * sizeof *r->host);
+    r->corr = calloc((size_t)o->dims[3], sizeof *r->corr);
+    /* several ranks: each imports its sites of the global field */
+    tq_host_gauge lg = *hg;
+    const int split = vol != r->li.global_volume;
+    if (split && (tq_host_gauge_alloc(&lg, r->li.local) || tq_lattice_scatter_sites(r->lat, hg->links, lg.links, 72))) {
+        fprintf(stderr, "%s: %s\n", me, tq_last_error());
+        return 1;
+    }
     r->t_setup = tq_cli_now();
-    if (!r->host || !r->corr || tq_lattice_create(&lp, &r->lat) || tq_field_create(r->lat, &gp, &r->gauge) ||
-        tq_gauge_field_import(r->gauge, hg) || tq_dirac_create(r->gauge, &o->dp, &r->d)) {
+    const int bad = !r->host || !r->corr || tq_field_create(r->lat, &gp, &r->gauge) || tq_gauge_field_import(r->gauge, &lg) ||
+                    tq_dirac_create(r->gauge, &o->dp, &r->d);
+    if (split) tq_host_gauge_free(&lg);
+    if (bad) {
         fprintf(stderr, "%s: %s\n", me, r->host && r->corr ? tq_last_error() : "out of memory");
         return 1;
     }
     r->t_setup = tq_cli_now() - r->t_setup;
+    const int at_origin = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;
     for (int s = 0; s < o->nsrc; s++) {
         memset(r->host, 0, (size_t)vol * 24 * sizeof *r->host);
-        r->host[2 * s] = 1.0;   /* site 0, spin s / 3, color s % 3, real part */
+        if (at_origin) r->host[2 * s] = 1.0;   /* global site 0, spin s / 3, color s % 3, real part */
         if (tq_field_create(r->lat, &fp, &r->b[s]) || tq_field_create(r->lat, &fp, &r->x[s]) ||
             tq_field_import(r->b[s], r->host)) {
             fprintf(stderr, "%s: %s\n", me, tq_last_error());
@@ -365,20 +384,35 @@ static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
     return st_all;
 }
 
-/* The pion correlator: C(t) = the sum over sources and the sites of time slice t of |x|^2.
+/* The pion correlator: C(t) = the sum over the sites of time slice t of the sum over
+ * sources of |x|^2. Each site's sum over sources first, then the slices' sums in global
+ * site order over the density gathered from every rank: the same bits on any rank grid.
  * Returns 0, or 1 after saying why not. */
 static int pion_correlator(const prop_opts *o, prop_run *r, const char *me)
 {
-    const int64_t vol = prop_volume(o), slice = (int64_t)o->dims[0] * o->dims[1] * o->dims[2];
+    const int64_t vol = r->li.local_volume, gvol = r->li.global_volume;
+    const int64_t slice = (int64_t)o->dims[0] * o->dims[1] * o->dims[2];
+    double *density = calloc((size_t)vol, sizeof *density), *global = malloc((size_t)gvol * sizeof *global);
+    int rc = 1;
+    if (!density || !global) {
+        fprintf(stderr, "%s: out of memory for the correlator\n", me);
+        goto out;
+    }
     for (int s = 0; s < o->nsrc; s++) {
-        if (tq_field_export(r->x[s], r->host)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+        if (tq_field_export(r->x[s], r->host)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }
         for (int64_t site = 0; site < vol; site++) {
             double a = 0;
             for (int k = 0; k < 24; k++) a += r->host[24 * site + k] * r->host[24 * site + k];
-            r->corr[site / slice] += a;
+            density[site] += a;
         }
     }
-    return 0;
+    if (tq_lattice_allgather_sites(r->lat, density, global, 1)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }
+    for (int64_t site = 0; site < gvol; site++) r->corr[site / slice] += global[site];
+    rc = 0;
+out:
+    free(density);
+    free(global);
+    return rc;
 }
 
 /* v in printf format fmt, or null when it is not finite (JSON has no NaN or Inf). */

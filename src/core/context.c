@@ -300,6 +300,14 @@ void tq_internal_allreduce_sum(double *v, int n)
 #endif
 }
 
+tq_status tq_allreduce_sum(double *v, int n)
+{
+    if (!v || n < 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_allreduce_sum: NULL array or negative count");
+    if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_allreduce_sum: call tq_init first");
+    tq_internal_allreduce_sum(v, n);
+    return TQ_SUCCESS;
+}
+
 tq_status tq_status_agree(tq_status local)
 {
 #ifdef TQ_HAVE_MPI

@@ -78,10 +78,6 @@ static inline void tq_lattice_locate(const tq_lattice *lat, const int x[4], int 
     *cb = lex / 2;
 }
 
-/* Every rank's local sites (nreal doubles per site, x fastest) gathered into the global
- * lattice (x fastest) on every rank (host arrays; the identity on one rank). */
-tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal);
-
 /* Checks kind/subset/lattice agreement of BLAS operands. */
 tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,
                                     int same_precision);

@@ -164,8 +164,25 @@ tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info)
     return TQ_SUCCESS;
 }
 
+tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, double *local, int nreal)
+{
+    if (!lat || !global || !local || nreal <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_scatter_sites: bad argument");
+    const int *L = lat->local, *D = lat->dims, *c = lat->coords;
+    const size_t row = (size_t)L[0] * (size_t)nreal * sizeof(double);
+    for (int t = 0; t < L[3]; t++)
+        for (int z = 0; z < L[2]; z++)
+            for (int y = 0; y < L[1]; y++) {
+                const int64_t g = (((int64_t)(c[3] * L[3] + t) * D[2] + c[2] * L[2] + z) * D[1] + c[1] * L[1] + y) * D[0] +
+                                  (int64_t)c[0] * L[0];
+                const int64_t l = (((int64_t)t * L[2] + z) * L[1] + y) * L[0];
+                memcpy(local + l * nreal, global + g * nreal, row);
+            }
+    return TQ_SUCCESS;
+}
+
 tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal)
 {
+    if (!lat || !global || !local || nreal <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_allgather_sites: bad argument");
     const int nranks = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3];
     const size_t site = (size_t)nreal * sizeof(double);
     if (nranks == 1) {
