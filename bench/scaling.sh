@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Distribution benchmark (issue 34), run on the GPU machine through the device tool (carry
+# build and .deps/starpu, as for bench/device-run.sh): what one GPU and its host can show
+# now, and later the same rows on several GPUs.
+#   - owner-computes overhead: Wilson and clover M_pc (single r12, half r12) with 1, 2 and 4
+#     blocks on the one GPU (--where cuda), at 32^4 and 64^4;
+#   - two MPI ranks sharing the one GPU, each with half the lattice (split in t), against
+#     one rank with the whole lattice (faces through StarPU-MPI);
+#   - the 32^4 12-source propagator (weak field): 1 block, 2 and 4 blocks, --where any
+#     (GPU + CPU workers) and 2 ranks, against --where cuda.
+# Full outputs under $OUT/scaling/, the table (also $OUT/scaling/table.tsv) last.
+#   Usage: bash bench/scaling.sh [quick]    (quick: 32^4 rows only)
+set -u
+source "$(dirname "$0")/device-env.sh"
+res=$out/scaling
+mkdir -p "$res"
+tool=$top/build/.libs/taskqcd
+quick=${1:-}
+mpi="mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
+nvidia-smi --query-gpu=name --format=csv,noheader > "$res/gpu.txt" 2>&1
+echo "GPU: $(head -n1 "$res/gpu.txt"), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
+table=$res/table.tsv
+printf 'row\tsetting\tvalue\tunit\n' > "$table"
+
+# dslash NAME NP ARGS...: one taskqcd dslash run (NP ranks); a row per precision with the time
+# per application
+dslash() {
+    local name=$1 np=$2
+    shift 2
+    local log=$res/$name.txt
+    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" "$tool" dslash "$@" > "$log" 2>&1
+    else timeout 300 "$tool" dslash "$@" > "$log" 2>&1; fi
+    [ $? -eq 0 ] || echo "$name failed: see $log"
+    awk -v n="$name" '/^taskqcd dslash:/ { p = $0; sub(/.* (double|single|half) recon/, "", p); split($0, w, ", ");
+                          for (i in w) if (w[i] ~ /recon/) prec = w[i] }
+                      /time .* ms per application/ { for (i = 1; i <= NF; i++) if ($i == "ms") t = $(i - 1);
+                          printf "%s\t%s\t%s\tms\n", n, prec, t }' "$log" >> "$table"
+}
+
+# propagator NAME NP ARGS...: the wall clock of the timed solves and the sum of their iterations' times
+propagator() {
+    local name=$1 np=$2
+    shift 2
+    local log=$res/$name.txt
+    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" "$tool" propagator "$@" > "$log" 2>&1
+    else timeout 300 "$tool" propagator "$@" > "$log" 2>&1; fi
+    [ $? -eq 0 ] || echo "$name failed: see $log"
+    awk -v n="$name" '/iterations .* s, .* GFLOPS; iterations/ { for (i = 1; i <= NF; i++) if ($i == "iterations" && $(i - 1) == "GFLOPS;") it += $(i + 1) }
+                      /all solves:/ { for (i = 1; i <= NF; i++) if ($i == "s,") w = $(i - 1) }
+                      END { printf "%s\twall of the solves\t%s\ts\n%s\tsum of iteration times\t%.4f\ts\n", n, w, n, it }' "$log" >> "$table"
+}
+
+common="--test matpc --where cuda --niter 200 --recon 12 --prec single,half --ncpus 4"
+dims="32"
+[ "$quick" = quick ] || dims="32 64"
+for L in $dims; do
+    h=$((L / 2)); q=$((L / 4))
+    for op in wilson clover; do
+        [ "$L" = 64 ] && [ "$op" = clover ] && continue
+        dslash "$op-$L-b1" 1 --dim $L $L $L $L --dslash-type $op $common
+        dslash "$op-$L-b2" 1 --dim $L $L $L $L --block $L $L $L $h --dslash-type $op $common
+        dslash "$op-$L-b4" 1 --dim $L $L $L $L --block $L $L $h $h --dslash-type $op $common
+    done
+    # two ranks on the one GPU, each half the lattice (one block each), against one rank
+    dslash "wilson-$L-2ranks" 2 --dim $L $L $L $L --gridsize 1 1 1 2 --dslash-type wilson $common
+done
+
+prop="--dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 15"
+propagator prop-cuda-b1 1 $prop --where cuda
+propagator prop-cuda-b2 1 $prop --where cuda --block 32 32 32 16
+propagator prop-cuda-b4 1 $prop --where cuda --block 32 32 16 16
+propagator prop-any-b1 1 $prop --where any
+propagator prop-cuda-2ranks 2 --dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 4 --where cuda --gridsize 1 1 1 2
+
+echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+column -t -s $'\t' "$table"
