@@ -9,18 +9,21 @@
 #   - the 32^4 12-source propagator (weak field): 1 block, 2 and 4 blocks, --where any
 #     (GPU + CPU workers) and 2 ranks, against --where cuda.
 # Full outputs under $OUT/scaling/, the table (also $OUT/scaling/table.tsv) last.
-#   Usage: bash bench/scaling.sh [quick]    (quick: 32^4 rows only)
+#   Usage: bash bench/scaling.sh [all|dslash|prop|quick]   (quick: the 32^4 dslash rows;
+#   a part appends to the table of an earlier part in the same $OUT)
 set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/scaling
 mkdir -p "$res"
 tool=$top/build/.libs/taskqcd
-quick=${1:-}
-mpi="mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
+part=${1:-all}
+# --bind-to none: mpirun binds each of two ranks to one core by default; the library gives
+# each rank its share of the node (src/core/context.c)
+mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
 nvidia-smi --query-gpu=name --format=csv,noheader > "$res/gpu.txt" 2>&1
 echo "GPU: $(head -n1 "$res/gpu.txt"), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
 table=$res/table.tsv
-printf 'row\tsetting\tvalue\tunit\n' > "$table"
+[ -f "$table" ] || printf 'row\tsetting\tvalue\tunit\n' > "$table"
 
 # dslash NAME NP ARGS...: one taskqcd dslash run (NP ranks); a row per precision with the time
 # per application
@@ -51,8 +54,9 @@ propagator() {
 }
 
 common="--test matpc --where cuda --niter 200 --recon 12 --prec single,half --ncpus 4"
-dims="32"
-[ "$quick" = quick ] || dims="32 64"
+dims="32 64"
+[ "$part" = quick ] && dims=32
+[ "$part" = prop ] && dims=
 for L in $dims; do
     h=$((L / 2)); q=$((L / 4))
     for op in wilson clover; do
@@ -65,12 +69,14 @@ for L in $dims; do
     dslash "wilson-$L-2ranks" 2 --dim $L $L $L $L --gridsize 1 1 1 2 --dslash-type wilson $common
 done
 
+if [ "$part" = all ] || [ "$part" = prop ]; then
 prop="--dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 15"
 propagator prop-cuda-b1 1 $prop --where cuda
 propagator prop-cuda-b2 1 $prop --where cuda --block 32 32 32 16
 propagator prop-cuda-b4 1 $prop --where cuda --block 32 32 16 16
 propagator prop-any-b1 1 $prop --where any
 propagator prop-cuda-2ranks 2 --dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 4 --where cuda --gridsize 1 1 1 2
+fi
 
 echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"
 column -t -s $'\t' "$table"

@@ -40,7 +40,7 @@ static void choose_blocks(const int local[4], int target, int block[4])
 
 /* The rank grid for nranks ranks when none is given: the factorisation whose local volumes
  * have the smallest face area (the sites a rank exchanges), among those that divide the
- * dimensions into even local extents; ties go to splitting t, then z, ... first. Returns 0
+ * dimensions into even local extents; of equal ones, the one splitting t most. Returns 0
  * or -1 when no grid fits. */
 static int choose_procs(const int dims[4], int nranks, int procs[4])
 {
@@ -62,8 +62,8 @@ static int choose_procs(const int dims[4], int nranks, int procs[4])
                 if (!ok) continue;
                 for (int mu = 0; mu < 4; mu++)
                     if (p[mu] > 1) area += 2 * vol / (dims[mu] / p[mu]);
-                /* <=: later candidates split the later directions more */
-                if (best < 0 || area <= best) { best = area; memcpy(procs, p, sizeof p); }
+                /* <: the first of equal candidates, which splits t most (x, y, z grow later) */
+                if (best < 0 || area < best) { best = area; memcpy(procs, p, sizeof p); }
             }
         }
     }
