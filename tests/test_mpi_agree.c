@@ -4,6 +4,7 @@
  * lowest rank's verdict wins; when both succeed, success. Afterwards a collective
  * reduction still works (no rank left behind in a collective). Run without MPI it skips. */
 #include "tq_test.h"
+#include "core/tq_internal.h"   /* tq_error: a failure with a message of its own on each rank */
 
 int main(int argc, char **argv)
 {

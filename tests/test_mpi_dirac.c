@@ -6,12 +6,13 @@
  * the plain-loop reference (reference/wilson_reference.h), so that the runs cannot agree on
  * a wrong answer, and that the solves converged.
  *
- *   test_mpi_dirac OUT [--procs X Y Z T] [--block X Y Z T] [tq_init options]
+ *   test_mpi_dirac OUT [--procs X Y Z T] [--block X Y Z T] [--poison] [tq_init options]
  *
  * OUT receives, as doubles in this order: D psi (double, recon 18) on both parities and both
  * daggers; M_pc psi_e (single, recon 12); clover M_pc psi_e (double); the CG normal-equation
  * solution x of M x = psi (double) and the BiCGstab solution (double, single-precision
- * reliable updates), each followed by its iteration count and iterated residual. */
+ * reliable updates), each followed by its iteration count and iterated residual. With
+ * --poison it runs failing solves instead (run_poisoned) and writes nothing to OUT. */
 #include "tq_test.h"
 #include "../reference/wilson_reference.h"
 
@@ -181,6 +182,72 @@ static void run(tq_lattice *lat)
     free(links); free(psi); free(ref); free(lpsi); free(lout); free(lref);
 }
 
+/* A failure on one rank is every rank's: a NaN in the last rank's part of the source, a NaN
+ * link in its part of the gauge field (the source is fine: the solve breaks down on the way)
+ * and too few iterations must give every rank the same status after the same number of
+ * iterations, and none may hang. Each rank prints one line per case; test_mpi_dirac.sh
+ * checks that the ranks' lines are the same. */
+static void run_poisoned(tq_lattice *lat, int rank, int nranks)
+{
+    const int64_t gvol = ref_volume(dims), lvol = li.local_volume;
+    double *links = malloc((size_t)gvol * 72 * sizeof *links);
+    double *psi = malloc((size_t)gvol * 24 * sizeof *psi);
+    double *lpsi = malloc((size_t)lvol * 24 * sizeof *lpsi);
+    ref_gauge_random_su3(links, dims, 2026);
+    ref_spinor_random(psi, gvol, 11);
+    tq_host_gauge hg;
+    CHECK_OK(tq_host_gauge_alloc(&hg, li.local));
+    local_part(links, hg.links, 72);
+    tq_host_gauge bad;   /* one link of the last rank's last site NaN */
+    CHECK_OK(tq_host_gauge_alloc(&bad, li.local));
+    memcpy(bad.links, hg.links, (size_t)lvol * 72 * sizeof *links);
+    if (rank == nranks - 1) bad.links[(lvol - 1) * 72 + 5] = NAN;
+    tq_field *g = gauge(lat, TQ_DOUBLE, TQ_RECON_18, &hg), *gb = gauge(lat, TQ_DOUBLE, TQ_RECON_18, &bad);
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = TQ_DSLASH_WILSON;
+    dp.kappa = 0.12;
+    tq_dirac *D = NULL, *Db = NULL;
+    CHECK_OK(tq_dirac_create(g, &dp, &D));
+    CHECK_OK(tq_dirac_create(gb, &dp, &Db));
+    tq_field *in = spinor(lat, TQ_DOUBLE, TQ_FULL), *nan_in = spinor(lat, TQ_DOUBLE, TQ_FULL);
+    tq_field *out = spinor(lat, TQ_DOUBLE, TQ_FULL);
+    local_part(psi, lpsi, 24);
+    CHECK_OK(tq_field_import(in, lpsi));
+    if (rank == nranks - 1) lpsi[7] = NAN;
+    CHECK_OK(tq_field_import(nan_in, lpsi));
+    static const char *const what[3] = {"a NaN in the last rank's source", "a NaN link on the last rank",
+                                        "maxiter 3"};
+    static const tq_status want[3] = {TQ_ERR_BREAKDOWN, TQ_ERR_BREAKDOWN, TQ_ERR_NOT_CONVERGED};
+    for (int c = 0; c < 3 && D && Db; c++)
+        for (int k = 0; k < 2; k++) {
+            tq_solver_params sp;
+            tq_solver_params_default(&sp);
+            sp.tol = 1e-9;
+            sp.maxiter = c == 2 ? 3 : 2000;
+            if (k == 0) { sp.inverter = TQ_INV_CG; sp.solve_type = TQ_SOLVE_NORMOP_PC; }
+            else { sp.inverter = TQ_INV_BICGSTAB; sp.prec_sloppy = TQ_SINGLE; }
+            tq_solver_result res;
+            memset(&res, 0, sizeof res);
+            CHECK_OK(tq_blas_zero(out));
+            const tq_status st = tq_solve(c == 1 ? Db : D, out, c == 0 ? nan_in : in, &sp, &res);
+            CHECK(st == want[c], "%s, %s: %s (%s), expected %s", k ? "BiCGstab" : "CG", what[c], tq_status_name(st),
+                  tq_last_error(), tq_status_name(want[c]));
+            printf("poisoned: %s with %s: %s after %d iterations\n", k ? "BiCGstab" : "CG", what[c], tq_status_name(st),
+                   res.iterations);
+        }
+    tq_field_destroy(in);
+    tq_field_destroy(nan_in);
+    tq_field_destroy(out);
+    tq_dirac_destroy(D);
+    tq_dirac_destroy(Db);
+    tq_field_destroy(g);
+    tq_field_destroy(gb);
+    tq_host_gauge_free(&hg);
+    tq_host_gauge_free(&bad);
+    free(links); free(psi); free(lpsi);
+}
+
 static int parse4(int *argc, char **argv, const char *name, int v[4])
 {
     for (int i = 1; i < *argc; i++) {
@@ -204,6 +271,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_mpi_dirac: --procs and --block take four numbers\n");
         return 2;
     }
+    int poison = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--poison")) {
+            poison = 1;
+            for (int j = i; j + 1 < argc; j++) argv[j] = argv[j + 1];
+            argc--;
+            break;
+        }
     tq_init_params ip;
     tq_init_params_default(&ip);
     ip.ncpus = 1;
@@ -224,7 +299,8 @@ int main(int argc, char **argv)
         tq_lattice_get_info(lat, &li);
         printf("%s: grid %dx%dx%dx%d, local %dx%dx%dx%d, %d of %d blocks\n", name, li.procs[0], li.procs[1], li.procs[2],
                li.procs[3], li.local[0], li.local[1], li.local[2], li.local[3], li.nblocks, li.nblocks_global);
-        run(lat);
+        if (poison) run_poisoned(lat, ri.mpi_rank, ri.mpi_size);
+        else run(lat);
     }
     tq_lattice_destroy(lat);
     if (out_fd >= 0) close(out_fd);

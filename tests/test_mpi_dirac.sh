@@ -4,7 +4,9 @@
 # all with the same global blocks (4^4 on 8x8x8x16), must write byte-identical results; each
 # run also checks D psi against the plain-loop reference and that the solves converged.
 # Bad distributions must fail on every rank with a message and no hang. The tool too: the
-# propagator's correlator on 1 and 2 ranks, dslash on 2 checked. CPU workers only;
+# propagator's correlator on 1 and 2 ranks, dslash on 2 checked. A failure on one rank (a
+# NaN in its part of a solve, a gauge file it cannot read) must stop every rank with the same
+# error, none left waiting. CPU workers only;
 # ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun.
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
@@ -74,5 +76,32 @@ n=$(grep -c "check against the reference.*(ok" "$tmp/dslash.log")
 if [ $rc -ne 0 ] || [ "$n" -ne 2 ]; then cat "$tmp/dslash.log"; echo "test_mpi_dirac: FAIL: taskqcd dslash on 2 ranks (exit $rc, $n of 2 checks ok)"; fail=1
 else echo "test_mpi_dirac: taskqcd dslash on 2 ranks: both checks against the reference ok"; fi
 
-[ $fail -eq 0 ] && echo "test_mpi_dirac: all runs bitwise the same, bad grids refused"
+# a failure on one rank is every rank's: failing solves (a NaN in one rank's source or links,
+# too few iterations) give both ranks the same status after the same iterations
+run poison 2 --poison
+n=$(grep -c "checks, 0 failed" "$tmp/poison.log")
+[ $rc -eq 0 ] && [ "$n" -eq 2 ] || { echo "test_mpi_dirac: FAIL: failing solves on 2 ranks (exit $rc, $n of 2 ranks passed)"; fail=1; }
+lines=$(grep -c "^poisoned: " "$tmp/poison.log")
+same=$(grep "^poisoned: " "$tmp/poison.log" | sort | uniq -c | awk '$1 == 2' | wc -l)
+if [ "$lines" -eq 12 ] && [ "$same" -eq 6 ]; then echo "test_mpi_dirac: failing solves: both ranks report the same 6 failures"
+else echo "test_mpi_dirac: FAIL: failing solves: $lines lines, $same of 6 the same on both ranks"; fail=1; fi
+# a gauge file that one rank cannot read (rank 1's is cut short): both ranks leave with an
+# error naming it, none waits for the other
+timeout 120 "$tool" generate --dim 4 4 4 8 --beta 6 --sweeps 1 --ncpus 1 --out "$tmp/g0" > "$tmp/gen.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+    head -c 3000 "$tmp/g0" > "$tmp/g1"
+    for cmd in "dslash --test dslash --niter 1" "propagator --nsrc 1"; do
+        timeout 300 mpirun $extra -np 2 sh -c 'exec "$0" $1 --gauge "$2$OMPI_COMM_WORLD_RANK" --ncpus 1 --where cpu' \
+            "$tool" "$cmd" "$tmp/g" > "$tmp/badfile.log" 2>&1
+        rc=$?
+        n=$(grep -c "rank 1: .*$tmp/g1" "$tmp/badfile.log")
+        if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$n" -lt 1 ] || ! grep -q "$tmp/g1" "$tmp/badfile.log"; then
+            cat "$tmp/badfile.log"
+            echo "test_mpi_dirac: FAIL: taskqcd ${cmd%% *} with a file only rank 0 can read (exit $rc)"; fail=1
+        else echo "test_mpi_dirac: taskqcd ${cmd%% *} with a file only rank 0 can read: both ranks stop with the error (exit $rc)"; fi
+    done
+else cat "$tmp/gen.log"; echo "test_mpi_dirac: FAIL: taskqcd generate (exit $rc)"; fail=1; fi
+
+[ $fail -eq 0 ] && echo "test_mpi_dirac: all runs bitwise the same, bad grids refused, failures seen by every rank"
 exit $fail

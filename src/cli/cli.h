@@ -30,6 +30,12 @@ double tq_cli_now(void);
 /* tq_init for a command: 0, or after printing "me: message" the command's exit status, 2
  * for a bad runtime option (an unknown scheduler, also through STARPU_SCHED), else 1. */
 int tq_cli_init(const char *me, const tq_init_params *p);
+/* Under mpirun a step can fail on some ranks only (a gauge file one rank cannot read): after
+ * tq_cli_init every rank passes its exit code for the step (0: done; else it has printed its
+ * reason and tq_last_error() holds it) and gets the lowest failing rank's, so all ranks leave
+ * together instead of some waiting forever for the others. A rank whose step worked prints
+ * "me: rank N: reason". One rank: rc unchanged. */
+int tq_cli_agree(const char *me, int rc);
 /* With --where cuda and no scheduler asked for (--sched, STARPU_SCHED): prio. Every task
  * then goes to a GPU, and a scheduler that predicts task times per worker only adds to the
  * gap between one task's end and the next's start (doc/performance.md). */

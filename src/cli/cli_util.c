@@ -64,3 +64,11 @@ int tq_cli_init(const char *me, const tq_init_params *p)
     fprintf(stderr, "%s: %s\n", me, tq_last_error());
     return s == TQ_ERR_INVALID_ARG ? 2 : 1;
 }
+
+int tq_cli_agree(const char *me, int rc)
+{
+    const tq_status s = tq_status_agree(rc == 0 ? TQ_SUCCESS : rc == 2 ? TQ_ERR_INVALID_ARG : TQ_ERR_IO);
+    if (s == TQ_SUCCESS || rc != 0) return rc;
+    fprintf(stderr, "%s: %s\n", me, tq_last_error());
+    return s == TQ_ERR_INVALID_ARG ? 2 : 1;
+}

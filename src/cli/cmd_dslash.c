@@ -215,13 +215,18 @@ int tq_cmd_dslash(int argc, char **argv)
     dslash_opts o;
     int rc = parse_dslash_args(argc, argv, &o);
     if (rc >= 0) return rc;
-    tq_host_gauge hg;
-    if ((rc = load_gauge(&o, &hg))) return rc;
-    const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
-    if (o.check < 0) o.check = vol <= 65536;
     tq_cli_sched_for_placement(&ip, o.where);
     const int init = tq_cli_init("taskqcd dslash", &ip);
-    if (init) { tq_host_gauge_free(&hg); return init; }
+    if (init) return init;
+    /* read after tq_init: under mpirun every rank must learn that one could not read it */
+    tq_host_gauge hg;
+    if ((rc = tq_cli_agree("taskqcd dslash", load_gauge(&o, &hg)))) {
+        tq_host_gauge_free(&hg);
+        tq_finalize();
+        return rc;
+    }
+    const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
+    if (o.check < 0) o.check = vol <= 65536;
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
     /* the source, made once (at 64^4 making it costs more than the timing) */

@@ -536,17 +536,24 @@ int tq_cmd_propagator(int argc, char **argv)
     prop_opts o;
     int rc = parse_propagator_args(argc, argv, &o, me);
     if (rc >= 0) return rc;
-    tq_host_gauge hg;
-    char gauge_desc[512];
-    if ((rc = read_or_weak_gauge(&o, &hg, gauge_desc, sizeof gauge_desc, me))) return rc;
     tq_cli_sched_for_placement(&ip, o.where);
     const int init = tq_cli_init(me, &ip);
-    if (init) { tq_host_gauge_free(&hg); return init; }
+    if (init) return init;
+    /* read after tq_init: under mpirun every rank must learn that one could not read it */
+    tq_host_gauge hg;
+    char gauge_desc[512];
+    if ((rc = tq_cli_agree(me, read_or_weak_gauge(&o, &hg, gauge_desc, sizeof gauge_desc, me)))) {
+        tq_host_gauge_free(&hg);
+        tq_finalize();
+        return rc;
+    }
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
     if (!hg.links) {
         memcpy(o.q.dims, o.dims, sizeof o.q.dims);
-        if (tq_cli_quenched_gauge(&o.q, o.json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc)) {
-            fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());
+        int made = tq_cli_quenched_gauge(&o.q, o.json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc);
+        if (made) fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());
+        if (tq_cli_agree(me, made)) {
+            tq_host_gauge_free(&hg);
             tq_finalize();
             return 1;
         }
