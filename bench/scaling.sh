@@ -9,8 +9,11 @@
 #   - the 32^4 12-source propagator (weak field): 1 block, 2 and 4 blocks, --where any
 #     (GPU + CPU workers) and 2 ranks, against --where cuda.
 # Full outputs under $OUT/scaling/, the table (also $OUT/scaling/table.tsv) last.
-#   Usage: bash bench/scaling.sh [all|dslash|prop|quick]   (quick: the 32^4 dslash rows;
+#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big]   (quick: the 32^4 dslash rows,
+#   big: the 64^4 ones;
 #   a part appends to the table of an earlier part in the same $OUT)
+#   SCALING_TAG=-x: appended to every row's name (the same rows under another setting in one
+#   table, e.g. TQ_CHAIN=0 SCALING_TAG=-nochain).
 set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/scaling
@@ -19,7 +22,7 @@ tool=$top/build/.libs/taskqcd
 part=${1:-all}
 # --bind-to none: mpirun binds each of two ranks to one core by default; the library gives
 # each rank its share of the node (src/core/context.c)
-mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
+mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT${TQ_CHAIN:+ -x TQ_CHAIN}${CUDA_MPS_PIPE_DIRECTORY:+ -x CUDA_MPS_PIPE_DIRECTORY}"
 nvidia-smi --query-gpu=name --format=csv,noheader > "$res/gpu.txt" 2>&1
 echo "GPU: $(head -n1 "$res/gpu.txt"), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
 table=$res/table.tsv
@@ -28,7 +31,7 @@ table=$res/table.tsv
 # dslash NAME NP ARGS...: one taskqcd dslash run (NP ranks); a row per precision with the time
 # per application
 dslash() {
-    local name=$1 np=$2
+    local name=$1${SCALING_TAG:-} np=$2
     shift 2
     local log=$res/$name.txt
     if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" "$tool" dslash "$@" > "$log" 2>&1
@@ -42,7 +45,7 @@ dslash() {
 
 # propagator NAME NP ARGS...: the wall clock of the timed solves and the sum of their iterations' times
 propagator() {
-    local name=$1 np=$2
+    local name=$1${SCALING_TAG:-} np=$2
     shift 2
     local log=$res/$name.txt
     if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" "$tool" propagator "$@" > "$log" 2>&1
@@ -56,6 +59,7 @@ propagator() {
 common="--test matpc --where cuda --niter 200 --recon 12 --prec single,half --ncpus 4"
 dims="32 64"
 [ "$part" = quick ] && dims=32
+[ "$part" = big ] && dims=64
 [ "$part" = prop ] && dims=
 for L in $dims; do
     h=$((L / 2)); q=$((L / 4))
@@ -79,4 +83,5 @@ propagator prop-cuda-2ranks 2 --dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --war
 fi
 
 echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-column -t -s $'\t' "$table"
+# (the GPU machine has no column(1))
+awk -F '\t' '{ printf "%-26s %-22s %12s %s\n", $1, $2, $3, $4 }' "$table"

@@ -32,7 +32,8 @@ run() {
 
 run np1 1 --procs 1 1 1 1
 [ $rc -eq 0 ] || { echo "test_mpi_dirac: FAIL: one rank (exit $rc)"; exit 1; }
-for c in "np2 2" "np2x 2 --procs 2 1 1 1" "np4 4" "np4xt 4 --procs 2 1 1 2"; do
+# np1c2: one rank, two CPU workers (its blocks' tasks spread, not chained on one worker)
+for c in "np1c2 1 --procs 1 1 1 1 --ncpus 2" "np2 2" "np2x 2 --procs 2 1 1 1" "np4 4" "np4xt 4 --procs 2 1 1 2"; do
     set -- $c
     run "$@"
     name=$1

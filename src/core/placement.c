@@ -76,6 +76,20 @@ tq_task_options tq_internal_reduction_options(const tq_lattice *lat)
     return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(0), .rank = -1};
 }
 
+int tq_internal_blocks_share_worker(const tq_lattice *lat)
+{
+    if (lat->nlocal_blocks == 1) return 1;
+    if (!tq_is_initialized()) return 0;
+    find_owners();
+    const int w0 = block_owner(0);
+    for (int i = 1; i < lat->nlocal_blocks; i++)
+        if (block_owner(i) != w0) return 0;
+    if (w0 >= 0) return 1;
+    /* no owner: the placement leaves the scheduler one worker, or several to share out */
+    const int n = (placement != TQ_WHERE_CPU ? owners.ncuda : 0) + (placement != TQ_WHERE_CUDA ? owners.ncpu : 0);
+    return n == 1;
+}
+
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
 {
     /* inside a rank, the same owners for every lattice (its first block on the first GPU, ...) */

@@ -11,6 +11,10 @@ tq_task_options tq_internal_task_options(void);
 /* The options of a task that writes block `block` of lat: the same, run by the block's
  * owner (a GPU when GPUs are allowed; none for CPU blocks unless pinned for tests). */
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block);
+/* 1 when every task writing this rank's blocks of lat runs on one and the same worker (one
+ * block, blocks with the same owner, or a placement that leaves one worker): their tasks
+ * then run one after another anyway, and chains (tasks/tq_tasks.h) lose no parallelism. */
+int tq_internal_blocks_share_worker(const tq_lattice *lat);
 /* The options of a task that combines the blocks' partial sums of a reduction over lat
  * (and runs a solver's scalar program): block 0's owner runs it, so its arithmetic (and
  * its bits) is the same in every run, and the scalars stay where the blocks' tasks read

@@ -212,5 +212,10 @@ int tq_internal_dirac_can_fuse(const tq_dirac *d)
     return lat->nblocks == 1 && d->nfaces == 0;
 }
 
+int tq_internal_dirac_can_chain(const tq_dirac *d)
+{
+    return tq_internal_blocks_share_worker(d->lat);
+}
+
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d) { return d->gauge; }
 const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d) { return &d->p; }

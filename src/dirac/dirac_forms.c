@@ -29,7 +29,7 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     TQ_CHECK(tq_dirac_check_spinor(who, d, in, 0, "in"));
     /* on one block the operator's kernels run one after another anyway: as one chain task
      * they pay StarPU's task-to-task gap once per application */
-    tq_internal_chain_begin(tq_internal_dirac_can_fuse(d));
+    tq_internal_chain_begin(tq_internal_dirac_can_chain(d));
     tq_status st = TQ_SUCCESS;
     for (int p = 0; p < 2 && st == TQ_SUCCESS; p++) {
         if (!d->clover) {
@@ -40,7 +40,7 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
         st = tq_clover_term_apply(who, d, 0, out, in, p, 0.0, NULL);
         if (st == TQ_SUCCESS) st = tq_dslash_wilson_hop(who, d, out, in, p, dagger, -d->p.kappa, out);
     }
-    return tq_internal_chain_end(tq_internal_dirac_can_fuse(d), st, who);
+    return tq_internal_chain_end(tq_internal_dirac_can_chain(d), st, who);
 }
 
 /* M_pc (or M_pc^dag) in on parity p. The last kernel is always a hopping term with xpay; an
@@ -87,8 +87,8 @@ static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, 
 static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
                        int dagger, const tq_dirac_epilogue *e)
 {
-    tq_internal_chain_begin(tq_internal_dirac_can_fuse(d));   /* as in tq_dirac_mat */
-    return tq_internal_chain_end(tq_internal_dirac_can_fuse(d), matpc_tasks(who, d, out, in, p, dagger, e), who);
+    tq_internal_chain_begin(tq_internal_dirac_can_chain(d));   /* as in tq_dirac_mat */
+    return tq_internal_chain_end(tq_internal_dirac_can_chain(d), matpc_tasks(who, d, out, in, p, dagger, e), who);
 }
 
 tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
@@ -143,10 +143,10 @@ tq_status tq_dirac_matpc_dag_matpc(const tq_dirac *d, tq_field *out, const tq_fi
     TQ_CHECK(tq_dirac_check_spinor(who, d, in, (int)parity, "in"));
     if (in == d->pc[parity] || out == d->pc[parity])
         return tq_error(TQ_ERR_INVALID_ARG, "%s: a field is the operator's work field", who);
-    tq_internal_chain_begin(tq_internal_dirac_can_fuse(d));   /* as in tq_dirac_mat */
+    tq_internal_chain_begin(tq_internal_dirac_can_chain(d));   /* as in tq_dirac_mat */
     tq_status st = tq_dirac_matpc(d, d->pc[parity], in, parity, 0);
     if (st == TQ_SUCCESS) st = tq_dirac_matpc(d, out, d->pc[parity], parity, 1);
-    return tq_internal_chain_end(tq_internal_dirac_can_fuse(d), st, who);
+    return tq_internal_chain_end(tq_internal_dirac_can_chain(d), st, who);
 }
 
 /* Even-odd source: with M = [[A_pp, -kappa D_pq], [-kappa D_qp, A_qq]], eliminating parity q

@@ -20,6 +20,10 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
+/* 1 when an application's tasks (every block's pack, interior and exterior) may go as one
+ * chain: this rank's blocks all run on one worker (tq_internal_blocks_share_worker). Across
+ * ranks the chain is cut where a face moves (tasks/submit.c). */
+int tq_internal_dirac_can_chain(const tq_dirac *d);
 /* The operator's intermediate field on parity p (M_pc's first kernels write it; tests). */
 tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity);
 /* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one

@@ -114,10 +114,10 @@ static void configure(tq_krylov *k, const tq_solver_params *p)
     const tq_linop *ops = k->ops;
     k->fused = k->m->fused_form >= 0 && (int)ops->kind == k->m->fused_form && ops->shift == 0.0 &&
                tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
-    /* On one block an iteration's tasks run one after another anyway; as one task they pay
-     * StarPU's task-to-task gap once instead of once per kernel. */
-    k->chained = tq_internal_dirac_can_fuse(ops->d);
-    k->chained_restarts = k->chained && tq_internal_dirac_can_fuse(k->op->d);
+    /* Where this rank's blocks share one worker an iteration's tasks run one after another
+     * anyway; as one task they pay StarPU's task-to-task gap once instead of once per kernel. */
+    k->chained = tq_internal_dirac_can_chain(ops->d);
+    k->chained_restarts = k->chained && tq_internal_dirac_can_chain(k->op->d);
 }
 
 /* The work fields in sloppy precision sp (mixed: a sloppy solution and a precise residual
@@ -229,10 +229,12 @@ static tq_status queue_iteration(tq_krylov *k)
 tq_status tq_krylov_submit(tq_krylov *k)
 {
     if (k->done) return TQ_SUCCESS;
-    /* Pipelined on one block: iterations go in chains of two (StarPU's gap between
-     * dependent tasks is paid once per two iterations), and up to two chains are queued
-     * ahead of the host. The grouping does not depend on TQ_CHAIN: the same arithmetic. */
-    const int group = k->pipelined && k->chained ? 2 : 1;
+    /* Pipelined: iterations go in groups of two (chained where the blocks share a worker:
+     * StarPU's gap between dependent tasks is paid once per two iterations), and up to two
+     * groups are queued ahead of the host. The grouping decides which iteration the host
+     * judges a reliable update after, so it depends on nothing else (not on the chaining,
+     * the placement or TQ_CHAIN): the same arithmetic everywhere. */
+    const int group = k->pipelined ? 2 : 1;
     const long depth = k->pipelined ? 2 * group : 1;
     while (k->queued - k->consumed <= depth - group) {
         const long room = k->p.maxiter - (k->out.iterations + (k->queued - k->consumed));
