@@ -11,6 +11,8 @@
  *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
  *              TQ_EPI_AXPY_NORM2; without an epilogue but guarded (epi.guard > 0): the
  *              solver scalars (R), and nothing done when the guard is shut]
+ *              [direct (a->direct): per split mu, in of the block below (R), its gauge of the
+ *              input parity (R), in of the block above (R)]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
  *              the one from above
@@ -71,11 +73,11 @@ static void interior_epilogue_cpu(void *buffers[], const tq_dslash_wilson_args *
             const tq_epi_fields ef = {w, u, out, s, 0};                                            \
             if (P == 8) {                                                                          \
                 double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
-                tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
+                tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, 0, a->epi.kind, c, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
             } else {                                                                               \
                 float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
-                tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
+                tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, 0, a->epi.kind, cf, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
             }                                                                                      \
         }
@@ -87,9 +89,13 @@ static void interior_epilogue_cpu(void *buffers[], const tq_dslash_wilson_args *
     if (a->epi.snapshot) tq_snapshot_write_cpu((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), a->epi.mirror, scal);
 }
 
+#define BUFFER_PTR(i) STARPU_VECTOR_GET_PTR(buffers[i])
+
 static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    tq_dslash_wilson_args direct;
+    TQ_DSLASH_WILSON_DIRECT_ARGS(a, direct, BUFFER_PTR);
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -105,8 +111,8 @@ static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
         return;
 #define INTERIOR(P, R, D)                                                                          \
     for (int64_t s = 0; s < a->cb; s++) {                                                       \
-        if (P == 8) tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
-        else tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
+        if (P == 8) tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->direct, TQ_EPI_NONE, NULL, NULL, NULL); \
+        else tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->direct, TQ_EPI_NONE, NULL, NULL, NULL); \
     }
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR);
 #undef INTERIOR

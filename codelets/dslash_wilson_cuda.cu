@@ -19,15 +19,18 @@
 
 struct face_ptrs { void *p[4][2]; };
 
-template <int PREC, int RECON, int DAG, int CLOVER>
+/* DIRECT: a->direct (every site, neighbour blocks read in place); a template argument so
+ * that the other kernels carry none of its code (the half-precision kernel lost 40 % to it
+ * as a run-time branch). */
+template <int PREC, int RECON, int DAG, int CLOVER, int DIRECT = 0>
 __global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
 dslash_wilson_interior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                        const void *x, const void *k, void *out, const double *go)
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s >= a.cb || (go && *go == 0.0)) return;   /* go: a solver's guard, shut */
-    if constexpr (PREC == 8) tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
-    else tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    if constexpr (PREC == 8) tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, TQ_EPI_NONE, NULL, NULL, NULL);
+    else tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, TQ_EPI_NONE, NULL, NULL, NULL);
 }
 
 /* Fields an epilogue kernel stages in shared memory (tq_epi_fields): the epilogue's reads
@@ -96,14 +99,14 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
             double res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
-            tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, c, &ef, res);
+            tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, 0, EPI, c, &ef, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
         } else {
             float res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
-            tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, EPI, cf, &ef, res);
+            tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, 0, EPI, cf, &ef, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }
@@ -211,9 +214,13 @@ static void interior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_args 
     check_launch();
 }
 
+#define BUFFER_PTR(i) STARPU_VECTOR_GET_PTR(buffers[i])
+
 extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    tq_dslash_wilson_args direct;
+    TQ_DSLASH_WILSON_DIRECT_ARGS(a, direct, BUFFER_PTR);
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -230,9 +237,12 @@ extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
     /* a solver's guarded application: the kernel reads the guard and does nothing when shut */
     const double *go = a->epi.guard > 0 ? (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_guard(a)]) + a->epi.guard - 1
                                         : NULL;
-#define LAUNCH_K(P, R, D, C) dslash_wilson_interior_kernel<P, R, D, C><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go)
+    /* direct exists for double and single (src/dirac/dslash_wilson.c) */
+#define LAUNCH_D(P, R, D, C, DI) dslash_wilson_interior_kernel<P, R, D, C, DI><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go)
+#define LAUNCH_K(P, R, D, C) do { if (P != 2 && a->direct) LAUNCH_D(P, R, D, C, (P != 2)); else LAUNCH_D(P, R, D, C, 0); } while (0)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH_D
 #undef LAUNCH
 #undef LAUNCH_K
     check_launch();

@@ -17,9 +17,9 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
-                            starpu_data_handle_t snapshot)
+                            starpu_data_handle_t snapshot, const starpu_data_handle_t *nbr, int nnbr)
 {
-    struct starpu_data_descr d[11];
+    struct starpu_data_descr d[11 + 12];
     const int epi = a->epi.kind != TQ_EPI_NONE;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
@@ -38,6 +38,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     } else if (a->epi.guard > 0) {
         d[n].handle = scalars; d[n++].mode = STARPU_R;
     }
+    for (int i = 0; i < nnbr && i < 12; i++) { d[n].handle = nbr[i]; d[n++].mode = STARPU_R; }
     /* an epilogue's reduction gates the solver's next step */
     return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }

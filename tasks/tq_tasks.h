@@ -81,12 +81,13 @@ int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilso
  * (unless a->epi.w_is_x), the field u when it reads one more (tq_epilogue_reads_u), the
  * solver scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
  * TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
- * solver scalars (R): the task does nothing when its guard is shut. */
+ * solver scalars (R): the task does nothing when its guard is shut. With a->direct, the
+ * nnbr (3 per split direction, at most 12) neighbour handles nbr after all those (R). */
 int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
-                            starpu_data_handle_t snapshot);
+                            starpu_data_handle_t snapshot, const starpu_data_handle_t *nbr, int nnbr);
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,

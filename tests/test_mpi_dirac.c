@@ -9,7 +9,8 @@
  *   test_mpi_dirac OUT [--procs X Y Z T] [--block X Y Z T] [--poison] [tq_init options]
  *
  * OUT receives, as doubles in this order: D psi (double, recon 18) on both parities and both
- * daggers; M_pc psi_e (single, recon 12); clover M_pc psi_e (double); the CG normal-equation
+ * daggers; M_pc psi_e (single, recon 12); M_pc psi_e (half, recon 12); clover M_pc psi_e
+ * (double); the CG normal-equation
  * solution x of M x = psi (double) and the BiCGstab solution (double, single-precision
  * reliable updates), each followed by its iteration count and iterated residual. With
  * --poison it runs failing solves instead (run_poisoned) and writes nothing to OUT. */
@@ -131,6 +132,22 @@ static void run(tq_lattice *lat)
     memset(lout, 0, (size_t)lvol * 24 * sizeof *lout);   /* the odd sites stay 0 */
     CHECK_OK(tq_field_export(outs, lout));
     write_global(lout, 24);
+
+    /* M_pc in half precision, recon 12: faces store rounded half spinors (half always goes
+     * through faces; double and single read neighbour blocks of one worker in place) */
+    tq_field *gh = gauge(lat, TQ_HALF, TQ_RECON_12, &hg);
+    tq_dirac *Dh = NULL;
+    CHECK_OK(tq_dirac_create(gh, &dp, &Dh));
+    tq_field *inh = spinor(lat, TQ_HALF, TQ_EVEN), *outh = spinor(lat, TQ_HALF, TQ_EVEN);
+    CHECK_OK(tq_field_import(inh, lpsi));
+    CHECK_OK(tq_dirac_matpc(Dh, outh, inh, TQ_EVEN, 0));
+    memset(lout, 0, (size_t)lvol * 24 * sizeof *lout);
+    CHECK_OK(tq_field_export(outh, lout));
+    write_global(lout, 24);
+    tq_field_destroy(inh);
+    tq_field_destroy(outh);
+    tq_dirac_destroy(Dh);
+    tq_field_destroy(gh);
 
     /* clover M_pc (double; the clover term built from links across rank boundaries) */
     tq_dirac_params cp = dp;

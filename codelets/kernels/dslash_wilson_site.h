@@ -58,6 +58,14 @@ typedef struct tq_dslash_wilson_args {
                                buffer) applied to each site's hopping sum before a and x */
     tq_layout L_in, L_out, L_x, L_gauge, L_clover;
     tq_layout L_face[4];    /* 12 reals per face site; stride = cb / B[mu] */
+    int direct;             /* interior task of a block whose neighbours in every split
+                               direction are blocks of the same worker: it does every site,
+                               reading their sites in place instead of faces (no pack, no
+                               exterior task); the task then has 3 more buffers per split mu
+                               (tq_dslash_wilson_buf_direct) */
+    const void *nbr_in[4][2];   /* direct: in of the block below / above in mu (the codelet
+                                   fills them from its buffers) */
+    const void *nbr_g[4];       /* direct: the gauge field of the block below, input parity */
     tq_epilogue_args epi;   /* interior task of an unsplit block: a reduction fused into the
                                kernel (kind TQ_EPI_NONE: none); then the task has three more
                                buffers (tq_dslash_wilson_buf_epilogue). Kind TQ_EPI_NONE with
@@ -97,6 +105,31 @@ TQ_HD int tq_dslash_wilson_buf_guard(const tq_dslash_wilson_args *a)
 {
     return tq_dslash_wilson_buf_epilogue(a);
 }
+/* direct: from here, per split mu, the block below's in and gauge (input parity), then the
+ * block above's in (all R). */
+TQ_HD int tq_dslash_wilson_buf_direct(const tq_dslash_wilson_args *a)
+{
+    if (a->epi.kind != TQ_EPI_NONE) return tq_dslash_wilson_buf_scratch(a) + 2 + (a->epi.snapshot ? 1 : 0);
+    return tq_dslash_wilson_buf_guard(a) + (a->epi.guard > 0 ? 1 : 0);
+}
+
+/* A copy of the interior task's arguments with the neighbour pointers of direct filled in
+ * from its buffers (ptr(i): buffer i's address); the arguments themselves when not direct. */
+#define TQ_DSLASH_WILSON_DIRECT_ARGS(a, copy, ptr)                                              \
+    do {                                                                                      \
+        if ((a)->direct) {                                                                    \
+            copy = *(a);                                                                      \
+            int k_ = tq_dslash_wilson_buf_direct(a);                                          \
+            for (int mu_ = 0; mu_ < 4; mu_++) {                                               \
+                if (!(a)->split[mu_]) continue;                                               \
+                copy.nbr_in[mu_][0] = (const void *)ptr(k_);                                  \
+                copy.nbr_g[mu_] = (const void *)ptr(k_ + 1);                                  \
+                copy.nbr_in[mu_][1] = (const void *)ptr(k_ + 2);                              \
+                k_ += 3;                                                                      \
+            }                                                                                 \
+            (a) = &copy;                                                                      \
+        }                                                                                     \
+    } while (0)
 
 /* Block-local coordinates of the site with index cb in the parity subset `parity`. */
 TQ_HD void tq_block_coords(const int *B, int parity, int64_t cb, int *x)

@@ -238,6 +238,22 @@ TQ_HD void TQ_RF(tq_bicgstab_t_products)(const TQ_R *acc, const void *wb, const 
     for (int r = 0; r < 7; r++) res[r] += sum[r];
 }
 
+/* out = v as a face of layout Lf stores and loads it: half precision rounds (a one-site
+ * face in registers); single and double keep the bits. */
+TQ_HD void TQ_RF(tq_face_round)(const tq_layout *Lf, const TQ_R *v, TQ_R *out)
+{
+    if (Lf->prec == 2) {
+        tq_layout L1 = *Lf;
+        L1.stride = 1;
+        union { unsigned char b[32]; double align; } site;   /* 24 bytes of values, the norm */
+        TQ_RF(tq_store_site)(site.b, &L1, 0, v);
+        TQ_RF(tq_load_site)(site.b, &L1, 0, out);
+        return;
+    }
+    TQ_UNROLL
+    for (int k = 0; k < 12; k++) out[k] = v[k];
+}
+
 /* All eight hops of site x (index s, output parity a->parity), in a fixed order whatever
  * the decomposition: a neighbour inside the block (or across the block's own wrap in a
  * direction that is not split) is read from in, one across a split face from the face
@@ -247,12 +263,13 @@ TQ_HD void TQ_RF(tq_bicgstab_t_products)(const TQ_R *acc, const void *wb, const 
  * same bits for every block decomposition. Then out = a D in (+ x), or a K D in (+ x) with
  * the clover term K (buffer kb) when clover.
  * gp, gq: gauge buffers of the output and input parity. prec, recon, dagger: a->L_in.prec,
- * a->recon, a->dagger as literals (TQ_DSLASH_WILSON_DISPATCH), so no sign is decided per site. */
+ * a->recon, a->dagger as literals (TQ_DSLASH_WILSON_DISPATCH), so no sign is decided per site;
+ * direct: a->direct, a literal in the GPU kernels (the branch costs the others registers). */
 TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const void *in, const void *gp,
                                  const void *gq, const void *xb, const void *kb,
                                  const void *const from[4][2], void *out, const int *x, int64_t s,
-                                 int prec, int recon, int dagger, int clover, int epi, const TQ_R *ecoef,
-                                 const tq_epi_fields *ef, TQ_R *res)
+                                 int prec, int recon, int dagger, int clover, int direct, int epi,
+                                 const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res)
 {
     tq_layout Lin, Lout, Lx, Lg, Lf[4];
     TQ_RF(tq_dslash_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
@@ -269,7 +286,26 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
             TQ_R phase = 1;
             if (edge) phase = (TQ_R)(dir == 0 ? a->phase_hi[mu] : a->phase_lo[mu]);
             TQ_R h[12], uh[12], u[18];
-            if (edge && a->split[mu]) {
+            if (direct && edge && a->split[mu]) {
+                /* the neighbour block's site, computed as its pack would (tq_dslash_wilson_
+                 * pack_entry) and rounded as its face would store it: the same bits as
+                 * through a face, whatever the decomposition into ranks */
+                int y[4] = {x[0], x[1], x[2], x[3]};
+                y[mu] = dir == 0 ? 0 : a->B[mu] - 1;
+                const int64_t sy = tq_block_cb(a->B, y);
+                TQ_R psi[24], p[12];
+                TQ_RF(tq_load_site)(a->nbr_in[mu][1 - dir], &Lin, sy, psi);
+                TQ_RF(tq_spin_project)(mu, sign, psi, p);
+                if (dir == 0) {
+                    TQ_RF(tq_face_round)(&Lf[mu], p, h);
+                    TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
+                    TQ_RF(tq_link_mul_half)(u, 0, h, uh);
+                } else {
+                    TQ_RF(tq_link_load)(a->nbr_g[mu], &Lg, sy, mu, recon, u);
+                    TQ_RF(tq_link_mul_half)(u, 1, p, h);
+                    TQ_RF(tq_face_round)(&Lf[mu], h, uh);
+                }
+            } else if (edge && a->split[mu]) {
                 const int64_t fi = tq_face_index(a->B, mu, x);
                 if (dir == 0) {
                     TQ_RF(tq_load_site)(from[mu][1], &Lf[mu], fi, h);
@@ -344,21 +380,23 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
     }
 }
 
-/* Interior: site s unless it lies on a split face (the exterior task does those). With an
+/* Interior: site s unless it lies on a split face (the exterior task does those; direct:
+ * every site, a->nbr_in and a->nbr_g giving the neighbour blocks' data). With an
  * epilogue (epi, its coefficient ecoef (re, im), what it reads ef; only on unsplit blocks),
  * the site's contributions to the reductions are added to res. */
 TQ_HD void TQ_RF(tq_dslash_wilson_interior_site)(const tq_dslash_wilson_args *a, const void *in, const void *gp,
                                           const void *gq, const void *xb, const void *kb, void *out,
-                                          int64_t s, int prec, int recon, int dagger, int clover,
+                                          int64_t s, int prec, int recon, int dagger, int clover, int direct,
                                           int epi, const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res)
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
     TQ_UNROLL
     for (int mu = 0; mu < 4; mu++)
-        if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
+        if (a->split[mu] && !direct && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
-    TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, epi, ecoef, ef, res);
+    TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, direct, epi, ecoef, ef,
+                                 res);
 }
 
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
@@ -410,5 +448,5 @@ TQ_HD void TQ_RF(tq_dslash_wilson_exterior_entry)(const tq_dslash_wilson_args *a
     for (int nu = 0; nu < 4; nu++)
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
     TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                          clover, TQ_EPI_NONE, NULL, NULL, NULL);
+                          clover, 0, TQ_EPI_NONE, NULL, NULL, NULL);
 }

@@ -4,6 +4,7 @@
  * dslash entry points and the bare-kernel timing reference. */
 #include "dirac/dirac_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The arguments every task of one hopping-term application shares (the fields' layouts,
@@ -48,6 +49,14 @@ static void block_phases(const tq_dirac *d, int b, tq_dslash_wilson_args *ia, in
     }
 }
 
+/* The block one step (step = -1 below, +1 above, periodic) from block b at bcoord in mu. */
+static int block_step(const tq_lattice *lat, int b, const int bcoord[4], int mu, int step)
+{
+    int stride = 1;
+    for (int nu = 0; nu < mu; nu++) stride *= lat->nb[nu];
+    return b + ((bcoord[mu] + lat->nb[mu] + step) % lat->nb[mu] - bcoord[mu]) * stride;
+}
+
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
  * field of the operator: the interior and exterior kernels apply it to each site's hopping
  * sum before it leaves registers), on parity `parity`: per block a pack task (when the
@@ -67,8 +76,16 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
     starpu_data_handle_t *faces = d->faces;
     tq_status st = TQ_SUCCESS;
     int ret = 0;
+    /* Blocks of one worker on one rank: each block's one task reads its neighbours' sites in
+     * place (the same bits as through faces); no pack and no exterior task, so several
+     * blocks on one GPU cost few more kernels than one block (TQ_DIRECT_FACES=0: faces).
+     * Double and single only: in half precision the GPU's rounding of a neighbour's site
+     * computed in place differed from its face's in the last bits (H100, 93a54ce+). */
+    const char *direct_env = getenv("TQ_DIRECT_FACES");
+    base.direct = nf > 0 && in->p.prec != TQ_HALF && lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1 &&
+                  tq_internal_blocks_share_worker(lat) && !(direct_env && direct_env[0] == '0');
     /* faces first: they gate the neighbours' exterior work */
-    for (int b = 0; b < nb && nf && !ret; b++) {
+    for (int b = 0; b < nb && nf && !base.direct && !ret; b++) {
         tq_dslash_wilson_args pa = base;
         pa.parity = q;
         const tq_task_options opt = tq_internal_block_options(lat, b);
@@ -88,22 +105,26 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         starpu_data_handle_t hu = e && e->u ? tq_dirac_parity_handle(e->u, b, parity) : NULL;
         ia.epi.w_is_x = hw && hw == hx;
         const tq_task_options opt = tq_internal_block_options(lat, b);
+        starpu_data_handle_t nbr[12];
+        int nn = 0;
+        for (int mu = 0; mu < 4 && base.direct; mu++) {
+            if (!base.split[mu]) continue;
+            nbr[nn++] = tq_dirac_parity_handle(in, block_step(lat, b, bcoord, mu, -1), q);
+            nbr[nn++] = tq_field_handle(d->gauge, block_step(lat, b, bcoord, mu, -1), q);
+            nbr[nn++] = tq_dirac_parity_handle(in, block_step(lat, b, bcoord, mu, 1), q);
+        }
         ret = tq_task_dslash_wilson_interior(&opt, &ia, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
                                       tq_field_handle(d->gauge, b, q), ho, hx, hk, hw, hu, e ? e->scalars : NULL,
-                                      e ? e->snapshot : NULL);
-        if (ret || !nf) continue;
+                                      e ? e->snapshot : NULL, nbr, nn);
+        if (ret || !nf || base.direct) continue;
         /* the faces this block reads: from the block below (its upper face) and from the
          * block above (its lower face), per split direction */
         starpu_data_handle_t from[8];
         int k = 0, slot = 0;
         for (int mu = 0; mu < 4; mu++) {
             if (!base.split[mu]) continue;
-            int stride = 1;
-            for (int nu = 0; nu < mu; nu++) stride *= lat->nb[nu];
-            int below = b + ((bcoord[mu] + lat->nb[mu] - 1) % lat->nb[mu] - bcoord[mu]) * stride;
-            int above = b + ((bcoord[mu] + 1) % lat->nb[mu] - bcoord[mu]) * stride;
-            from[k++] = faces[(size_t)below * nf + slot + 1];
-            from[k++] = faces[(size_t)above * nf + slot];
+            from[k++] = faces[(size_t)block_step(lat, b, bcoord, mu, -1) * nf + slot + 1];
+            from[k++] = faces[(size_t)block_step(lat, b, bcoord, mu, 1) * nf + slot];
             slot += 2;
         }
         ret = tq_task_dslash_wilson_exterior(&opt, &ia, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
