@@ -126,6 +126,11 @@ typedef struct tq_lattice_info {
     int64_t global_volume, local_volume, block_volume;
 } tq_lattice_info;
 tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);
+/* Block `block` of lat (numbered over the global lattice, x fastest): the rank holding it
+ * and, for this rank's blocks, what runs the tasks that write it under the current
+ * placement (tq_set_placement), e.g. "CUDA 0", or "any CPU worker" where no worker is
+ * pinned; for another rank's block "rank R". owner may be NULL. */
+tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, char *owner, size_t owner_len);
 /* Host arrays of nreal doubles per site, x fastest: tq_field_import/export take this rank's
  * local sites. scatter copies this rank's sites out of an array of the global lattice;
  * allgather assembles the global array from every rank's local one, on every rank

@@ -84,6 +84,14 @@ run 0 info --ncpus 1 --ncuda 0 && {
 run 0 info --ncpus 1 && expect "$out" "1 CPU" "info --ncpus 1"
 run 0 info --ncpus 1 --ncuda 0 --sched eager --quiet && expect "$out" "scheduler eager" "info --sched eager"
 run 2 info --ncpus abc && expect "$err" "--ncpus" "bad --ncpus value names the option"
+# the distribution: 8x8x8x16 in blocks 4x8x8x8 is a 2x1x1x2 grid of blocks, each listed with
+# its rank and owner; a rank grid for more ranks than run is refused with the reason
+run 0 info --ncpus 1 --ncuda 0 --dim 8 8 8 16 --block 4 8 8 8 --where cpu && {
+    expect "$out" "a grid of 2x1x1x2 = 4 \\(4 per rank\\)" "info --dim: the block grid"
+    expect "$out" "block +3 at \\(1,0,0,1\\): rank 0, any CPU worker" "info --dim: block 3's place and owner"
+}
+run 2 info --ncpus 1 --ncuda 0 --dim 8 8 8 16 --gridsize 1 1 1 2 && expect "$err" "2 processes but 1 MPI rank" "info --gridsize for 2 ranks on 1"
+run 2 info --ncpus 1 --block 4 4 4 4 && expect "$err" "need --dim" "info --block without --dim"
 run 2 info --ncpus && expect "$err" "--ncpus" "missing --ncpus value"
 run 2 info --bogus && expect "$err" "unknown option '--bogus'" "info: unknown option"
 

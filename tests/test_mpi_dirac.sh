@@ -77,6 +77,15 @@ n=$(grep -c "check against the reference.*(ok" "$tmp/dslash.log")
 if [ $rc -ne 0 ] || [ "$n" -ne 2 ]; then cat "$tmp/dslash.log"; echo "test_mpi_dirac: FAIL: taskqcd dslash on 2 ranks (exit $rc, $n of 2 checks ok)"; fail=1
 else echo "test_mpi_dirac: taskqcd dslash on 2 ranks: both checks against the reference ok"; fi
 
+# taskqcd info shows the distribution on 2 ranks: the grid, and each block's rank
+timeout 300 mpirun $extra -np 2 "$tool" info --ncpus 1 --dim 8 8 8 16 --block 4 4 8 8 --where cpu > "$tmp/info.log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "ranks 1x1x1x2, local 8x8x8x8; blocks 4x4x8x8, a grid of 2x2x1x2 = 8 (4 per rank)" "$tmp/info.log" &&
+   [ "$(grep -c ': rank 0, any CPU worker' "$tmp/info.log")" -eq 4 ] && [ "$(grep -c ': rank 1, its owner there' "$tmp/info.log")" -eq 4 ] &&
+   grep -q "block   7 at (1,1,0,1): rank 1" "$tmp/info.log"; then
+    echo "test_mpi_dirac: taskqcd info on 2 ranks: grid and blocks' ranks shown"
+else cat "$tmp/info.log"; echo "test_mpi_dirac: FAIL: taskqcd info on 2 ranks (exit $rc)"; fail=1; fi
+
 # a failure on one rank is every rank's: failing solves (a NaN in one rank's source or links,
 # too few iterations) give both ranks the same status after the same iterations
 run poison 2 --poison

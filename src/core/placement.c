@@ -8,6 +8,7 @@
 #include "core/field_internal.h"
 
 #include <starpu.h>
+#include <stdio.h>
 
 static tq_where placement = TQ_WHERE_ANY;
 
@@ -97,4 +98,24 @@ tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
     return (tq_task_options){.where = placement, .priority = 0,
                              .worker = rank == lat->rank ? block_owner(tq_block_local_index(lat, block)) : -1,
                              .rank = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1 ? rank : -1};
+}
+
+tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, char *owner, size_t owner_len)
+{
+    if (!lat || !rank || (owner && owner_len == 0))
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_block_owner: NULL argument");
+    if (block < 0 || block >= lat->nblocks)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_block_owner: block %d outside 0..%d", block, lat->nblocks - 1);
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_lattice_block_owner: call tq_init first");
+    *rank = tq_block_rank(lat, block);
+    if (!owner) return TQ_SUCCESS;
+    if (*rank != lat->rank) {
+        snprintf(owner, owner_len, "rank %d", *rank);
+        return TQ_SUCCESS;
+    }
+    const int w = tq_internal_block_options(lat, block).worker;
+    if (w >= 0) starpu_worker_get_name(w, owner, owner_len);
+    else snprintf(owner, owner_len, "%s", placement == TQ_WHERE_CPU ? "any CPU worker"
+                                        : placement == TQ_WHERE_CUDA ? "any CUDA worker" : "any worker");
+    return TQ_SUCCESS;
 }
