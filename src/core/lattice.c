@@ -164,10 +164,12 @@ tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info)
     return TQ_SUCCESS;
 }
 
-tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, double *local, int nreal)
+/* Copies the local sites (x fastest) of the rank at grid coordinates c between its local
+ * array and their places in a global array, one x-row at a time: to_global 1 writes global. */
+static void copy_rank_sites(const tq_lattice *lat, const int c[4], double *local, double *global, int nreal,
+                            int to_global)
 {
-    if (!lat || !global || !local || nreal <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_scatter_sites: bad argument");
-    const int *L = lat->local, *D = lat->dims, *c = lat->coords;
+    const int *L = lat->local, *D = lat->dims;
     const size_t row = (size_t)L[0] * (size_t)nreal * sizeof(double);
     for (int t = 0; t < L[3]; t++)
         for (int z = 0; z < L[2]; z++)
@@ -175,8 +177,15 @@ tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, 
                 const int64_t g = (((int64_t)(c[3] * L[3] + t) * D[2] + c[2] * L[2] + z) * D[1] + c[1] * L[1] + y) * D[0] +
                                   (int64_t)c[0] * L[0];
                 const int64_t l = (((int64_t)t * L[2] + z) * L[1] + y) * L[0];
-                memcpy(local + l * nreal, global + g * nreal, row);
+                if (to_global) memcpy(global + g * nreal, local + l * nreal, row);
+                else memcpy(local + l * nreal, global + g * nreal, row);
             }
+}
+
+tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, double *local, int nreal)
+{
+    if (!lat || !global || !local || nreal <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_scatter_sites: bad argument");
+    copy_rank_sites(lat, lat->coords, local, (double *)global, nreal, 0);
     return TQ_SUCCESS;
 }
 
@@ -199,20 +208,11 @@ tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local,
         free(all);
         return tq_error(TQ_ERR_RUNTIME, "lattice: MPI_Allgather failed");
     }
-    /* rank r's local sites (x fastest) go to their global places, one x-row at a time */
-    const int *L = lat->local, *D = lat->dims;
+    /* rank r's local sites go to their global places */
     for (int r = 0; r < nranks; r++) {
         int c[4], q = r;
         for (int mu = 0; mu < 4; mu++) { c[mu] = q % lat->procs[mu]; q /= lat->procs[mu]; }
-        const double *src = all + (size_t)r * (size_t)lat->local_volume * (size_t)nreal;
-        for (int t = 0; t < L[3]; t++)
-            for (int z = 0; z < L[2]; z++)
-                for (int y = 0; y < L[1]; y++) {
-                    const int64_t g = (((int64_t)(c[3] * L[3] + t) * D[2] + c[2] * L[2] + z) * D[1] + c[1] * L[1] + y) * D[0] +
-                                      (int64_t)c[0] * L[0];
-                    const int64_t l = (((int64_t)t * L[2] + z) * L[1] + y) * L[0];
-                    memcpy(global + g * nreal, src + l * nreal, (size_t)L[0] * site);
-                }
+        copy_rank_sites(lat, c, all + (size_t)r * (size_t)lat->local_volume * (size_t)nreal, global, nreal, 1);
     }
     free(all);
     return TQ_SUCCESS;
