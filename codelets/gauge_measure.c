@@ -1,30 +1,61 @@
 /* The quenched generator's measurement and reunitarisation codelets: CPU implementations,
  * codelets and perf models (per-site arithmetic: kernels/gauge_measure_site.h).
  *
- * tq_cl_gauge_measure, one task per slab: buffers are every slab of the 8 link fields in
- * the order field f = 2 mu + parity, then slab (R), then the slab's result vector
- * (tq_measure_result_len doubles, W): the TQ_MEASURE_NSUMS sums over the slab's sites of
- * both parities first (the CUDA implementation keeps its block partials after them).
+ * tq_cl_gauge_measure, one task per slab: the slab's 8 link fields in the order f = 2 mu +
+ * parity (R), with halos (nslab > 1) then the 8 fields' first time slices of the slab above
+ * (R), then the slab's result vector (tq_measure_result_len(2 slab_len) doubles, W: the
+ * plaquette sums first, the CUDA blocks' partials after them) and its Polyakov line vector
+ * (18 reals per site of a time slice, W: the product of the slab's time links).
+ * tq_cl_gauge_line_mul: the lines of the slabs below (R), this slab's lines (RW) <- their
+ * product. tq_cl_gauge_line_trace: the whole lines (R), a result vector (W: the Polyakov sums
+ * in TQ_MEASURE_NSUMS slots 2, 3, slots 0, 1 zero).
  * tq_cl_gauge_reunitarize: one slab of one field (RW), projected back to SU(3). */
 #include "config.h"
 #include "tq_codelets.h"
 
-void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result)
+void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result,
+                               double **line)
 {
     int k = 0;
-    for (int f = 0; f < 8; f++)
-        for (int s = 0; s < a->nslab; s++) P->p[f][s] = (double *)STARPU_VECTOR_GET_PTR(buffers[k++]);
-    *result = (double *)STARPU_VECTOR_GET_PTR(buffers[k]);
+    for (int f = 0; f < 8; f++) {
+        for (int s = 0; s < a->nslab; s++) P->p[f][s] = NULL;
+        P->p[f][a->slab] = (double *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+    }
+    /* only the slice above is read; it is also the slice below when there are two slabs of
+     * one slice each (then tq_hb_link asks for lo) */
+    for (int f = 0; f < 8; f++) P->lo[f] = P->hi[f] = a->halo ? (double *)STARPU_VECTOR_GET_PTR(buffers[k++]) : NULL;
+    *result = (double *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+    *line = (double *)STARPU_VECTOR_GET_PTR(buffers[k]);
 }
 
 static void gauge_measure_cpu(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     tq_heatbath_ptrs P;
-    double *result;
-    tq_gauge_measure_pointers(buffers, a, &P, &result);
+    double *result, *line;
+    tq_gauge_measure_pointers(buffers, a, &P, &result, &line);
     double v[TQ_MEASURE_NSUMS] = {0};
-    for (int64_t i = 0; i < 2 * a->slab_len; i++) tq_gauge_measure_site(&P, a, i, v);
+    for (int64_t i = 0; i < 2 * a->slab_len; i++) tq_gauge_measure_site(&P, a, i, v, line);
+    for (int k = 0; k < TQ_MEASURE_NSUMS; k++) result[k] = v[k];
+}
+
+static void gauge_line_mul_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    const double *below = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    double *line = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const int64_t n = STARPU_VECTOR_GET_NX(buffers[1]) / 18;
+    for (int64_t s = 0; s < n; s++) tq_gauge_line_mul_site(below, line, s);
+}
+
+static void gauge_line_trace_cpu(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    const double *line = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    double *result = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const int64_t n = STARPU_VECTOR_GET_NX(buffers[0]) / 18;
+    double v[TQ_MEASURE_NSUMS] = {0};
+    for (int64_t s = 0; s < n; s++) tq_gauge_line_trace_site(line, s, v);
     for (int k = 0; k < TQ_MEASURE_NSUMS; k++) result[k] = v[k];
 }
 
@@ -37,6 +68,8 @@ static void gauge_reunitarize_cpu(void *buffers[], void *cl_arg)
 }
 
 static struct starpu_perfmodel gauge_measure_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_measure_v1"};
+static struct starpu_perfmodel gauge_line_mul_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_mul_v1"};
+static struct starpu_perfmodel gauge_line_trace_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_trace_v1"};
 static struct starpu_perfmodel gauge_reunitarize_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_reunitarize_v1"};
 
 struct starpu_codelet tq_cl_gauge_measure = {
@@ -49,6 +82,32 @@ struct starpu_codelet tq_cl_gauge_measure = {
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &gauge_measure_model,
     .name = "tq_gauge_measure",
+};
+
+struct starpu_codelet tq_cl_gauge_line_mul = {
+    .cpu_funcs = {gauge_line_mul_cpu},
+    .cpu_funcs_name = {"gauge_line_mul_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_gauge_line_mul_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_RW},
+    .model = &gauge_line_mul_model,
+    .name = "tq_gauge_line_mul",
+};
+
+struct starpu_codelet tq_cl_gauge_line_trace = {
+    .cpu_funcs = {gauge_line_trace_cpu},
+    .cpu_funcs_name = {"gauge_line_trace_cpu"},
+#ifdef TQ_HAVE_CUDA
+    .cuda_funcs = {tq_gauge_line_trace_cuda},
+    .cuda_flags = {STARPU_CUDA_ASYNC},
+#endif
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &gauge_line_trace_model,
+    .name = "tq_gauge_line_trace",
 };
 
 struct starpu_codelet tq_cl_gauge_reunitarize = {

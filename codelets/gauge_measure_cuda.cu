@@ -9,12 +9,11 @@
 
 #define TQ_REUNIT_THREADS 128
 
-__global__ void gauge_measure_kernel(tq_heatbath_args a, tq_heatbath_ptrs P, double *result)
+/* This thread's sums v added over the block in a fixed tree; thread 0 stores the block's
+ * partials after the result's sums. */
+__device__ void block_partials_store(const double v[TQ_MEASURE_NSUMS], double *result)
 {
     __shared__ double sh[TQ_MEASURE_NSUMS][TQ_MEASURE_THREADS];
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    double v[TQ_MEASURE_NSUMS] = {0, 0, 0, 0};
-    if (i < 2 * a.slab_len) tq_gauge_measure_site(&P, &a, i, v);
     for (int k = 0; k < TQ_MEASURE_NSUMS; k++) sh[k][threadIdx.x] = v[k];
     __syncthreads();
     for (int w = TQ_MEASURE_THREADS / 2; w > 0; w /= 2) {
@@ -24,6 +23,28 @@ __global__ void gauge_measure_kernel(tq_heatbath_args a, tq_heatbath_ptrs P, dou
     }
     if (threadIdx.x == 0)
         for (int k = 0; k < TQ_MEASURE_NSUMS; k++) result[TQ_MEASURE_NSUMS * (1 + blockIdx.x) + k] = sh[k][0];
+}
+
+__global__ void gauge_measure_kernel(tq_heatbath_args a, tq_heatbath_ptrs P, double *result, double *line)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    double v[TQ_MEASURE_NSUMS] = {0, 0, 0, 0};
+    if (i < 2 * a.slab_len) tq_gauge_measure_site(&P, &a, i, v, line);
+    block_partials_store(v, result);
+}
+
+__global__ void gauge_line_trace_kernel(const double *line, int64_t n, double *result)
+{
+    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    double v[TQ_MEASURE_NSUMS] = {0, 0, 0, 0};
+    if (s < n) tq_gauge_line_trace_site(line, s, v);
+    block_partials_store(v, result);
+}
+
+__global__ void gauge_line_mul_kernel(const double *below, double *line, int64_t n)
+{
+    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (s < n) tq_gauge_line_mul_site(below, line, s);
 }
 
 /* The blocks' partials, in block order, into result[0..NSUMS-1]; one thread per sum. */
@@ -46,11 +67,39 @@ extern "C" void tq_gauge_measure_cuda(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     tq_heatbath_ptrs P;
-    double *result;
-    tq_gauge_measure_pointers(buffers, a, &P, &result);
+    double *result, *line;
+    tq_gauge_measure_pointers(buffers, a, &P, &result, &line);
     cudaStream_t stream = starpu_cuda_get_local_stream();
     const unsigned grid = (unsigned)((2 * a->slab_len + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
-    gauge_measure_kernel<<<grid, TQ_MEASURE_THREADS, 0, stream>>>(*a, P, result);
+    gauge_measure_kernel<<<grid, TQ_MEASURE_THREADS, 0, stream>>>(*a, P, result, line);
+    gauge_measure_final<<<1, 32, 0, stream>>>(result, grid);
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+extern "C" void tq_gauge_line_mul_cuda(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    const double *below = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    double *line = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const int64_t n = STARPU_VECTOR_GET_NX(buffers[1]) / 18;
+    if (n > 0) {
+        const unsigned grid = (unsigned)((n + TQ_REUNIT_THREADS - 1) / TQ_REUNIT_THREADS);
+        gauge_line_mul_kernel<<<grid, TQ_REUNIT_THREADS, 0, starpu_cuda_get_local_stream()>>>(below, line, n);
+    }
+    cudaError_t err = cudaGetLastError();
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+extern "C" void tq_gauge_line_trace_cuda(void *buffers[], void *cl_arg)
+{
+    (void)cl_arg;
+    const double *line = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    double *result = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    const int64_t n = STARPU_VECTOR_GET_NX(buffers[0]) / 18;
+    cudaStream_t stream = starpu_cuda_get_local_stream();
+    const unsigned grid = (unsigned)((n + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
+    gauge_line_trace_kernel<<<grid, TQ_MEASURE_THREADS, 0, stream>>>(line, n, result);
     gauge_measure_final<<<1, 32, 0, stream>>>(result, grid);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);

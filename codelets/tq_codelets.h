@@ -58,11 +58,15 @@ void tq_heatbath_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbat
 /* A slab's first and last time slices into its two face buffers (the halos of the slabs
  * next to it; codelets/heatbath.c). */
 extern struct starpu_codelet tq_cl_gauge_face_pack;
-/* The generator's measurement (one slab's sites, every link read) and reunitarisation (one
- * slab of one field) (codelets/gauge_measure.c documents the buffers). */
+/* The generator's measurement (one slab's plaquettes and Polyakov lines), the lines'
+ * product and trace, and reunitarisation (one slab of one field) (codelets/gauge_measure.c
+ * documents the buffers). */
 extern struct starpu_codelet tq_cl_gauge_measure;
+extern struct starpu_codelet tq_cl_gauge_line_mul;
+extern struct starpu_codelet tq_cl_gauge_line_trace;
 extern struct starpu_codelet tq_cl_gauge_reunitarize;
-void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result);
+void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result,
+                               double **line);
 
 /* A CPU task's snapshot: the scalars s into the snapshot buffer, then into its mirror
  * (values, then the sequence number: kernels/solver_scalars.h). */
@@ -92,6 +96,8 @@ void tq_clover_cuda(void *buffers[], void *cl_arg);
 void tq_heatbath_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_face_pack_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_measure_cuda(void *buffers[], void *cl_arg);
+void tq_gauge_line_mul_cuda(void *buffers[], void *cl_arg);
+void tq_gauge_line_trace_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_reunitarize_cuda(void *buffers[], void *cl_arg);
 void tq_clover_build_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the

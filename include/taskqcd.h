@@ -275,15 +275,20 @@ tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double
 /* Heat-bath (Cabibbo-Marinari over SU(2) subgroups, Kennedy-Pendleton sampling) and
  * overrelaxation sweeps as task graphs on CPU workers and GPUs. The configuration depends
  * only on the start, beta, the seed and the sweeps done: not on slabs, workers or scheduler
- * (random numbers keyed by seed, global site, direction, sweep and subgroup). */
+ * (random numbers keyed by seed, global site, direction, sweep and subgroup).
+ * Under MPI the time extent is split over the ranks (rank r holds time slices r T/R to
+ * (r+1) T/R - 1, in whole slabs), and the measurements are the same bits on any rank count.
+ * Import and export then take either this rank's part (tq_generator_local_dims) or the
+ * whole lattice on every rank (import reads its part; export gathers, collective). */
 typedef struct tq_generator tq_generator;
 typedef struct tq_generator_params {
     double beta;          /* > 0 */
     uint64_t seed;
     int nslab;            /* tasks per sub-step (slabs of whole time slices; a task reads its
                              slab and the time slices next to it); must divide the time
-                             extent; 0: 1 when the placement (tq_set_placement) is CUDA,
-                             otherwise at least one per CPU worker (at most 16) */
+                             extent and be a multiple of the rank count; 0: per rank, 1 when
+                             the placement (tq_set_placement) is CUDA, otherwise at least one
+                             per CPU worker (at most 16 in all) */
 } tq_generator_params;
 void tq_generator_params_default(tq_generator_params *p);   /* beta 6, seed 1, nslab 0 */
 /* All dimensions even (the sweep is a checkerboard). Starts cold (unit links). */
@@ -304,6 +309,9 @@ tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double 
  * (submitted, not waited for). */
 tq_status tq_generator_reunitarize(tq_generator *g);
 int tq_generator_slabs(const tq_generator *g);
+/* This rank's part of the lattice (the dimensions of the host field import and export take)
+ * and its origin in the whole lattice (offset may be NULL): the whole lattice on one rank. */
+tq_status tq_generator_local_dims(const tq_generator *g, int local[4], int offset[4]);
 /* The state besides the links: the heat-bath sweeps done, which is the sweep word of the
  * random numbers (the next sweep draws those of sweep number tq_generator_sweeps). A
  * checkpoint is the exported links, stored exactly (double precision), with the dimensions,

@@ -31,22 +31,29 @@ int tq_task_heatbath(const tq_task_options *opt, const tq_heatbath_args *a, star
     return ret;
 }
 
-int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result)
+int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields,
+                          starpu_data_handle_t *const *faces, starpu_data_handle_t result, starpu_data_handle_t line)
 {
-    const int n = 8 * a->nslab + 1;
-    struct starpu_data_descr *d = malloc((size_t)n * sizeof *d);
-    if (!d) return -ENOMEM;
+    struct starpu_data_descr d[8 + 8 + 2];
     int k = 0;
-    for (int f = 0; f < 8; f++)
-        for (int s = 0; s < a->nslab; s++) {
-            d[k].handle = fields[f][s];
-            d[k++].mode = STARPU_R;
-        }
-    d[k].handle = result;
-    d[k].mode = STARPU_W;
-    int ret = tq_task_submit_descr(opt, &tq_cl_gauge_measure, a, sizeof *a, d, n, STARPU_DEFAULT_PRIO);
-    free(d);
-    return ret;
+    for (int f = 0; f < 8; f++) { d[k].handle = fields[f][a->slab]; d[k++].mode = STARPU_R; }
+    const int above = (a->slab + 1) % a->nslab;
+    for (int f = 0; a->halo && f < 8; f++) { d[k].handle = faces[f][2 * above]; d[k++].mode = STARPU_R; }
+    d[k].handle = result; d[k++].mode = STARPU_W;
+    d[k].handle = line; d[k++].mode = STARPU_W;
+    return tq_task_submit_descr(opt, &tq_cl_gauge_measure, a, sizeof *a, d, k, STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_gauge_line_mul(const tq_task_options *opt, starpu_data_handle_t below, starpu_data_handle_t line)
+{
+    struct starpu_data_descr d[2] = {{below, STARPU_R}, {line, STARPU_RW}};
+    return tq_task_submit_descr(opt, &tq_cl_gauge_line_mul, NULL, 0, d, 2, STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_gauge_line_trace(const tq_task_options *opt, starpu_data_handle_t line, starpu_data_handle_t result)
+{
+    struct starpu_data_descr d[2] = {{line, STARPU_R}, {result, STARPU_W}};
+    return tq_task_submit_descr(opt, &tq_cl_gauge_line_trace, NULL, 0, d, 2, STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_gauge_reunitarize(const tq_task_options *opt, starpu_data_handle_t links)

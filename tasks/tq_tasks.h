@@ -112,10 +112,15 @@ int tq_task_heatbath(const tq_task_options *opt, const tq_heatbath_args *a, star
  * copies them from slab a->slab of one field. */
 int tq_task_gauge_face_pack(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
                             starpu_data_handle_t last);
-/* The generator's observables over slab a->slab's sites (every slab of the 8 fields read)
- * into result, and the reunitarisation of one slab handle of one field
- * (codelets/gauge_measure.c). */
-int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t result);
+/* The generator's observables (codelets/gauge_measure.c): slab a->slab's plaquette sums into
+ * result and its Polyakov lines into line (its own slab of the 8 fields read and, with
+ * halos, the first time slices of the slab above, faces[f][2 (slab + 1)]); the lines below
+ * times this slab's lines into line; the lines' trace sums into result; and the
+ * reunitarisation of one slab handle of one field. */
+int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields,
+                          starpu_data_handle_t *const *faces, starpu_data_handle_t result, starpu_data_handle_t line);
+int tq_task_gauge_line_mul(const tq_task_options *opt, starpu_data_handle_t below, starpu_data_handle_t line);
+int tq_task_gauge_line_trace(const tq_task_options *opt, starpu_data_handle_t line, starpu_data_handle_t result);
 int tq_task_gauge_reunitarize(const tq_task_options *opt, starpu_data_handle_t links);
 
 #endif

@@ -6,7 +6,8 @@
 # Bad distributions must fail on every rank with a message and no hang. The tool too: the
 # propagator's correlator on 1 and 2 ranks, dslash on 2 checked. A failure on one rank (a
 # NaN in its part of a solve, a gauge file it cannot read) must stop every rank with the same
-# error, none left waiting. CPU workers only;
+# error, none left waiting. The generator on 1, 2 and 4 ranks: the same configuration,
+# measurements and checkpoints. CPU workers only;
 # ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun.
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
@@ -112,6 +113,47 @@ if [ $rc -eq 0 ]; then
         else echo "test_mpi_dirac: taskqcd ${cmd%% *} with a file only rank 0 can read: both ranks stop with the error (exit $rc)"; fi
     done
 else cat "$tmp/gen.log"; echo "test_mpi_dirac: FAIL: taskqcd generate (exit $rc)"; fail=1; fi
+
+# the generator across ranks (each holds whole time slices): the same configuration (the
+# written file's checksums), the same plaquette and Polyakov loop on 1, 2 and 4 ranks with
+# 4 slabs, and on 2 ranks of 3 time slices each; a checkpoint written on 2 ranks resumed on
+# 4 ends where the uninterrupted run does; a time extent the ranks cannot share is refused
+# by every rank
+# gen NAME NP ARGS...: generate into $tmp/NAME.lime; its sweep lines (timings cut) in NAME.meas
+gen() {
+    name=$1 np=$2
+    shift 2
+    timeout 300 mpirun $extra -np "$np" "$tool" generate --or 2 --seed 9 --reunit-every 2 --where cpu --ncpus 1 \
+        --out "$tmp/$name.lime" "$@" > "$tmp/$name.log" 2>&1
+    rc=$?
+    sed -n 's/, [0-9.]* s per sweep$//p' "$tmp/$name.log" | grep ' sweep ' > "$tmp/$name.meas"
+    if [ $rc -ne 0 ] || ! "$tool" gauge info "$tmp/$name.lime" > "$tmp/$name.info" 2>&1; then
+        cat "$tmp/$name.log"; echo "test_mpi_dirac: FAIL: generate $name on $np rank(s) (exit $rc)"; fail=1; return 1
+    fi
+    grep checksums "$tmp/$name.info" > "$tmp/$name.sum"
+}
+# same A B: B's configuration and measurements are A's
+same() {
+    if cmp -s "$tmp/$1.sum" "$tmp/$2.sum" && cmp -s "$tmp/$1.meas" "$tmp/$2.meas" && [ -s "$tmp/$1.meas" ]; then
+        echo "test_mpi_dirac: generate $2: the configuration and measurements of $1"
+    else
+        echo "test_mpi_dirac: FAIL: generate $2 differs from $1:"; cat "$tmp/$1.sum" "$tmp/$2.sum"; diff "$tmp/$1.meas" "$tmp/$2.meas"; fail=1
+    fi
+}
+for np in 1 2 4; do gen gen$np $np --dim 4 4 4 8 --sweeps 3 --nslab 4; done
+same gen1 gen2 && same gen1 gen4
+gen odd1 1 --dim 4 4 4 6 --sweeps 2 --nslab 2 && gen odd2 2 --dim 4 4 4 6 --sweeps 2 && same odd1 odd2
+timeout 300 mpirun $extra -np 2 "$tool" generate --dim 4 4 4 8 --sweeps 2 --or 2 --seed 9 --reunit-every 2 --nslab 4 \
+    --where cpu --ncpus 1 --checkpoint "$tmp/ck" --save-every 1 --quiet > "$tmp/ck.log" 2>&1 || { cat "$tmp/ck.log"; fail=1; }
+if gen resumed 4 --sweeps 3 --resume "$tmp/ck" --nslab 4 && cmp -s "$tmp/gen1.sum" "$tmp/resumed.sum"; then
+    echo "test_mpi_dirac: generate: a checkpoint of 2 ranks resumed on 4 gives the uninterrupted configuration"
+else echo "test_mpi_dirac: FAIL: generate: the resumed run's configuration differs"; cat "$tmp/resumed.sum"; fail=1; fi
+timeout 300 mpirun $extra -np 4 "$tool" generate --dim 4 4 4 6 --where cpu --ncpus 1 > "$tmp/badgen.log" 2>&1
+rc=$?
+n=$(grep -c "6 time slices do not split over 4 ranks" "$tmp/badgen.log")
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$n" -ne 4 ]; then
+    cat "$tmp/badgen.log"; echo "test_mpi_dirac: FAIL: generate: 6 time slices on 4 ranks (exit $rc, $n of 4 ranks said why)"; fail=1
+else echo "test_mpi_dirac: generate: 6 time slices on 4 ranks refused by every rank"; fi
 
 [ $fail -eq 0 ] && echo "test_mpi_dirac: all runs bitwise the same, bad grids refused, failures seen by every rank"
 exit $fail

@@ -1,7 +1,8 @@
 /* taskqcd generate: quenched SU(3) configurations (pure-gauge Wilson action) by heat-bath
- * and overrelaxation sweeps (tq_generator), with a progress line per measured sweep and the
- * result written through the gauge-file writers; checkpoints (--save-every, --checkpoint)
- * and --resume, which goes on bit for bit as the uninterrupted run would have.
+ * and overrelaxation sweeps (tq_generator; under mpirun each rank holds whole time slices),
+ * with a progress line per measured sweep and the result written through the gauge-file
+ * writers; checkpoints (--save-every, --checkpoint) and --resume, which goes on bit for bit
+ * as the uninterrupted run would have.
  *
  * A checkpoint FILE is a short text file (the parameters, the sweeps done, a digest of the
  * links) naming its configuration beside it, FILE.sweepN (SciDAC, double precision: the
@@ -306,8 +307,8 @@ static int read_meta(const char *path, ckpt_meta *m, const char *me)
 }
 
 /* Saves the generator's state as the checkpoint o->ckpt (see the top of the file); refused:
- * the count of the checkpoint's whole run. 0, or 1 after saying why not (the previous
- * checkpoint then stays). */
+ * the count of the checkpoint's whole run; h: the links (exported). 0, or 1 after saying
+ * why not (the previous checkpoint then stays). */
 static int save_checkpoint(tq_generator *g, const generate_opts *o, const char *where, unsigned long long refused,
                            tq_host_gauge *h, const char *me)
 {
@@ -325,7 +326,6 @@ static int save_checkpoint(tq_generator *g, const generate_opts *o, const char *
     char cfg[4200], text[5000], oldcfg[4200];
     snprintf(m.config, sizeof m.config, "%s.sweep%llu", base_name(o->ckpt), m.sweeps);
     if (sibling_path(o->ckpt, m.config, cfg, sizeof cfg)) { fprintf(stderr, "%s: checkpoint name too long\n", me); return 1; }
-    if (tq_generator_export(g, h)) { fprintf(stderr, "%s: checkpoint: %s\n", me, tq_last_error()); return 1; }
     m.digest = links_digest(h);
     if (tq_gauge_write(cfg, TQ_FORMAT_SCIDAC, h, 8)) { fprintf(stderr, "%s: checkpoint: %s\n", me, tq_last_error()); return 1; }
     int err = sync_path(cfg);
@@ -410,6 +410,7 @@ static int load_checkpoint(generate_opts *o, ckpt_meta *m, tq_host_gauge *h, con
  * before this run (resumed), a host field for checkpoints. */
 typedef struct sweep_ctx {
     tq_generator *g;
+    int rank;   /* under mpirun every rank holds the whole field h, rank 0 writes it */
     const char *where, *me;
     unsigned long long refused_before;
     tq_host_gauge *h;
@@ -421,8 +422,13 @@ static int maybe_checkpoint(const sweep_ctx *c, const generate_opts *o, int s)
 {
     if (!o->ckpt || !((o->save_every && s % o->save_every == 0) || s == o->sweeps)) return 0;
     uint64_t refused = 0;
-    if (tq_generator_refused(c->g, &refused)) { fprintf(stderr, "%s: %s\n", c->me, tq_last_error()); return 1; }
-    if (save_checkpoint(c->g, o, c->where, c->refused_before + refused, c->h, c->me)) return 1;
+    if (tq_generator_refused(c->g, &refused) || tq_generator_export(c->g, c->h)) {
+        fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
+        return 1;
+    }
+    /* rank 0 writes; every rank learns whether it could */
+    int rc = c->rank == 0 ? save_checkpoint(c->g, o, c->where, c->refused_before + refused, c->h, c->me) : 0;
+    if (tq_cli_agree(c->me, rc)) return 1;
     if (c->verbosity >= 1) printf("  checkpoint after sweep %d: %s\n", s, o->ckpt);
     return 0;
 }
@@ -523,7 +529,7 @@ int tq_cmd_generate(int argc, char **argv)
     }
     const double t0 = tq_cli_now();
     tq_plaquette p = {1, 1, 1};
-    const sweep_ctx c = {g, where, me, m.refused, &h, ip.verbosity};
+    const sweep_ctx c = {g, ri.mpi_rank, where, me, m.refused, &h, ip.verbosity};
     if (run_sweeps(&c, &o, (int)m.sweeps, &p)) goto done;
     if ((int)m.sweeps == o.sweeps && tq_generator_measure(g, &p, NULL, NULL)) {   /* no sweep ran */
         fprintf(stderr, "%s: %s\n", me, tq_last_error());
@@ -533,10 +539,10 @@ int tq_cmd_generate(int argc, char **argv)
     if (tq_generator_refused(g, &refused)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto done; }
     if (refused + m.refused) fprintf(stderr, "%s: warning: %llu link updates found no positive weight (left unchanged)\n", me,
                                      (unsigned long long)refused + m.refused);
-    if (o.out && (tq_generator_export(g, &h) || tq_gauge_write(o.out, o.fmt, &h, o.prec))) {
-        fprintf(stderr, "%s: %s\n", me, tq_last_error());
+    if (o.out && tq_generator_export(g, &h)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto done; }
+    if (o.out && tq_cli_agree(me, ri.mpi_rank == 0 && tq_gauge_write(o.out, o.fmt, &h, o.prec) ?
+                                      (fprintf(stderr, "%s: %s\n", me, tq_last_error()), 1) : 0))
         goto done;
-    }
     if (ip.verbosity >= 1)
         printf("  %d sweeps in %.3f s; plaquette %.16g%s%s\n", o.sweeps - (int)m.sweeps, tq_cli_now() - t0, p.total,
                o.out ? ", written to " : "", o.out ? o.out : "");

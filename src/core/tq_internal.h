@@ -23,6 +23,9 @@ int tq_internal_mpi_size(void);
 double tq_internal_now(void);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
+/* all holds n doubles per rank in rank order, this rank's already in place: fills in the
+ * other ranks' (collective; MPI builds). */
+tq_status tq_internal_allgather_in_place(double *all, int64_t n);
 /* The smallest v over all ranks. */
 uint64_t tq_internal_allreduce_min_u64(uint64_t v);
 /* Runs fn in tq_finalize before StarPU shuts down, last registered first (layers above
