@@ -34,8 +34,8 @@ dslash() {
     local name=$1${SCALING_TAG:-} np=$2
     shift 2
     local log=$res/$name.txt
-    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" "$tool" dslash "$@" > "$log" 2>&1
-    else timeout 300 "$tool" dslash "$@" > "$log" 2>&1; fi
+    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" stdbuf -o0 "$tool" dslash "$@" > "$log" 2>&1
+    else timeout 300 stdbuf -o0 "$tool" dslash "$@" > "$log" 2>&1; fi
     [ $? -eq 0 ] || echo "$name failed: see $log"
     awk -v n="$name" '/^taskqcd dslash:/ { p = $0; sub(/.* (double|single|half) recon/, "", p); split($0, w, ", ");
                           for (i in w) if (w[i] ~ /recon/) prec = w[i] }
@@ -48,8 +48,9 @@ propagator() {
     local name=$1${SCALING_TAG:-} np=$2
     shift 2
     local log=$res/$name.txt
-    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" "$tool" propagator "$@" > "$log" 2>&1
-    else timeout 300 "$tool" propagator "$@" > "$log" 2>&1; fi
+    # unbuffered: a run that hangs shows how far it got
+    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" stdbuf -o0 "$tool" propagator "$@" > "$log" 2>&1
+    else timeout 300 stdbuf -o0 "$tool" propagator "$@" > "$log" 2>&1; fi
     [ $? -eq 0 ] || echo "$name failed: see $log"
     awk -v n="$name" '/iterations .* s, .* GFLOPS; iterations/ { for (i = 1; i <= NF; i++) if ($i == "iterations" && $(i - 1) == "GFLOPS;") it += $(i + 1) }
                       /all solves:/ { for (i = 1; i <= NF; i++) if ($i == "s,") w = $(i - 1) }
