@@ -241,6 +241,14 @@ typedef struct tq_gauge_file_info {
  * failure g->links is NULL. info may be NULL. */
 tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
                         tq_gauge_file_info *info);
+/* Reads only this rank's part of a gauge file: the local sites of lat (tq_lattice_get_info:
+ * local extents at coords * local), into g (local dimensions, the layout tq_gauge_field_import
+ * takes). Collective: every rank reads its sites at their offsets in the file, the
+ * checksums (and NERSC's link trace and plaquette, for which each rank also reads the next
+ * site in each direction) are combined over the ranks, and every rank returns the same
+ * status; on one rank it reads the whole file as tq_gauge_read does. */
+tq_status tq_gauge_read_local(const char *path, tq_gauge_format fmt, const tq_lattice *lat, tq_host_gauge *g,
+                              tq_gauge_file_info *info);
 /* Writes g with its format's checksum; file_precision 4 or 8 (MILC: 4 only). NERSC files
  * are written as 4D_SU3_GAUGE_3x3 (checksum over all 18 reals of each link). Atomic: the
  * data goes to a temporary file in path's directory, which is flushed to disk and renamed

@@ -7,7 +7,8 @@
 # propagator's correlator on 1 and 2 ranks, dslash on 2 checked. A failure on one rank (a
 # NaN in its part of a solve, a gauge file it cannot read) must stop every rank with the same
 # error, none left waiting. The generator on 1, 2 and 4 ranks: the same configuration,
-# measurements and checkpoints. CPU workers only;
+# measurements and checkpoints. Gauge files read by parts (test_mpi_gauge_io). CPU workers
+# only;
 # ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun.
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
@@ -154,6 +155,19 @@ n=$(grep -c "6 time slices do not split over 4 ranks" "$tmp/badgen.log")
 if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$n" -ne 4 ]; then
     cat "$tmp/badgen.log"; echo "test_mpi_dirac: FAIL: generate: 6 time slices on 4 ranks (exit $rc, $n of 4 ranks said why)"; fail=1
 else echo "test_mpi_dirac: generate: 6 time slices on 4 ranks refused by every rank"; fi
+
+# gauge files read by parts: each rank reads only its sites (tests/test_mpi_gauge_io.c)
+gio=$builddir/tests/test_mpi_gauge_io
+for c in "1:" "2:" "2:--procs 2 1 1 1" "4:--procs 2 1 1 2" "4:--procs 1 2 1 2"; do
+    np=${c%%:*} grid=${c#*:}
+    mkdir -p "$tmp/gio" && rm -f "$tmp/gio"/*
+    timeout 300 mpirun $extra -np "$np" "$gio" "$tmp/gio" $grid > "$tmp/gio.log" 2>&1
+    rc=$?
+    n=$(grep -c "test_mpi_gauge_io: [0-9]* checks, 0 failed" "$tmp/gio.log")
+    if [ $rc -ne 0 ] || [ "$n" -ne "$np" ]; then
+        cat "$tmp/gio.log"; echo "test_mpi_dirac: FAIL: gauge files by parts on $np rank(s) $grid (exit $rc)"; fail=1
+    else echo "test_mpi_dirac: gauge files by parts on $np rank(s) $grid: each rank's part as the whole-file reader's"; fi
+done
 
 [ $fail -eq 0 ] && echo "test_mpi_dirac: all runs bitwise the same, bad grids refused, failures seen by every rank"
 exit $fail

@@ -332,6 +332,17 @@ void tq_internal_allreduce_sum(double *v, int n)
 #endif
 }
 
+void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op)
+{
+#ifdef TQ_HAVE_MPI
+    /* unsigned addition wraps: the sum is mod 2^32, as a checksum wants */
+    if (ctx.mpi_active && ctx.mpi_size > 1)
+        MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT32_T, xor_op ? MPI_BXOR : MPI_SUM, MPI_COMM_WORLD);
+#else
+    (void)v; (void)n; (void)xor_op;
+#endif
+}
+
 tq_status tq_internal_allgather_in_place(double *all, int64_t n)
 {
 #ifdef TQ_HAVE_MPI

@@ -23,6 +23,8 @@ int tq_internal_mpi_size(void);
 double tq_internal_now(void);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
+/* Combines n 32-bit words over all ranks in place: xor (xor_op) or the sum mod 2^32. */
+void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op);
 /* all holds n doubles per rank in rank order, this rank's already in place: fills in the
  * other ranks' (collective; MPI builds). */
 tq_status tq_internal_allgather_in_place(double *all, int64_t n);

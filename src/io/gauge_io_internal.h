@@ -93,12 +93,55 @@ tq_status tq_io_check_dims(const int dims[4], const char *path);
  * complex; reads rows 0, 1 and writes row 2). */
 void tq_su3_reconstruct_row3(double *u);
 
+/* ---- parts of the lattice ---------------------------------------------------------------
+ * A box: the sites origin + y (0 <= y[mu] < ext[mu], coordinates periodic in dims) of the
+ * lattice, in the box's own lexicographic order (x fastest). A reader given a box keeps its
+ * sites only: one rank's part of a lattice spread over ranks, or its part and the next site
+ * in each direction (NERSC's plaquette); the sites with y[mu] < own[mu] in every direction
+ * are the box's own: each rank's checksums count its own sites, and the combined sums are
+ * the whole file's. */
+typedef struct tq_io_box {
+    int dims[4];            /* the lattice the caller expects the file to hold */
+    int origin[4], ext[4];  /* the box */
+    int own[4];             /* its own sites' extents (<= ext) */
+} tq_io_box;
+/* What a reader given a box found, to be combined over the ranks and then compared with what
+ * the file says (tq_io_partial_verify): got_* are sums over this rank's own sites. */
+typedef struct tq_io_partial {
+    tq_gauge_format format;
+    int have_checksum, have_trace, have_plaq;
+    uint32_t want_a, want_b, got_a, got_b;   /* MILC sum29, sum31; SciDAC suma, sumb; NERSC a only */
+    double want_trace, want_plaq;            /* NERSC: the header's (normalised) */
+    double got_trace, got_plaq;              /* Re Tr sums: links, plaquettes */
+} tq_io_partial;
+/* The whole lattice as a box. */
+tq_io_box tq_io_box_whole(const int dims[4]);
+/* With a box: the file's dims must be the box's lattice (TQ_ERR_MISMATCH naming both). */
+tq_status tq_io_check_box(const tq_io_box *box, const int dims[4], const char *path);
+/* Whether box site i (its index in the box's order) is one of its own. */
+int tq_io_box_own_site(const tq_io_box *b, int64_t i);
+/* Reads the box's sites of a file whose sites (site_bytes each, lexicographic) start at
+ * data_off, as runs of sites consecutive in the file and in the box, at most
+ * TQ_IO_CHUNK_SITES at a time: fn(ctx, bytes, global index of the first, box index of the
+ * first, n). what names the data in messages. */
+typedef tq_status (*tq_io_run_fn)(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site,
+                                  int64_t n);
+tq_status tq_io_read_box(FILE *f, const char *path, int64_t data_off, size_t site_bytes, const tq_io_box *b,
+                         const char *what, tq_io_run_fn fn, void *ctx);
+/* Combines the ranks' partial sums (collective) and compares them with the file's values:
+ * the same status on every rank. */
+tq_status tq_io_partial_verify(tq_io_partial *p, const char *path, const int dims[4]);
+
 /* ---- per-format readers and writers ------------------------------------------------------
  * Readers take the open file positioned at its start and fill g (allocated with
  * tq_host_gauge_alloc) and info (never NULL here; format, dims, file_precision, checksums).
  * On failure they free whatever they allocated and leave g->links NULL. The dispatcher
- * checks unitarity afterwards. Writers create path; on failure they remove it. */
-tq_status tq_milc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_file_info *info);
+ * checks unitarity afterwards. Writers create path; on failure they remove it.
+ * With a box (NULL: the whole lattice) a reader checks that the file holds box->dims, fills
+ * g with the box's sites (g->dims = box->ext) and leaves the checks of the sums to the
+ * caller, in *partial. */
+tq_status tq_milc_read(FILE *f, const char *path, const tq_io_box *box, tq_host_gauge *g, tq_gauge_file_info *info,
+                       tq_io_partial *partial);
 tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_precision);
 
 /* For LIME files: whether the binary record is 'ildg-binary-data' (ILDG) or
@@ -106,12 +149,15 @@ tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_preci
 tq_status tq_lime_detect(FILE *f, const char *path, tq_gauge_format *fmt);
 /* fmt is TQ_FORMAT_ILDG or TQ_FORMAT_SCIDAC: the format the caller asked for; either binary
  * record is accepted, a scidac-checksum record is verified when present. */
-tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, tq_host_gauge *g,
-                       tq_gauge_file_info *info);
+tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, const tq_io_box *box, tq_host_gauge *g,
+                       tq_gauge_file_info *info, tq_io_partial *partial);
 tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
                         int file_precision);
 
-tq_status tq_nersc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_file_info *info);
+/* With a box whose ext is own + 1 in every direction, the partial plaquette sum covers the
+ * own sites' plaquettes (with ext == own it is left 0: the caller wants none). */
+tq_status tq_nersc_read(FILE *f, const char *path, const tq_io_box *box, tq_host_gauge *g, tq_gauge_file_info *info,
+                        tq_io_partial *partial);
 /* rows 3: 4D_SU3_GAUGE_3x3 (what tq_gauge_write writes); rows 2: 4D_SU3_GAUGE (two rows,
  * MILC's archive convention; the checksum then covers the two rows stored). Big-endian. */
 tq_status tq_nersc_write_rows(const char *path, const tq_host_gauge *g, int file_precision,

@@ -258,8 +258,26 @@ static tq_status scan(FILE *f, const char *path, int64_t fsize, lime_meta *m)
     return TQ_SUCCESS;
 }
 
-tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, tq_host_gauge *g,
-                       tq_gauge_file_info *info)
+typedef struct lime_reader {
+    size_t site_bytes;
+    int prec;
+    const tq_io_box *box;   /* NULL: every site is its own */
+    tq_scidac_sum sum;
+    double *links;
+} lime_reader;
+
+static tq_status lime_run(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+{
+    lime_reader *r = (lime_reader *)ctx;
+    for (int64_t i = 0; i < n; i++)
+        if (!r->box || tq_io_box_own_site(r->box, box_site + i))
+            tq_scidac_sum_site(&r->sum, (uint64_t)(global_site + i), bytes + (size_t)i * r->site_bytes, r->site_bytes);
+    tq_io_decode_reals(r->links + box_site * 72, bytes, (size_t)n * 72, r->prec, 1);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, const tq_io_box *box, tq_host_gauge *g,
+                       tq_gauge_file_info *info, tq_io_partial *partial)
 {
     g->links = NULL;
     int64_t fsize = tq_io_file_size(f, path);
@@ -307,25 +325,18 @@ tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, tq_host_g
                         path, m.bin_type, (long long)m.bin_len, dims[0], dims[1], dims[2], dims[3], prec,
                         (long long)(vol * (int64_t)site_bytes));
 
-    TQ_CHECK(tq_host_gauge_alloc(g, dims));
-    unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * site_bytes);
-    if (!buf) {
-        tq_host_gauge_free(g);
-        return tq_error(TQ_ERR_NOMEM, "reading '%s': out of memory", path);
-    }
-    tq_scidac_sum sum = {0, 0};
-    tq_status s = tq_io_seek(f, m.bin_off, path);
-    for (int64_t s0 = 0; s0 < vol && s == TQ_SUCCESS; s0 += TQ_IO_CHUNK_SITES) {
-        int64_t n = vol - s0 < TQ_IO_CHUNK_SITES ? vol - s0 : TQ_IO_CHUNK_SITES;
-        s = tq_io_read_exact(f, buf, (size_t)n * site_bytes, path, m.bin_type);
-        for (int64_t i = 0; i < n && s == TQ_SUCCESS; i++)
-            tq_scidac_sum_site(&sum, (uint64_t)(s0 + i), buf + (size_t)i * site_bytes, site_bytes);
-        if (s == TQ_SUCCESS) tq_io_decode_reals(g->links + s0 * 72, buf, (size_t)n * 72, prec, 1);
-    }
-    free(buf);
-    if (s == TQ_SUCCESS && m.have_checksum && (sum.suma != m.suma || sum.sumb != m.sumb))
+    TQ_CHECK(tq_io_check_box(box, dims, path));
+    const tq_io_box whole = tq_io_box_whole(dims);
+    const tq_io_box *b = box ? box : &whole;
+    TQ_CHECK(tq_host_gauge_alloc(g, b->ext));
+    lime_reader r = {site_bytes, prec, box, {0, 0}, g->links};
+    tq_status s = tq_io_read_box(f, path, m.bin_off, site_bytes, b, m.bin_type, lime_run, &r);
+    if (s == TQ_SUCCESS && partial) {
+        *partial = (tq_io_partial){.format = fmt, .have_checksum = m.have_checksum, .want_a = m.suma, .want_b = m.sumb,
+                                   .got_a = r.sum.suma, .got_b = r.sum.sumb};
+    } else if (s == TQ_SUCCESS && m.have_checksum && (r.sum.suma != m.suma || r.sum.sumb != m.sumb))
         s = tq_error(TQ_ERR_CHECKSUM, "'%s': SciDAC checksum mismatch: file says %x %x, data give %x %x",
-                     path, m.suma, m.sumb, sum.suma, sum.sumb);
+                     path, m.suma, m.sumb, r.sum.suma, r.sum.sumb);
     if (s != TQ_SUCCESS) {
         tq_host_gauge_free(g);
         return s;

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _FILE_OFFSET_BITS 64
 #include "io/gauge_io_internal.h"
+#include "kernels/su3.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -139,7 +140,59 @@ static tq_status read_header(FILE *f, const char *path, nersc_hdr *h)
     return TQ_SUCCESS;
 }
 
-tq_status tq_nersc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_file_info *info)
+typedef struct nersc_reader {
+    const nersc_hdr *h;
+    size_t link_reals;
+    const tq_io_box *box;   /* NULL: every site is its own */
+    uint32_t sum;
+    double trace;           /* Re Tr of the own sites' links */
+    double *links;
+} nersc_reader;
+
+static tq_status nersc_run(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+{
+    (void)global_site;   /* NERSC's checksum is a plain sum: no site index */
+    nersc_reader *r = (nersc_reader *)ctx;
+    const size_t link_bytes = r->link_reals * (size_t)r->h->prec;
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *site = bytes + (size_t)i * 4 * link_bytes;
+        const int own = !r->box || tq_io_box_own_site(r->box, box_site + i);
+        if (own) r->sum = tq_nersc_sum_reals(r->sum, site, 4 * r->link_reals, r->h->prec, r->h->big);
+        for (int l = 0; l < 4; l++) {
+            double *u = r->links + ((box_site + i) * 4 + l) * 18;
+            tq_io_decode_reals(u, site + (size_t)l * link_bytes, r->link_reals, r->h->prec, r->h->big);
+            if (r->h->rows == 2) tq_su3_reconstruct_row3(u);
+            if (own) r->trace += u[0] + u[8] + u[16];
+        }
+    }
+    return TQ_SUCCESS;
+}
+
+/* Re Tr of the plaquettes of a box's own sites, whose ext is own + 1 (the next site in each
+ * direction read too). */
+static double box_plaquette_sum(const tq_io_box *b, const double *links)
+{
+    const int *e = b->ext, *o = b->own;
+    double sum = 0, ab[18], cd[18];
+    int y[4];
+    for (y[3] = 0; y[3] < o[3]; y[3]++)
+    for (y[2] = 0; y[2] < o[2]; y[2]++)
+    for (y[1] = 0; y[1] < o[1]; y[1]++)
+    for (y[0] = 0; y[0] < o[0]; y[0]++) {
+        const int64_t s = (((int64_t)y[3] * e[2] + y[2]) * e[1] + y[1]) * e[0] + y[0];
+        int64_t step[4] = {1, e[0], (int64_t)e[0] * e[1], (int64_t)e[0] * e[1] * e[2]};
+        for (int mu = 0; mu < 4; mu++)
+            for (int nu = mu + 1; nu < 4; nu++) {
+                tq_su3_mul(ab, links + (s * 4 + mu) * 18, links + ((s + step[mu]) * 4 + nu) * 18);
+                tq_su3_mul(cd, links + (s * 4 + nu) * 18, links + ((s + step[nu]) * 4 + mu) * 18);
+                sum += tq_su3_re_trace_mul_adj(ab, cd);
+            }
+    }
+    return sum;
+}
+
+tq_status tq_nersc_read(FILE *f, const char *path, const tq_io_box *box, tq_host_gauge *g, tq_gauge_file_info *info,
+                        tq_io_partial *partial)
 {
     g->links = NULL;
     int64_t fsize = tq_io_file_size(f, path);
@@ -147,6 +200,7 @@ tq_status tq_nersc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_fi
     nersc_hdr h;
     TQ_CHECK(read_header(f, path, &h));
     TQ_CHECK(tq_io_check_dims(h.dims, path));
+    TQ_CHECK(tq_io_check_box(box, h.dims, path));
 
     int64_t vol = tq_volume4(h.dims);
     const size_t link_reals = (size_t)h.rows * 6;
@@ -161,42 +215,37 @@ tq_status tq_nersc_read(FILE *f, const char *path, tq_host_gauge *g, tq_gauge_fi
                         path, (long long)(fsize - h.data_off), h.dims[0], h.dims[1], h.dims[2], h.dims[3],
                         (long long)expect);
 
-    TQ_CHECK(tq_host_gauge_alloc(g, h.dims));
-    unsigned char *buf = malloc(TQ_IO_CHUNK_SITES * site_bytes);
-    if (!buf) {
-        tq_host_gauge_free(g);
-        return tq_error(TQ_ERR_NOMEM, "reading '%s': out of memory", path);
-    }
-    uint32_t sum = 0;
-    tq_status s = tq_io_seek(f, h.data_off, path);
-    for (int64_t s0 = 0; s0 < vol && s == TQ_SUCCESS; s0 += TQ_IO_CHUNK_SITES) {
-        int64_t n = vol - s0 < TQ_IO_CHUNK_SITES ? vol - s0 : TQ_IO_CHUNK_SITES;
-        s = tq_io_read_exact(f, buf, (size_t)n * site_bytes, path, "NERSC data");
-        if (s != TQ_SUCCESS) break;
-        sum = tq_nersc_sum_reals(sum, buf, (size_t)n * 4 * link_reals, h.prec, h.big);
-        for (int64_t l = 0; l < n * 4; l++) {
-            double *u = g->links + (s0 * 4 + l) * 18;
-            tq_io_decode_reals(u, buf + (size_t)l * link_reals * (size_t)h.prec, link_reals, h.prec, h.big);
-            if (h.rows == 2) tq_su3_reconstruct_row3(u);
+    const tq_io_box whole = tq_io_box_whole(h.dims);
+    const tq_io_box *b = box ? box : &whole;
+    TQ_CHECK(tq_host_gauge_alloc(g, b->ext));
+    nersc_reader r = {&h, link_reals, box, 0, 0.0, g->links};
+    tq_status s = tq_io_read_box(f, path, h.data_off, site_bytes, b, "NERSC data", nersc_run, &r);
+    if (s == TQ_SUCCESS && partial) {
+        int halo = 1;
+        for (int mu = 0; mu < 4; mu++) halo &= b->ext[mu] == b->own[mu] + 1;
+        *partial = (tq_io_partial){.format = TQ_FORMAT_NERSC, .have_checksum = h.have_checksum,
+                                   .have_trace = h.have_trace, .have_plaq = h.have_plaq && halo,
+                                   .want_a = h.checksum, .want_trace = h.trace, .want_plaq = h.plaq,
+                                   .got_a = r.sum, .got_trace = r.trace,
+                                   .got_plaq = h.have_plaq && halo ? box_plaquette_sum(b, g->links) : 0.0};
+    } else {
+        if (s == TQ_SUCCESS && h.have_checksum && r.sum != h.checksum)
+            s = tq_error(TQ_ERR_CHECKSUM, "'%s': NERSC checksum mismatch: header says %x, data give %x",
+                         path, h.checksum, r.sum);
+        if (s == TQ_SUCCESS && h.have_trace) {
+            double tr = 0;
+            s = tq_host_gauge_link_trace(g, &tr);
+            if (s == TQ_SUCCESS && !(fabs(tr - h.trace) <= NERSC_TRACE_TOL))
+                s = tq_error(TQ_ERR_CHECKSUM, "'%s': NERSC LINK_TRACE mismatch: header says %.10g, data give %.10g",
+                             path, h.trace, tr);
         }
-    }
-    free(buf);
-    if (s == TQ_SUCCESS && h.have_checksum && sum != h.checksum)
-        s = tq_error(TQ_ERR_CHECKSUM, "'%s': NERSC checksum mismatch: header says %x, data give %x",
-                     path, h.checksum, sum);
-    if (s == TQ_SUCCESS && h.have_trace) {
-        double tr = 0;
-        s = tq_host_gauge_link_trace(g, &tr);
-        if (s == TQ_SUCCESS && !(fabs(tr - h.trace) <= NERSC_TRACE_TOL))
-            s = tq_error(TQ_ERR_CHECKSUM, "'%s': NERSC LINK_TRACE mismatch: header says %.10g, data give %.10g",
-                         path, h.trace, tr);
-    }
-    if (s == TQ_SUCCESS && h.have_plaq) {
-        tq_plaquette p;
-        s = tq_host_gauge_plaquette(g, &p);
-        if (s == TQ_SUCCESS && !(fabs(p.total - h.plaq) <= NERSC_PLAQ_TOL))
-            s = tq_error(TQ_ERR_CHECKSUM, "'%s': NERSC PLAQUETTE mismatch: header says %.10g, data give %.10g",
-                         path, h.plaq, p.total);
+        if (s == TQ_SUCCESS && h.have_plaq) {
+            tq_plaquette p;
+            s = tq_host_gauge_plaquette(g, &p);
+            if (s == TQ_SUCCESS && !(fabs(p.total - h.plaq) <= NERSC_PLAQ_TOL))
+                s = tq_error(TQ_ERR_CHECKSUM, "'%s': NERSC PLAQUETTE mismatch: header says %.10g, data give %.10g",
+                             path, h.plaq, p.total);
+        }
     }
     if (s != TQ_SUCCESS) {
         tq_host_gauge_free(g);
