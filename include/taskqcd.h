@@ -249,6 +249,14 @@ tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
  * status; on one rank it reads the whole file as tq_gauge_read does. */
 tq_status tq_gauge_read_local(const char *path, tq_gauge_format fmt, const tq_lattice *lat, tq_host_gauge *g,
                               tq_gauge_file_info *info);
+/* Writes a gauge file of lat's lattice from every rank's part g (local dimensions):
+ * collective; each rank writes its sites at their offsets in one file, which rank 0 created
+ * under a temporary name and renames onto path once every rank's part is written; the
+ * checksums are combined over the ranks, and every rank returns the same status. The file
+ * is the one tq_gauge_write writes of the whole lattice (but for its time stamps). NERSC
+ * records the plaquette before the data: its parts are gathered and rank 0 writes it. */
+tq_status tq_gauge_write_local(const char *path, tq_gauge_format fmt, const tq_lattice *lat, const tq_host_gauge *g,
+                               int file_precision);
 /* Writes g with its format's checksum; file_precision 4 or 8 (MILC: 4 only). NERSC files
  * are written as 4D_SU3_GAUGE_3x3 (checksum over all 18 reals of each link). Atomic: the
  * data goes to a temporary file in path's directory, which is flushed to disk and renamed

@@ -3,11 +3,15 @@
  * SciDAC, ILDG and NERSC files (single and double precision) and must get exactly its part
  * of what the whole-file reader returns, with the checksums (NERSC: also the link trace and
  * plaquette) verified across the ranks. A byte changed in the last rank's part, and a file of
- * another lattice, give every rank the same error.
+ * another lattice, give every rank the same error. Writing by parts (tq_gauge_write_local):
+ * the file read back whole holds what the whole-lattice writer's does, with its checksums,
+ * and no temporary file stays; a part of the wrong size on one rank fails on every rank and
+ * leaves no file.
  *
  *   test_mpi_gauge_io DIR [--procs X Y Z T] [tq_init options]   (DIR: a scratch directory) */
 #include "tq_test.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -79,6 +83,46 @@ int main(int argc, char **argv)
         tq_host_gauge_free(&got);
         tq_host_gauge_free(&ref);
     }
+
+    /* writing by parts: each rank its sites, read back whole */
+    CHECK_OK(tq_lattice_scatter_sites(lat, whole.links, part.links, 72));
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char wpath[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        snprintf(wpath, sizeof wpath, "%s/w%s", dir, files[i].name);
+        tq_status s = tq_gauge_write_local(wpath, files[i].fmt, lat, &part, files[i].prec);
+        CHECK(s == TQ_SUCCESS, "rank %d: writing its part of %s: %s", rank, files[i].name, tq_last_error());
+        tq_host_gauge ref, got;
+        tq_gauge_file_info ref_info, info;
+        CHECK_OK(tq_gauge_read(path, TQ_FORMAT_AUTO, &ref, &ref_info));
+        CHECK_OK(tq_gauge_read(wpath, TQ_FORMAT_AUTO, &got, &info));
+        if (ref.links && got.links)
+            CHECK(!memcmp(ref.links, got.links, (size_t)72 * 4 * 4 * 6 * 8 * sizeof(double)),
+                  "%s written by parts reads back otherwise than written whole", files[i].name);
+        CHECK(info.format == ref_info.format && info.file_precision == ref_info.file_precision &&
+              info.checksum_a == ref_info.checksum_a && info.checksum_b == ref_info.checksum_b &&
+              info.nersc_checksum == ref_info.nersc_checksum && info.has_checksum == ref_info.has_checksum,
+              "%s written by parts: other checksums (%x %x vs %x %x)", files[i].name, info.checksum_a, info.checksum_b,
+              ref_info.checksum_a, ref_info.checksum_b);
+        tq_host_gauge_free(&ref);
+        tq_host_gauge_free(&got);
+    }
+    /* a part of the wrong size on the last rank: every rank fails, no file is left */
+    tq_host_gauge small;
+    const int sdims[4] = {li.local[0], li.local[1], li.local[2], 2};
+    CHECK_OK(tq_host_gauge_alloc(&small, sdims));
+    CHECK_OK(tq_host_gauge_unit(&small));
+    snprintf(path, sizeof path, "%s/bad.scidac", dir);
+    tq_status ws = tq_gauge_write_local(path, TQ_FORMAT_SCIDAC, lat, rank == ri.mpi_size - 1 && li.local[3] != 2 ? &small : &part, 8);
+    if (li.local[3] != 2)
+        CHECK(ws == TQ_ERR_MISMATCH && access(path, F_OK) != 0, "rank %d: a wrong part gave %d (%s), file %s", rank,
+              (int)ws, tq_last_error(), access(path, F_OK) ? "absent" : "present");
+    tq_host_gauge_free(&small);
+    tq_status_agree(TQ_SUCCESS);   /* every rank is past its writes */
+    DIR *dd = opendir(dir);
+    for (struct dirent *e; dd && (e = readdir(dd));)
+        CHECK(!strstr(e->d_name, ".tmp-"), "a temporary file stayed: %s", e->d_name);
+    if (dd) closedir(dd);
 
     /* a byte of the last site (the last rank's part) changed: every rank fails the same way */
     const long site_bytes[] = {72 * 4, 72 * 8};

@@ -332,6 +332,15 @@ void tq_internal_allreduce_sum(double *v, int n)
 #endif
 }
 
+void tq_internal_bcast(void *buf, int bytes, int root)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && ctx.mpi_size > 1) MPI_Bcast(buf, bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+#else
+    (void)buf; (void)bytes; (void)root;
+#endif
+}
+
 void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op)
 {
 #ifdef TQ_HAVE_MPI

@@ -23,6 +23,8 @@ int tq_internal_mpi_size(void);
 double tq_internal_now(void);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
+/* root's bytes into buf on every rank (collective; MPI builds). */
+void tq_internal_bcast(void *buf, int bytes, int root);
 /* Combines n 32-bit words over all ranks in place: xor (xor_op) or the sum mod 2^32. */
 void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op);
 /* all holds n doubles per rank in rank order, this rank's already in place: fills in the

@@ -451,6 +451,47 @@ tq_status tq_gauge_read_local(const char *path, tq_gauge_format fmt, const tq_la
     return TQ_SUCCESS;
 }
 
+tq_status tq_gauge_write_local(const char *path, tq_gauge_format fmt, const tq_lattice *lat, const tq_host_gauge *g,
+                               int file_precision)
+{
+    if (!lat) return tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_write_local: NULL lattice");
+    tq_lattice_info li;
+    TQ_CHECK(tq_lattice_get_info(lat, &li));
+    /* the arguments are the same on every rank but the field: each rank checks its own, and
+     * all agree before anything is created */
+    tq_status s = tq_io_check_field(g, path);
+    if (s == TQ_SUCCESS && memcmp(g->dims, li.local, sizeof li.local))
+        s = tq_error(TQ_ERR_MISMATCH, "writing '%s': the field is %dx%dx%dx%d, this rank's part of the lattice %dx%dx%dx%d",
+                     path, g->dims[0], g->dims[1], g->dims[2], g->dims[3], li.local[0], li.local[1], li.local[2], li.local[3]);
+    if (s == TQ_SUCCESS && file_precision != 4 && file_precision != 8)
+        s = tq_error(TQ_ERR_INVALID_ARG, "writing '%s': file precision must be 4 or 8 bytes, not %d", path, file_precision);
+    if (s == TQ_SUCCESS && fmt == TQ_FORMAT_MILC && file_precision != 4)
+        s = tq_error(TQ_ERR_UNSUPPORTED, "writing '%s': MILC v5 files are single precision (file precision 4), not %d",
+                     path, file_precision);
+    if (s == TQ_SUCCESS && (fmt < TQ_FORMAT_MILC || fmt > TQ_FORMAT_NERSC))
+        s = tq_error(TQ_ERR_INVALID_ARG, "writing '%s': %s", path, fmt == TQ_FORMAT_AUTO ? "a format must be given (auto is "
+                     "for reading)" : "unknown format");
+    TQ_CHECK(tq_status_agree(s));
+    if (li.local_volume == li.global_volume) return tq_status_agree(tq_gauge_write(path, fmt, g, file_precision));
+    tq_io_box box;
+    memcpy(box.dims, li.dims, sizeof box.dims);
+    for (int mu = 0; mu < 4; mu++) {
+        box.origin[mu] = li.coords[mu] * li.local[mu];
+        box.ext[mu] = box.own[mu] = li.local[mu];
+    }
+    if (fmt == TQ_FORMAT_MILC) return tq_milc_write_local(path, &box, g);
+    if (fmt != TQ_FORMAT_NERSC) return tq_lime_write_local(path, fmt, &box, g, file_precision);
+    /* NERSC's header (before the data) records the plaquette, which needs the neighbours'
+     * links: gathered on every rank, rank 0 writes */
+    tq_host_gauge whole;
+    s = tq_status_agree(tq_host_gauge_alloc(&whole, li.dims));   /* before the collective gather */
+    if (s == TQ_SUCCESS) s = tq_status_agree(tq_lattice_allgather_sites(lat, g->links, whole.links, 72));
+    if (s == TQ_SUCCESS) s = tq_status_agree(tq_internal_mpi_rank() == 0 ? tq_gauge_write(path, fmt, &whole, file_precision)
+                                                                           : TQ_SUCCESS);
+    tq_host_gauge_free(&whole);
+    return s;
+}
+
 tq_status tq_gauge_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
                          int file_precision)
 {

@@ -124,10 +124,31 @@ int tq_io_box_own_site(const tq_io_box *b, int64_t i);
  * data_off, as runs of sites consecutive in the file and in the box, at most
  * TQ_IO_CHUNK_SITES at a time: fn(ctx, bytes, global index of the first, box index of the
  * first, n). what names the data in messages. */
-typedef tq_status (*tq_io_run_fn)(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site,
+typedef tq_status (*tq_io_run_fn)(void *ctx, unsigned char *bytes, int64_t global_site, int64_t box_site,
                                   int64_t n);
 tq_status tq_io_read_box(FILE *f, const char *path, int64_t data_off, size_t site_bytes, const tq_io_box *b,
                          const char *what, tq_io_run_fn fn, void *ctx);
+/* A file every rank writes its part of: rank 0 creates it under a temporary name
+ * (tq_io_create_atomic: af, the header and trailer go through af.f) and every rank opens
+ * that name for its data (fd, pwrite). Collective; close renames it onto path when every
+ * rank's writes succeeded, else removes it; the same status on every rank. */
+typedef struct tq_io_shared {
+    const char *path;
+    int root;               /* rank 0 */
+    tq_atomic_file af;      /* rank 0 */
+    int fd;
+    char tmp[4096];
+} tq_io_shared;
+tq_status tq_io_shared_open(const char *path, tq_io_shared *sf);
+tq_status tq_io_shared_close(tq_io_shared *sf, tq_status s);
+/* Writes the box's sites at data_off + site * site_bytes: fn(ctx, bytes, global first, box
+ * first, n) fills bytes with the run's n sites (and adds their checksum terms). */
+tq_status tq_io_write_box(tq_io_shared *sf, int64_t data_off, size_t site_bytes, const tq_io_box *b, tq_io_run_fn fn,
+                          void *ctx);
+/* Writers of one rank's part (box: its sites, g: their links in box order); collective. */
+tq_status tq_milc_write_local(const char *path, const tq_io_box *box, const tq_host_gauge *g);
+tq_status tq_lime_write_local(const char *path, tq_gauge_format fmt, const tq_io_box *box, const tq_host_gauge *g,
+                              int file_precision);
 /* Combines the ranks' partial sums (collective) and compares them with the file's values:
  * the same status on every rank. */
 tq_status tq_io_partial_verify(tq_io_partial *p, const char *path, const int dims[4]);

@@ -266,7 +266,7 @@ typedef struct lime_reader {
     double *links;
 } lime_reader;
 
-static tq_status lime_run(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+static tq_status lime_run(void *ctx, unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
 {
     lime_reader *r = (lime_reader *)ctx;
     for (int64_t i = 0; i < n; i++)
@@ -448,6 +448,66 @@ static tq_status write_binary_data(FILE *f, const char *path, tq_gauge_format fm
     return s;
 }
 
+/* The scidac-checksum record after the binary data. */
+static tq_status write_checksum_record(FILE *f, const char *path, tq_scidac_sum sum)
+{
+    /* ILDG has no checksum of its own; carrying SciDAC's lets readers verify the data */
+    char cks[256];
+    snprintf(cks, sizeof cks,
+             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><scidacChecksum><version>1.0</version>"
+             "<suma>%x</suma><sumb>%x</sumb></scidacChecksum>", sum.suma, sum.sumb);
+    return write_text(f, path, "scidac-checksum", cks, LIME_ME);
+}
+
+typedef struct lime_writer {
+    const double *links;
+    int prec;
+    tq_scidac_sum sum;
+} lime_writer;
+
+static tq_status lime_encode_run(void *ctx, unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+{
+    lime_writer *w = (lime_writer *)ctx;
+    const size_t site_bytes = (size_t)72 * (size_t)w->prec;
+    tq_io_encode_reals(bytes, w->links + box_site * 72, (size_t)n * 72, w->prec, 1);
+    for (int64_t i = 0; i < n; i++)
+        tq_scidac_sum_site(&w->sum, (uint64_t)(global_site + i), bytes + (size_t)i * site_bytes, site_bytes);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_lime_write_local(const char *path, tq_gauge_format fmt, const tq_io_box *box, const tq_host_gauge *g,
+                              int file_precision)
+{
+    const int prec = file_precision;
+    const uint64_t bin_len = (uint64_t)tq_volume4(box->dims) * 72 * (uint64_t)prec;
+    tq_io_shared sf;
+    TQ_CHECK(tq_io_shared_open(path, &sf));
+    /* rank 0 writes the records before the data; every rank learns where the data start */
+    tq_status s = TQ_SUCCESS;
+    int64_t data_off = 0;
+    if (sf.root) {
+        s = write_metadata_records(sf.af.f, path, fmt, box->dims, prec);
+        if (s == TQ_SUCCESS)
+            s = write_header(sf.af.f, path, fmt == TQ_FORMAT_SCIDAC ? "scidac-binary-data" : "ildg-binary-data", bin_len, 0);
+        if (s == TQ_SUCCESS && (data_off = (int64_t)ftello(sf.af.f)) < 0)
+            s = tq_error(TQ_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    }
+    s = tq_status_agree(s);
+    if (s != TQ_SUCCESS) return tq_io_shared_close(&sf, s);
+    tq_internal_bcast(&data_off, (int)sizeof data_off, 0);
+    lime_writer w = {g->links, prec, {0, 0}};
+    s = tq_io_write_box(&sf, data_off, (size_t)72 * (size_t)prec, box, lime_encode_run, &w);
+    uint32_t sums[2] = {w.sum.suma, w.sum.sumb};   /* xors of every site's term */
+    tq_internal_allreduce_u32(sums, 2, 1);
+    if (sf.root && s == TQ_SUCCESS) {
+        if (fseeko(sf.af.f, (off_t)(data_off + (int64_t)bin_len), SEEK_SET) != 0)
+            s = tq_error(TQ_ERR_IO, "cannot seek in '%s': %s", path, strerror(errno));
+        if (s == TQ_SUCCESS) s = write_padding(sf.af.f, path, bin_len);
+        if (s == TQ_SUCCESS) s = write_checksum_record(sf.af.f, path, (tq_scidac_sum){sums[0], sums[1]});
+    }
+    return tq_io_shared_close(&sf, s);
+}
+
 tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gauge *g,
                         int file_precision)
 {
@@ -462,13 +522,6 @@ tq_status tq_lime_write(const char *path, tq_gauge_format fmt, const tq_host_gau
     tq_scidac_sum sum = {0, 0};
     tq_status s = write_metadata_records(f, path, fmt, g->dims, file_precision);
     if (s == TQ_SUCCESS) s = write_binary_data(f, path, fmt, g, file_precision, &sum);
-    if (s == TQ_SUCCESS) {
-        /* ILDG has no checksum of its own; carrying SciDAC's lets readers verify the data */
-        char cks[256];
-        snprintf(cks, sizeof cks,
-                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?><scidacChecksum><version>1.0</version>"
-                 "<suma>%x</suma><sumb>%x</sumb></scidacChecksum>", sum.suma, sum.sumb);
-        s = write_text(f, path, "scidac-checksum", cks, LIME_ME);
-    }
+    if (s == TQ_SUCCESS) s = write_checksum_record(f, path, sum);
     return tq_io_finish_atomic(&af, s);
 }

@@ -27,7 +27,7 @@ typedef struct milc_reader {
     double *links;
 } milc_reader;
 
-static tq_status milc_run(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+static tq_status milc_run(void *ctx, unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
 {
     milc_reader *r = (milc_reader *)ctx;
     uint32_t (*ld)(const unsigned char *) = r->big ? tq_load_be32 : tq_load_le32;
@@ -102,6 +102,54 @@ tq_status tq_milc_read(FILE *f, const char *path, const tq_io_box *box, tq_host_
     return TQ_SUCCESS;
 }
 
+/* The header of a file of the given lattice and checksums (little-endian). */
+static void milc_header(unsigned char *hdr, const int dims[4], tq_milc_sum sum)
+{
+    memset(hdr, 0, MILC_HEADER_BYTES);
+    tq_store_le32(hdr, MILC_MAGIC);
+    for (int mu = 0; mu < 4; mu++) tq_store_le32(hdr + 4 + 4 * mu, (uint32_t)dims[mu]);
+    time_t now = time(NULL);
+    struct tm tmv;
+    if (gmtime_r(&now, &tmv)) strftime((char *)hdr + 20, 64, "%a %b %e %H:%M:%S %Y UTC", &tmv);
+    tq_store_le32(hdr + 84, 0);
+    tq_store_le32(hdr + 88, sum.sum29);
+    tq_store_le32(hdr + 92, sum.sum31);
+}
+
+typedef struct milc_writer {
+    const double *links;
+    tq_milc_sum sum;
+} milc_writer;
+
+static tq_status milc_encode_run(void *ctx, unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+{
+    milc_writer *w = (milc_writer *)ctx;
+    uint32_t words[MILC_WORDS_PER_SITE];
+    tq_io_encode_reals(bytes, w->links + box_site * 72, (size_t)n * 72, 4, 0);
+    for (int64_t i = 0; i < n; i++) {
+        for (int k = 0; k < MILC_WORDS_PER_SITE; k++) words[k] = tq_load_le32(bytes + (i * MILC_WORDS_PER_SITE + k) * 4);
+        tq_milc_sum_words(&w->sum, (uint64_t)(global_site + i) * MILC_WORDS_PER_SITE, words, MILC_WORDS_PER_SITE);
+    }
+    return TQ_SUCCESS;
+}
+
+tq_status tq_milc_write_local(const char *path, const tq_io_box *box, const tq_host_gauge *g)
+{
+    tq_io_shared sf;
+    TQ_CHECK(tq_io_shared_open(path, &sf));
+    milc_writer w = {g->links, {0, 0}};
+    tq_status s = tq_io_write_box(&sf, MILC_HEADER_BYTES, MILC_WORDS_PER_SITE * 4, box, milc_encode_run, &w);
+    /* the checksums (in the header) are the xor of every rank's terms */
+    uint32_t sums[2] = {w.sum.sum29, w.sum.sum31};
+    tq_internal_allreduce_u32(sums, 2, 1);
+    if (sf.root && s == TQ_SUCCESS) {
+        unsigned char hdr[MILC_HEADER_BYTES];
+        milc_header(hdr, box->dims, (tq_milc_sum){sums[0], sums[1]});
+        s = tq_io_write_exact(sf.af.f, hdr, sizeof hdr, path);
+    }
+    return tq_io_shared_close(&sf, s);
+}
+
 /* Written little-endian whatever the host, so the same field gives the same bytes. */
 tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_precision)
 {
@@ -123,15 +171,7 @@ tq_status tq_milc_write(const char *path, const tq_host_gauge *g, int file_preci
     }
 
     unsigned char hdr[MILC_HEADER_BYTES];
-    memset(hdr, 0, sizeof hdr);
-    tq_store_le32(hdr, MILC_MAGIC);
-    for (int mu = 0; mu < 4; mu++) tq_store_le32(hdr + 4 + 4 * mu, (uint32_t)g->dims[mu]);
-    time_t now = time(NULL);
-    struct tm tmv;
-    if (gmtime_r(&now, &tmv)) strftime((char *)hdr + 20, 64, "%a %b %e %H:%M:%S %Y UTC", &tmv);
-    tq_store_le32(hdr + 84, 0);
-    tq_store_le32(hdr + 88, sum.sum29);
-    tq_store_le32(hdr + 92, sum.sum31);
+    milc_header(hdr, g->dims, sum);
 
     tq_atomic_file af;
     TQ_CHECK(tq_io_create_atomic(path, &af));

@@ -149,7 +149,7 @@ typedef struct nersc_reader {
     double *links;
 } nersc_reader;
 
-static tq_status nersc_run(void *ctx, const unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
+static tq_status nersc_run(void *ctx, unsigned char *bytes, int64_t global_site, int64_t box_site, int64_t n)
 {
     (void)global_site;   /* NERSC's checksum is a plain sum: no site index */
     nersc_reader *r = (nersc_reader *)ctx;
