@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one taskqcd command up to N times (the GPU machine, through the device tool), each
 # with a time limit; a run that outlives it is a hang: every thread's stack is dumped (gdb
-# when the machine has it, else each thread's kernel wait channel) before it is killed.
+# or CUDA's cuda-gdb when the machine has one, else each thread's kernel wait channel) before it is killed.
 # Output unbuffered, so the last line printed before the hang is in the log.
 #   Usage: bash bench/hang-probe.sh N LIMIT_S taskqcd-args...   (logs under $OUT/hang/)
 set -u
@@ -20,8 +20,9 @@ for i in $(seq 1 "$n"); do
     if kill -0 "$pid" 2>/dev/null; then
         echo "run $i: hung after ${limit} s; last lines:"
         tail -n 3 "$log"
-        if command -v gdb > /dev/null; then
-            gdb -p "$pid" -batch -ex "set pagination off" -ex "thread apply all bt" > "$res/stacks$i.txt" 2>&1
+        dbg=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null)
+        if [ -n "$dbg" ]; then
+            "$dbg" -p "$pid" -batch -ex "set pagination off" -ex "thread apply all bt" > "$res/stacks$i.txt" 2>&1
         else
             for t in /proc/$pid/task/*; do
                 echo "$(basename "$t") $(cat "$t/comm") $(cat "$t/wchan" 2>/dev/null) $(cat "$t/stat" | cut -d' ' -f3)"

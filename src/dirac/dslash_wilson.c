@@ -81,9 +81,15 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
      * blocks on one GPU cost few more kernels than one block (TQ_DIRECT_FACES=0: faces).
      * Double and single only: in half precision the GPU's rounding of a neighbour's site
      * computed in place differed from its face's in the last bits (H100, 93a54ce+). */
-    const char *direct_env = getenv("TQ_DIRECT_FACES");
+    static int faces_forced = -1;   /* the environment read once: every application asks */
+    int forced = __atomic_load_n(&faces_forced, __ATOMIC_RELAXED);
+    if (forced < 0) {
+        const char *env = getenv("TQ_DIRECT_FACES");
+        forced = env && env[0] == '0';
+        __atomic_store_n(&faces_forced, forced, __ATOMIC_RELAXED);
+    }
     base.direct = nf > 0 && in->p.prec != TQ_HALF && lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1 &&
-                  tq_internal_blocks_share_worker(lat) && !(direct_env && direct_env[0] == '0');
+                  tq_internal_blocks_share_worker(lat) && !forced;
     /* faces first: they gate the neighbours' exterior work */
     for (int b = 0; b < nb && nf && !base.direct && !ret; b++) {
         tq_dslash_wilson_args pa = base;
