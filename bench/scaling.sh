@@ -9,8 +9,10 @@
 #   - the 32^4 12-source propagator (weak field): 1 block, 2 and 4 blocks, --where any
 #     (GPU + CPU workers) and 2 ranks, against --where cuda.
 # Full outputs under $OUT/scaling/, the table (also $OUT/scaling/table.tsv) last.
-#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big]   (quick: the 32^4 dslash rows,
-#   big: the 64^4 ones;
+#   - GPU + CPU workers (--where any) against the GPU alone: M_pc and one BiCGstab solve
+#     (double with single-precision reliable updates) on 1, 2 and 4 blocks.
+#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het]   (quick: the 32^4 dslash
+#   rows, big: the 64^4 ones, het: the --where any rows and the one-source solves;
 #   a part appends to the table of an earlier part in the same $OUT)
 #   SCALING_TAG=-x: appended to every row's name (the same rows under another setting in one
 #   table, e.g. TQ_CHAIN=0 SCALING_TAG=-nochain).
@@ -62,6 +64,7 @@ dims="32 64"
 [ "$part" = quick ] && dims=32
 [ "$part" = big ] && dims=64
 [ "$part" = prop ] && dims=
+[ "$part" = het ] && dims=
 for L in $dims; do
     h=$((L / 2)); q=$((L / 4))
     for op in wilson clover; do
@@ -81,6 +84,20 @@ propagator prop-cuda-b2 1 $prop --where cuda --block 32 32 32 16
 propagator prop-cuda-b4 1 $prop --where cuda --block 32 32 16 16
 propagator prop-any-b1 1 $prop --where any
 propagator prop-cuda-2ranks 2 --dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 4 --where cuda --gridsize 1 1 1 2
+fi
+
+if [ "$part" = all ] || [ "$part" = het ]; then
+# the GPU alone and with 15 CPU workers: M_pc, then one solve (the propagator with one source)
+for op in wilson clover; do
+    dslash "$op-32-b1-cuda" 1 --dim 32 32 32 32 --dslash-type $op --test matpc --where cuda --niter 200 --recon 12 --prec single,half --ncpus 15
+    dslash "$op-32-b1-any" 1 --dim 32 32 32 32 --dslash-type $op --test matpc --where any --niter 200 --recon 12 --prec single,half --ncpus 15
+done
+one="--dim 32 32 32 32 --weak-field 0.2 --nsrc 1 --warmup --ncpus 15"
+for w in cuda any; do
+    propagator solve-$w-b1 1 $one --where $w
+    propagator solve-$w-b2 1 $one --where $w --block 32 32 32 16
+    propagator solve-$w-b4 1 $one --where $w --block 32 32 16 16
+done
 fi
 
 echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"
