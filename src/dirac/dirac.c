@@ -19,24 +19,8 @@ static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
  * their own, so their task graphs do not serialise on shared work data). */
 static tq_status dirac_alloc_work(tq_dirac *d)
 {
-    const tq_lattice *lat = d->lat;
-    d->nfaces = 0;
-    for (int mu = 0; mu < 4; mu++)
-        if (lat->nb[mu] > 1) d->nfaces += 2;
-    if (d->nfaces) {
-        d->faces = calloc((size_t)lat->nblocks * d->nfaces, sizeof *d->faces);
-        if (!d->faces) return TQ_ERR_NOMEM;
-        for (int b = 0; b < lat->nblocks; b++) {
-            int k = 0;
-            for (int mu = 0; mu < 4; mu++) {
-                if (!(lat->nb[mu] > 1)) continue;
-                tq_layout L = tq_layout_make((int)d->gauge->p.prec, 12, 1, tq_face_sites(lat->block, mu));
-                size_t site_bytes = (size_t)(tq_layout_bytes(&L) / L.stride);
-                for (int side = 0; side < 2; side++)
-                    starpu_vector_data_register(&d->faces[b * d->nfaces + k++], -1, 0, (uint32_t)L.stride, site_bytes);
-            }
-        }
-    }
+    /* half spinors (12 reals) in the operator's precision, one site deep */
+    if (tq_stencil_create(d->lat, 1, (int)d->gauge->p.prec, 12, &d->stencil) != TQ_SUCCESS) return TQ_ERR_NOMEM;
     for (int i = 0; i < 2; i++)
         if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) return TQ_ERR_NOMEM;
     return TQ_SUCCESS;
@@ -97,10 +81,7 @@ void tq_dirac_destroy(tq_dirac *d)
         tq_field_destroy(d->clover);
         tq_field_destroy(d->clover_inv);
     }
-    if (d->faces) {
-        for (int i = 0; i < d->lat->nblocks * d->nfaces; i++) starpu_data_unregister_submit(d->faces[i]);
-        free(d->faces);
-    }
+    tq_stencil_destroy(&d->stencil);
     tq_field_destroy(d->owned_gauge);
     tq_dirac_destroy(d->sloppy);
     free(d);
@@ -209,7 +190,7 @@ tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity)
 int tq_internal_dirac_can_fuse(const tq_dirac *d)
 {
     const tq_lattice *lat = d->lat;
-    return lat->nblocks == 1 && d->nfaces == 0;
+    return lat->nblocks == 1 && d->stencil.nfaces == 0;
 }
 
 int tq_internal_dirac_can_chain(const tq_dirac *d)

@@ -4,6 +4,7 @@
 #define TQ_DIRAC_IMPL_H
 
 #include "dirac/dirac_internal.h"
+#include "core/stencil.h"
 
 #include <starpu.h>
 
@@ -16,10 +17,8 @@ struct tq_dirac {
      * share it. tmp[q]: the intermediate of M_pc on parity q; pc[p]: M_pc in inside
      * M_pc^dag M_pc. */
     tq_field *tmp[2], *pc[2];
-    /* face handles, made once for the same reason: faces[b * nfaces + k], k = 2 per split
-     * direction (the block's lower face, then its upper face) */
-    int nfaces;
-    starpu_data_handle_t *faces;
+    /* the hopping term's faces (one site deep, half spinors), made once for the same reason */
+    tq_stencil stencil;
     /* clover operators: A and A^-1 on both parities (NULL for Wilson) */
     tq_field *clover, *clover_inv;
     /* a work copy (tq_internal_dirac_work) shares gauge and clover fields with its parent;

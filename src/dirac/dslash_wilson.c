@@ -8,17 +8,15 @@
 #include <string.h>
 
 /* The arguments every task of one hopping-term application shares (the fields' layouts,
- * block extents, split directions); returns the number of split directions. */
-static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *in, int dagger, double a,
+ * block extents, split directions). */
+static void hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *in, int dagger, double a,
                         const tq_field *x, const tq_field *K, tq_dslash_wilson_args *base)
 {
     const tq_lattice *lat = d->lat;
     memset(base, 0, sizeof *base);
-    int nsplit = 0;
     for (int mu = 0; mu < 4; mu++) {
         base->B[mu] = lat->block[mu];
-        base->split[mu] = lat->nb[mu] > 1;   /* global block grid: rank boundaries included */
-        nsplit += base->split[mu];
+        base->split[mu] = d->stencil.split[mu];
     }
     base->cb = lat->block_cb;
     base->dagger = dagger ? 1 : 0;
@@ -32,50 +30,110 @@ static int hopping_args(const tq_dirac *d, const tq_field *out, const tq_field *
     base->clover = K != NULL;
     base->L_clover = K ? K->layout : out->layout;
     for (int mu = 0; mu < 4; mu++)
-        base->L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_face_sites(base->B, mu));
-    return nsplit;
+        base->L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_stencil_face_sites(&d->stencil, mu));
 }
 
-/* Block b's coordinates in the block grid, and the boundary phases of its hops. */
-static void block_phases(const tq_dirac *d, int b, tq_dslash_wilson_args *ia, int bcoord[4])
+/* The boundary phases of block b's hops. */
+static void block_phases(const tq_dirac *d, int b, tq_dslash_wilson_args *ia)
 {
-    const tq_lattice *lat = d->lat;
-    tq_block_grid_coords(lat, b, bcoord);
     for (int mu = 0; mu < 4; mu++) {
-        int lo = bcoord[mu] == 0;
-        int hi = bcoord[mu] == lat->nb[mu] - 1;
-        ia->phase_lo[mu] = lo ? d->p.bc[mu] : 1.0;
-        ia->phase_hi[mu] = hi ? d->p.bc[mu] : 1.0;
+        ia->phase_lo[mu] = tq_stencil_at_boundary(&d->stencil, b, mu, 0) ? d->p.bc[mu] : 1.0;
+        ia->phase_hi[mu] = tq_stencil_at_boundary(&d->stencil, b, mu, 1) ? d->p.bc[mu] : 1.0;
     }
 }
 
-/* The block one step (step = -1 below, +1 above, periodic) from block b at bcoord in mu. */
-static int block_step(const tq_lattice *lat, int b, const int bcoord[4], int mu, int step)
+/* One application's operands, for the stencil layer's per-block calls. */
+typedef struct hop_ctx {
+    const tq_dirac *d;
+    tq_field *out;
+    const tq_field *in, *x, *K;
+    const tq_dirac_epilogue *e;
+    tq_dslash_wilson_args base;
+    int parity;
+} hop_ctx;
+
+static int hop_pack(void *ctx, int b, starpu_data_handle_t *faces)
 {
-    int stride = 1;
-    for (int nu = 0; nu < mu; nu++) stride *= lat->nb[nu];
-    return b + ((bcoord[mu] + lat->nb[mu] + step) % lat->nb[mu] - bcoord[mu]) * stride;
+    const hop_ctx *c = (const hop_ctx *)ctx;
+    tq_dslash_wilson_args pa = c->base;
+    pa.parity = 1 - c->parity;
+    const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
+    return tq_task_dslash_wilson_pack(&opt, &pa, tq_dirac_parity_handle(c->in, b, 1 - c->parity),
+                                      tq_field_handle(c->d->gauge, b, 1 - c->parity), faces, c->d->stencil.nfaces);
+}
+
+/* In place: the input and the links of the block below (its upper boundary's hops come
+ * from there), and the input of the block above. */
+static int hop_neighbours(void *ctx, int b, int mu, int below, int above, starpu_data_handle_t *out)
+{
+    (void)b; (void)mu;
+    const hop_ctx *c = (const hop_ctx *)ctx;
+    const int q = 1 - c->parity;
+    out[0] = tq_dirac_parity_handle(c->in, below, q);
+    out[1] = tq_field_handle(c->d->gauge, below, q);
+    out[2] = tq_dirac_parity_handle(c->in, above, q);
+    return 3;
+}
+
+/* The handles and arguments of block b's interior and exterior tasks. */
+typedef struct hop_block {
+    tq_dslash_wilson_args a;
+    starpu_data_handle_t ho, hx, hk, hw, hu;
+} hop_block;
+
+static hop_block block_operands(const hop_ctx *c, int b)
+{
+    hop_block h;
+    h.a = c->base;
+    h.a.parity = c->parity;
+    block_phases(c->d, b, &h.a);
+    h.ho = tq_dirac_parity_handle(c->out, b, c->parity);
+    h.hx = c->x ? (c->x == c->out ? h.ho : tq_dirac_parity_handle(c->x, b, c->parity)) : NULL;
+    h.a.x_separate = h.hx && h.hx != h.ho;
+    h.hk = c->K ? tq_field_handle(c->K, b, c->parity) : NULL;
+    h.hw = c->e && c->e->w ? tq_dirac_parity_handle(c->e->w, b, c->parity) : NULL;
+    h.hu = c->e && c->e->u ? tq_dirac_parity_handle(c->e->u, b, c->parity) : NULL;
+    h.a.epi.w_is_x = h.hw && h.hw == h.hx;
+    return h;
+}
+
+static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
+{
+    const hop_ctx *c = (const hop_ctx *)ctx;
+    hop_block h = block_operands(c, b);
+    const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
+    const int q = 1 - c->parity;
+    return tq_task_dslash_wilson_interior(&opt, &h.a, tq_dirac_parity_handle(c->in, b, q),
+                                          tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
+                                          h.ho, h.hx, h.hk, h.hw, h.hu, c->e ? c->e->scalars : NULL,
+                                          c->e ? c->e->snapshot : NULL, nbr, nnbr);
+}
+
+static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom)
+{
+    const hop_ctx *c = (const hop_ctx *)ctx;
+    hop_block h = block_operands(c, b);
+    const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
+    const int q = 1 - c->parity;
+    return tq_task_dslash_wilson_exterior(&opt, &h.a, tq_dirac_parity_handle(c->in, b, q),
+                                          tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
+                                          h.ho, h.hx, h.hk, from, nfrom);
 }
 
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
  * field of the operator: the interior and exterior kernels apply it to each site's hopping
- * sum before it leaves registers), on parity `parity`: per block a pack task (when the
- * lattice is split into blocks), an interior task and an exterior task; the operator's
- * face handles are what StarPU moves between the memories of the blocks' workers. */
+ * sum before it leaves registers), on parity `parity`, through the stencil layer
+ * (core/stencil.h): per block a pack task (when the lattice is split into blocks), an
+ * interior task and an exterior task; the operator's face handles are what StarPU moves
+ * between the memories of the blocks' workers. */
 tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                             int parity, int dagger, double a, const tq_field *x, const tq_field *K,
                             const tq_dirac_epilogue *e)
 {
     const tq_lattice *lat = d->lat;
-    const int q = 1 - parity;
-    tq_dslash_wilson_args base;
-    const int nsplit = hopping_args(d, out, in, dagger, a, x, K, &base);
-    if (e) base.epi = e->args;
-
-    const int nb = lat->nblocks, nf = 2 * nsplit;
-    starpu_data_handle_t *faces = d->faces;
-    tq_status st = TQ_SUCCESS;
-    int ret = 0;
+    hop_ctx c = {.d = d, .out = out, .in = in, .x = x, .K = K, .e = e, .parity = parity};
+    hopping_args(d, out, in, dagger, a, x, K, &c.base);
+    if (e) c.base.epi = e->args;
     /* Blocks of one worker on one rank: each block's one task reads its neighbours' sites in
      * place (the same bits as through faces); no pack and no exterior task, so several
      * blocks on one GPU cost few more kernels than one block (TQ_DIRECT_FACES=0: faces).
@@ -88,56 +146,11 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         forced = env && env[0] == '0';
         __atomic_store_n(&faces_forced, forced, __ATOMIC_RELAXED);
     }
-    base.direct = nf > 0 && in->p.prec != TQ_HALF && lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1 &&
-                  tq_internal_blocks_share_worker(lat) && !forced;
-    /* faces first: they gate the neighbours' exterior work */
-    for (int b = 0; b < nb && nf && !base.direct && !ret; b++) {
-        tq_dslash_wilson_args pa = base;
-        pa.parity = q;
-        const tq_task_options opt = tq_internal_block_options(lat, b);
-        ret = tq_task_dslash_wilson_pack(&opt, &pa, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, q),
-                                  faces + (size_t)b * nf, nf);
-    }
-    for (int b = 0; b < nb && !ret; b++) {
-        tq_dslash_wilson_args ia = base;
-        ia.parity = parity;
-        int bcoord[4];
-        block_phases(d, b, &ia, bcoord);
-        starpu_data_handle_t ho = tq_dirac_parity_handle(out, b, parity);
-        starpu_data_handle_t hx = x ? (x == out ? ho : tq_dirac_parity_handle(x, b, parity)) : NULL;
-        ia.x_separate = hx && hx != ho;
-        starpu_data_handle_t hk = K ? tq_field_handle(K, b, parity) : NULL;
-        starpu_data_handle_t hw = e && e->w ? tq_dirac_parity_handle(e->w, b, parity) : NULL;
-        starpu_data_handle_t hu = e && e->u ? tq_dirac_parity_handle(e->u, b, parity) : NULL;
-        ia.epi.w_is_x = hw && hw == hx;
-        const tq_task_options opt = tq_internal_block_options(lat, b);
-        starpu_data_handle_t nbr[12];
-        int nn = 0;
-        for (int mu = 0; mu < 4 && base.direct; mu++) {
-            if (!base.split[mu]) continue;
-            nbr[nn++] = tq_dirac_parity_handle(in, block_step(lat, b, bcoord, mu, -1), q);
-            nbr[nn++] = tq_field_handle(d->gauge, block_step(lat, b, bcoord, mu, -1), q);
-            nbr[nn++] = tq_dirac_parity_handle(in, block_step(lat, b, bcoord, mu, 1), q);
-        }
-        ret = tq_task_dslash_wilson_interior(&opt, &ia, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
-                                      tq_field_handle(d->gauge, b, q), ho, hx, hk, hw, hu, e ? e->scalars : NULL,
-                                      e ? e->snapshot : NULL, nbr, nn);
-        if (ret || !nf || base.direct) continue;
-        /* the faces this block reads: from the block below (its upper face) and from the
-         * block above (its lower face), per split direction */
-        starpu_data_handle_t from[8];
-        int k = 0, slot = 0;
-        for (int mu = 0; mu < 4; mu++) {
-            if (!base.split[mu]) continue;
-            from[k++] = faces[(size_t)block_step(lat, b, bcoord, mu, -1) * nf + slot + 1];
-            from[k++] = faces[(size_t)block_step(lat, b, bcoord, mu, 1) * nf + slot];
-            slot += 2;
-        }
-        ret = tq_task_dslash_wilson_exterior(&opt, &ia, tq_dirac_parity_handle(in, b, q), tq_field_handle(d->gauge, b, parity),
-                                      tq_field_handle(d->gauge, b, q), ho, hx, hk, from, nf);
-    }
-    if (ret) st = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
-    return st;
+    c.base.direct = d->stencil.nfaces > 0 && in->p.prec != TQ_HALF &&
+                    lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1 &&
+                    tq_internal_blocks_share_worker(lat) && !forced;
+    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
+    return tq_stencil_submit(&d->stencil, c.base.direct, &ops, &c, who);
 }
 
 static tq_status dslash_common(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
@@ -177,8 +190,7 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
     const int p = (int)parity, q = 1 - p;
     tq_dslash_wilson_args a;
     hopping_args(d, out, in, 0, 1.0, NULL, NULL, &a);
-    int bcoord[4];
-    block_phases(d, 0, &a, bcoord);
+    block_phases(d, 0, &a);
     a.parity = p;
     /* in, gauge of both parities, out: brought to the GPU and held there while the kernels run */
     starpu_data_handle_t h[4] = {tq_dirac_parity_handle(in, 0, q), tq_field_handle(d->gauge, 0, p),

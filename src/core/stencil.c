@@ -1,0 +1,92 @@
+/* The generic stencil layer (core/stencil.h): face buffers, block neighbours, and the order
+ * of one application's tasks. */
+#include "core/stencil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int reals, tq_stencil *st)
+{
+    memset(st, 0, sizeof *st);
+    st->lat = lat;
+    st->depth = depth;
+    for (int mu = 0; mu < 4; mu++) {
+        st->split[mu] = lat->nb[mu] > 1;   /* global block grid: rank boundaries included */
+        st->nsplit += st->split[mu];
+    }
+    st->nfaces = 2 * st->nsplit;
+    if (!st->nfaces) return TQ_SUCCESS;
+    st->faces = calloc((size_t)lat->nblocks * (size_t)st->nfaces, sizeof *st->faces);
+    if (!st->faces) return tq_error(TQ_ERR_NOMEM, "stencil: out of memory for %d blocks' faces", lat->nblocks);
+    for (int b = 0; b < lat->nblocks; b++) {
+        int k = 0;
+        for (int mu = 0; mu < 4; mu++) {
+            if (!st->split[mu]) continue;
+            const tq_layout L = tq_layout_make(prec, reals, 1, depth * tq_stencil_face_sites(st, mu));
+            const size_t site_bytes = (size_t)(tq_layout_bytes(&L) / L.stride);
+            for (int side = 0; side < 2; side++)
+                starpu_vector_data_register(&st->faces[b * st->nfaces + k++], -1, 0, (uint32_t)L.stride, site_bytes);
+        }
+    }
+    return TQ_SUCCESS;
+}
+
+void tq_stencil_destroy(tq_stencil *st)
+{
+    if (!st->faces) return;
+    for (int i = 0; i < st->lat->nblocks * st->nfaces; i++) starpu_data_unregister_submit(st->faces[i]);
+    free(st->faces);
+    st->faces = NULL;
+}
+
+int64_t tq_stencil_face_sites(const tq_stencil *st, int mu)
+{
+    const int *B = st->lat->block;
+    return (int64_t)B[0] * B[1] * B[2] * B[3] / B[mu] / 2;
+}
+
+int tq_stencil_neighbour(const tq_stencil *st, int b, int mu, int step)
+{
+    const tq_lattice *lat = st->lat;
+    int bc[4], stride = 1;
+    tq_block_grid_coords(lat, b, bc);
+    for (int nu = 0; nu < mu; nu++) stride *= lat->nb[nu];
+    return b + ((bc[mu] + lat->nb[mu] + step) % lat->nb[mu] - bc[mu]) * stride;
+}
+
+int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side)
+{
+    int bc[4];
+    tq_block_grid_coords(st->lat, b, bc);
+    return side ? bc[mu] == st->lat->nb[mu] - 1 : bc[mu] == 0;
+}
+
+tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_ops *ops, void *ctx, const char *who)
+{
+    const int nb = st->lat->nblocks, nf = st->nfaces;
+    int ret = 0;
+    /* faces first: they gate the neighbours' exterior work */
+    for (int b = 0; b < nb && nf && !direct && !ret; b++) ret = ops->pack(ctx, b, st->faces + (size_t)b * nf);
+    for (int b = 0; b < nb && !ret; b++) {
+        starpu_data_handle_t nbr[4 * TQ_STENCIL_MAX_NEIGHBOURS];
+        int nn = 0;
+        for (int mu = 0; mu < 4 && direct; mu++)
+            if (st->split[mu])
+                nn += ops->neighbours(ctx, b, mu, tq_stencil_neighbour(st, b, mu, -1), tq_stencil_neighbour(st, b, mu, 1),
+                                      nbr + nn);
+        ret = ops->interior(ctx, b, nbr, nn);
+        if (ret || !nf || direct) continue;
+        /* the faces this block reads: from the block below (its upper face) and from the
+         * block above (its lower face), per split direction */
+        starpu_data_handle_t from[8];
+        int k = 0, slot = 0;
+        for (int mu = 0; mu < 4; mu++) {
+            if (!st->split[mu]) continue;
+            from[k++] = st->faces[(size_t)tq_stencil_neighbour(st, b, mu, -1) * nf + slot + 1];
+            from[k++] = st->faces[(size_t)tq_stencil_neighbour(st, b, mu, 1) * nf + slot];
+            slot += 2;
+        }
+        ret = ops->exterior(ctx, b, from, nf);
+    }
+    return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
+}

@@ -1,0 +1,56 @@
+/* The generic stencil layer: what every nearest-neighbour operator on a lattice's blocks
+ * shares (the Wilson and clover hopping term now; the improved staggered operator, three
+ * sites deep, and the multigrid coarse operator later). A stencil holds, per block and per
+ * split direction (one the block grid cuts: rank boundaries included), a lower and an upper
+ * face buffer of `depth` layers of one parity's sites; it knows each block's neighbours,
+ * and it submits one application in the order faces need: every block's pack task first
+ * (they gate the neighbours), then per block its interior task and, reading the faces of
+ * the blocks next to it, its exterior task. An operator supplies the per-block insert calls
+ * (tq_stencil_ops); with `direct` the interior task reads the neighbour blocks' data in
+ * place (the operator names the handles) and there is no pack or exterior task. */
+#ifndef TQ_STENCIL_H
+#define TQ_STENCIL_H
+
+#include "core/field_internal.h"
+
+typedef struct tq_stencil {
+    const tq_lattice *lat;
+    int depth;                     /* layers of sites in a face */
+    int split[4];                  /* directions the block grid cuts */
+    int nsplit, nfaces;            /* nfaces = 2 nsplit per block */
+    starpu_data_handle_t *faces;   /* [b * nfaces + 2 k + side]: k-th split direction, side 0: the
+                                      block's lower face (read by the block below), 1: upper */
+} tq_stencil;
+
+/* Faces of `depth` layers of one parity's sites, each site `reals` reals stored in
+ * precision prec (bytes per real 8, 4 or 2; the face layout of kernels/field_layout.h). */
+tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int reals, tq_stencil *st);
+void tq_stencil_destroy(tq_stencil *st);   /* unregisters once pending tasks end */
+
+/* Sites of one parity in one layer of block b's face perpendicular to mu. */
+int64_t tq_stencil_face_sites(const tq_stencil *st, int mu);
+/* The block `step` (-1 below, +1 above, periodic) from block b in mu. */
+int tq_stencil_neighbour(const tq_stencil *st, int b, int mu, int step);
+/* Whether block b's lower (side 0) or upper (side 1) face in mu is the lattice's boundary
+ * (where the boundary condition's phase applies). */
+int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side);
+
+/* The per-block insert calls of one application (0 or a StarPU error). */
+typedef struct tq_stencil_ops {
+    /* block b's faces (nfaces handles, written) from its data */
+    int (*pack)(void *ctx, int b, starpu_data_handle_t *faces);
+    /* the in-place neighbours' handles for direction mu: below and above are the blocks
+     * next to b; returns how many it wrote to out (direct only) */
+    int (*neighbours)(void *ctx, int b, int mu, int below, int above, starpu_data_handle_t *out);
+    /* block b's interior (with direct: every site, nbr the neighbours' handles) */
+    int (*interior)(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr);
+    /* block b's exterior from the faces it reads (nfaces handles: per split direction the
+     * block below's upper face, then the block above's lower face) */
+    int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom);
+} tq_stencil_ops;
+#define TQ_STENCIL_MAX_NEIGHBOURS 16   /* in-place handles per direction and block, at most */
+
+/* Submits one application; who names the caller in the error. */
+tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_ops *ops, void *ctx, const char *who);
+
+#endif
