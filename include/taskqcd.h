@@ -241,6 +241,9 @@ typedef struct tq_gauge_file_info {
  * failure g->links is NULL. info may be NULL. */
 tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
                         tq_gauge_file_info *info);
+/* The file's format, lattice, precision and recorded checksums from its header (and its
+ * size checked against them); the data are neither read nor verified. */
+tq_status tq_gauge_read_info(const char *path, tq_gauge_format fmt, tq_gauge_file_info *info);
 /* Reads only this rank's part of a gauge file: the local sites of lat (tq_lattice_get_info:
  * local extents at coords * local), into g (local dimensions, the layout tq_gauge_field_import
  * takes). Collective: every rank reads its sites at their offsets in the file, the

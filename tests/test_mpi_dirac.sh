@@ -113,6 +113,21 @@ if [ $rc -eq 0 ]; then
             echo "test_mpi_dirac: FAIL: taskqcd ${cmd%% *} with a file only rank 0 can read (exit $rc)"; fail=1
         else echo "test_mpi_dirac: taskqcd ${cmd%% *} with a file only rank 0 can read: both ranks stop with the error (exit $rc)"; fi
     done
+    # a gauge file read by parts (each rank its sites): the same correlator as one rank's
+    for c in "1:" "2:--gridsize 1 1 1 2" "2:--gridsize 2 1 1 1"; do
+        np=${c%%:*} grid=${c#*:}
+        timeout 300 mpirun $extra -np "$np" "$tool" propagator --gauge "$tmp/g0" --nsrc 2 --block 2 4 4 4 --ncpus 1 \
+            --where cpu $grid > "$tmp/pg.log" 2>&1
+        rc=$?
+        name=pg-$np$(echo $grid | tr -d ' -')
+        grep -E '^ +[0-9]+  [0-9]' "$tmp/pg.log" > "$tmp/$name"
+        if [ $rc -ne 0 ] || [ ! -s "$tmp/$name" ]; then cat "$tmp/pg.log"; echo "test_mpi_dirac: FAIL: propagator --gauge on $np rank(s) $grid (exit $rc)"; fail=1
+        elif [ "$np" -gt 1 ] && ! grep -q "each rank reads its part" "$tmp/pg.log"; then echo "test_mpi_dirac: FAIL: $name did not read by parts"; fail=1
+        elif [ "$np" -gt 1 ]; then
+            if cmp -s "$tmp/pg-1" "$tmp/$name"; then echo "test_mpi_dirac: propagator --gauge read by parts ($name): the correlator of one rank"
+            else echo "test_mpi_dirac: FAIL: propagator --gauge read by parts ($name) differs from one rank"; fail=1; fi
+        fi
+    done
 else cat "$tmp/gen.log"; echo "test_mpi_dirac: FAIL: taskqcd generate (exit $rc)"; fail=1; fi
 
 # the generator across ranks (each holds whole time slices): the same configuration (the

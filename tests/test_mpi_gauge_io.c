@@ -1,7 +1,7 @@
 /* Reading a gauge file by parts (tq_gauge_read_local), run by test_mpi_dirac.sh under
  * mpirun -np 1, 2 and 4 with several rank grids: each rank reads only its sites of MILC,
  * SciDAC, ILDG and NERSC files (single and double precision) and must get exactly its part
- * of what the whole-file reader returns, with the checksums (NERSC: also the link trace and
+ * of what the whole-file reader returns (and tq_gauge_read_info the same description), with the checksums (NERSC: also the link trace and
  * plaquette) verified across the ranks. A byte changed in the last rank's part, and a file of
  * another lattice, give every rank the same error. Writing by parts (tq_gauge_write_local):
  * the file read back whole holds what the whole-lattice writer's does, with its checksums,
@@ -70,6 +70,9 @@ int main(int argc, char **argv)
         tq_gauge_file_info ref_info, info;
         CHECK_OK(tq_gauge_read(path, TQ_FORMAT_AUTO, &ref, &ref_info));
         CHECK_OK(tq_lattice_scatter_sites(lat, ref.links, part.links, 72));
+        tq_gauge_file_info head;
+        CHECK_OK(tq_gauge_read_info(path, TQ_FORMAT_AUTO, &head));
+        CHECK(!memcmp(&head, &ref_info, sizeof head), "%s: the header alone describes it otherwise", files[i].name);
         tq_status s = tq_gauge_read_local(path, TQ_FORMAT_AUTO, lat, &got, &info);
         CHECK(s == TQ_SUCCESS, "rank %d: reading its part of %s: %s", rank, files[i].name, tq_last_error());
         if (s == TQ_SUCCESS) {

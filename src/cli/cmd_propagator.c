@@ -82,6 +82,7 @@ typedef struct prop_opts {
     tq_cli_quenched q;       /* the generated configuration (without --gauge and --weak-field) */
     double weak;             /* > 0: --weak-field's epsilon */
     int generator_option;    /* an option of the generated configuration was given */
+    int by_parts;            /* under mpirun: each rank reads only its sites of --gauge */
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
@@ -238,7 +239,16 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
 static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_t desc_len, const char *me)
 {
     memset(hg, 0, sizeof *hg);
-    if (o->gauge_file) {
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    if (o->gauge_file && ri.mpi_size > 1) {
+        /* the lattice from the header now, each rank's sites once the lattice exists */
+        tq_gauge_file_info fi;
+        if (tq_gauge_read_info(o->gauge_file, TQ_FORMAT_AUTO, &fi)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+        memcpy(o->dims, fi.dims, sizeof o->dims);
+        o->by_parts = 1;
+        snprintf(desc, desc_len, "%s (each rank reads its part)", o->gauge_file);
+    } else if (o->gauge_file) {
         if (tq_gauge_read(o->gauge_file, TQ_FORMAT_AUTO, hg, NULL)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
         memcpy(o->dims, hg->dims, sizeof o->dims);
         tq_host_gauge_reunitarize(hg);
@@ -268,17 +278,24 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     const int64_t vol = r->li.local_volume;
     r->host = malloc((size_t)vol * 24 * sizeof *r->host);
     r->corr = calloc((size_t)o->dims[3], sizeof *r->corr);
-    /* several ranks: each imports its sites of the global field */
+    /* several ranks: each imports its sites of the global field, or reads them from the
+     * file (collective: every rank gets the same status) */
     tq_host_gauge lg = *hg;
     const int split = vol != r->li.global_volume;
-    if (split && (tq_host_gauge_alloc(&lg, r->li.local) || tq_lattice_scatter_sites(r->lat, hg->links, lg.links, 72))) {
+    if (o->by_parts) {
+        if (tq_gauge_read_local(o->gauge_file, TQ_FORMAT_AUTO, r->lat, &lg, NULL)) {
+            fprintf(stderr, "%s: %s\n", me, tq_last_error());
+            return 1;
+        }
+        tq_host_gauge_reunitarize(&lg);   /* single-precision files: SU(3) in double */
+    } else if (split && (tq_host_gauge_alloc(&lg, r->li.local) || tq_lattice_scatter_sites(r->lat, hg->links, lg.links, 72))) {
         fprintf(stderr, "%s: %s\n", me, tq_last_error());
         return 1;
     }
     r->t_setup = tq_cli_now();
     const int bad = !r->host || !r->corr || tq_field_create(r->lat, &gp, &r->gauge) || tq_gauge_field_import(r->gauge, &lg) ||
                     tq_dirac_create(r->gauge, &o->dp, &r->d);
-    if (split) tq_host_gauge_free(&lg);
+    if (split || o->by_parts) tq_host_gauge_free(&lg);
     if (bad) {
         fprintf(stderr, "%s: %s\n", me, r->host && r->corr ? tq_last_error() : "out of memory");
         return 1;
@@ -548,7 +565,7 @@ int tq_cmd_propagator(int argc, char **argv)
         return rc;
     }
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
-    if (!hg.links) {
+    if (!hg.links && !o.by_parts) {
         memcpy(o.q.dims, o.dims, sizeof o.q.dims);
         int made = tq_cli_quenched_gauge(&o.q, o.json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc);
         if (made) fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());

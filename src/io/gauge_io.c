@@ -373,6 +373,33 @@ tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
     return TQ_SUCCESS;
 }
 
+tq_status tq_gauge_read_info(const char *path, tq_gauge_format fmt, tq_gauge_file_info *info)
+{
+    if (!path || !info) return tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read_info: NULL argument");
+    if (fmt < TQ_FORMAT_AUTO || fmt > TQ_FORMAT_NERSC)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read_info: unknown format %d", (int)fmt);
+    FILE *f = fopen(path, "rb");
+    if (!f) return tq_error(TQ_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    tq_gauge_file_info local;
+    memset(&local, 0, sizeof local);
+    tq_host_gauge none = {{0}, NULL};
+    tq_status s = fmt == TQ_FORMAT_AUTO ? detect(f, path, &fmt) : TQ_SUCCESS;
+    if (s == TQ_SUCCESS) {
+        local.format = fmt;
+        const tq_io_box *h = &tq_io_header_only;
+        switch (fmt) {
+        case TQ_FORMAT_MILC: s = tq_milc_read(f, path, h, &none, &local, NULL); break;
+        case TQ_FORMAT_SCIDAC:
+        case TQ_FORMAT_ILDG: s = tq_lime_read(f, path, fmt, h, &none, &local, NULL); break;
+        case TQ_FORMAT_NERSC: s = tq_nersc_read(f, path, h, &none, &local, NULL); break;
+        default: s = tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read_info: unknown format"); break;
+        }
+    }
+    fclose(f);
+    if (s == TQ_SUCCESS) *info = local;
+    return s;
+}
+
 /* Keeps a box's own sites: g (box->ext) becomes box->own. */
 static tq_status shrink_to_own(tq_host_gauge *g, const tq_io_box *b, const char *path)
 {

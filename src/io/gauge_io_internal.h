@@ -114,6 +114,8 @@ typedef struct tq_io_partial {
     double want_trace, want_plaq;            /* NERSC: the header's (normalised) */
     double got_trace, got_plaq;              /* Re Tr sums: links, plaquettes */
 } tq_io_partial;
+/* Given as the box, a reader checks the header (and the file's size) and fills info only. */
+extern const tq_io_box tq_io_header_only;
 /* The whole lattice as a box. */
 tq_io_box tq_io_box_whole(const int dims[4]);
 /* With a box: the file's dims must be the box's lattice (TQ_ERR_MISMATCH naming both). */

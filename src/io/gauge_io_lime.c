@@ -326,6 +326,13 @@ tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, const tq_
                         (long long)(vol * (int64_t)site_bytes));
 
     TQ_CHECK(tq_io_check_box(box, dims, path));
+    info->format = fmt;
+    memcpy(info->dims, dims, sizeof info->dims);
+    info->file_precision = prec;
+    info->has_checksum = m.have_checksum;
+    info->checksum_a = m.have_checksum ? m.suma : 0;
+    info->checksum_b = m.have_checksum ? m.sumb : 0;
+    if (box == &tq_io_header_only) return TQ_SUCCESS;
     const tq_io_box whole = tq_io_box_whole(dims);
     const tq_io_box *b = box ? box : &whole;
     TQ_CHECK(tq_host_gauge_alloc(g, b->ext));
@@ -337,17 +344,8 @@ tq_status tq_lime_read(FILE *f, const char *path, tq_gauge_format fmt, const tq_
     } else if (s == TQ_SUCCESS && m.have_checksum && (r.sum.suma != m.suma || r.sum.sumb != m.sumb))
         s = tq_error(TQ_ERR_CHECKSUM, "'%s': SciDAC checksum mismatch: file says %x %x, data give %x %x",
                      path, m.suma, m.sumb, r.sum.suma, r.sum.sumb);
-    if (s != TQ_SUCCESS) {
-        tq_host_gauge_free(g);
-        return s;
-    }
-    info->format = fmt;
-    memcpy(info->dims, dims, sizeof info->dims);
-    info->file_precision = prec;
-    info->has_checksum = m.have_checksum;
-    info->checksum_a = m.have_checksum ? m.suma : 0;
-    info->checksum_b = m.have_checksum ? m.sumb : 0;
-    return TQ_SUCCESS;
+    if (s != TQ_SUCCESS) tq_host_gauge_free(g);
+    return s;
 }
 
 /* ---- writing ----------------------------------------------------------------------------- */

@@ -78,6 +78,13 @@ tq_status tq_milc_read(FILE *f, const char *path, const tq_io_box *box, tq_host_
         return tq_error(TQ_ERR_FORMAT, "'%s': %lld bytes, but the header's %dx%dx%dx%d lattice needs %lld (not a single-precision MILC v5 file?)",
                         path, (long long)fsize, dims[0], dims[1], dims[2], dims[3], (long long)expect);
 
+    info->format = TQ_FORMAT_MILC;
+    memcpy(info->dims, dims, sizeof info->dims);
+    info->file_precision = 4;
+    info->checksum_a = want.sum29;
+    info->checksum_b = want.sum31;
+    info->has_checksum = 1;
+    if (box == &tq_io_header_only) return TQ_SUCCESS;
     const tq_io_box whole = tq_io_box_whole(dims);
     const tq_io_box *b = box ? box : &whole;
     TQ_CHECK(tq_host_gauge_alloc(g, b->ext));
@@ -89,17 +96,8 @@ tq_status tq_milc_read(FILE *f, const char *path, const tq_io_box *box, tq_host_
     } else if (s == TQ_SUCCESS && (r.got.sum29 != want.sum29 || r.got.sum31 != want.sum31))
         s = tq_error(TQ_ERR_CHECKSUM, "'%s': MILC checksum mismatch: file says %x %x, data give %x %x",
                      path, want.sum29, want.sum31, r.got.sum29, r.got.sum31);
-    if (s != TQ_SUCCESS) {
-        tq_host_gauge_free(g);
-        return s;
-    }
-    info->format = TQ_FORMAT_MILC;
-    memcpy(info->dims, dims, sizeof info->dims);
-    info->file_precision = 4;
-    info->checksum_a = want.sum29;
-    info->checksum_b = want.sum31;
-    info->has_checksum = 1;
-    return TQ_SUCCESS;
+    if (s != TQ_SUCCESS) tq_host_gauge_free(g);
+    return s;
 }
 
 /* The header of a file of the given lattice and checksums (little-endian). */

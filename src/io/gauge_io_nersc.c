@@ -215,6 +215,12 @@ tq_status tq_nersc_read(FILE *f, const char *path, const tq_io_box *box, tq_host
                         path, (long long)(fsize - h.data_off), h.dims[0], h.dims[1], h.dims[2], h.dims[3],
                         (long long)expect);
 
+    info->format = TQ_FORMAT_NERSC;
+    memcpy(info->dims, h.dims, sizeof info->dims);
+    info->file_precision = h.prec;
+    info->nersc_checksum = h.checksum;
+    info->has_checksum = h.have_checksum;
+    if (box == &tq_io_header_only) return TQ_SUCCESS;
     const tq_io_box whole = tq_io_box_whole(h.dims);
     const tq_io_box *b = box ? box : &whole;
     TQ_CHECK(tq_host_gauge_alloc(g, b->ext));
@@ -247,16 +253,8 @@ tq_status tq_nersc_read(FILE *f, const char *path, const tq_io_box *box, tq_host
                              path, h.plaq, p.total);
         }
     }
-    if (s != TQ_SUCCESS) {
-        tq_host_gauge_free(g);
-        return s;
-    }
-    info->format = TQ_FORMAT_NERSC;
-    memcpy(info->dims, h.dims, sizeof info->dims);
-    info->file_precision = h.prec;
-    info->nersc_checksum = h.checksum;
-    info->has_checksum = h.have_checksum;
-    return TQ_SUCCESS;
+    if (s != TQ_SUCCESS) tq_host_gauge_free(g);
+    return s;
 }
 
 tq_status tq_nersc_write_rows(const char *path, const tq_host_gauge *g, int file_precision,
