@@ -2,6 +2,15 @@
 #include "config.h"
 #include "tq_codelets.h"
 
+#ifdef TQ_SIMGRID
+/* Never called: in StarPU's SimGrid mode the simulated CUDA workers only consult the
+ * performance models (codelets/tq_codelets.h, TQ_CUDA_IMPL). */
+void tq_simgrid_cuda_stub(void *buffers[], void *cl_arg)
+{
+    (void)buffers; (void)cl_arg;
+}
+#endif
+
 #include <stdio.h>
 #include <string.h>
 
@@ -102,10 +111,7 @@ struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
 struct starpu_codelet tq_cl_reduce_combine = {
     .cpu_funcs = {reduce_combine_cpu},
     .cpu_funcs_name = {"reduce_combine_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_reduce_combine_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_reduce_combine_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &combine_model,
     .name = "tq_reduce_combine",
@@ -117,10 +123,7 @@ static struct starpu_perfmodel scalar_combine_model = {
 struct starpu_codelet tq_cl_scalar_combine = {
     .cpu_funcs = {scalar_combine_cpu},
     .cpu_funcs_name = {"scalar_combine_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_scalar_combine_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_scalar_combine_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &scalar_combine_model,
     .name = "tq_scalar_combine",
@@ -141,9 +144,11 @@ void tq_codelets_init(void)
         memset(cl, 0, sizeof *cl);
         cl->cpu_funcs[0] = tq_blas_cpu;
         cl->cpu_funcs_name[0] = "tq_blas_cpu";
-#ifdef TQ_HAVE_CUDA
+#if defined(TQ_HAVE_CUDA)
         cl->cuda_funcs[0] = tq_blas_cuda;
         cl->cuda_flags[0] = STARPU_CUDA_ASYNC;
+#elif defined(TQ_SIMGRID)
+        cl->cuda_funcs[0] = tq_simgrid_cuda_stub;
 #endif
         int nop = tq_blas_noperands(op);
         unsigned rd = tq_blas_reads(op), wr = tq_blas_writes(op);

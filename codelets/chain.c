@@ -5,6 +5,7 @@
  * about 15 µs on an H200) is paid once per chain instead of once per entry. */
 #include "config.h"
 #include "chain.h"
+#include "tq_codelets.h"
 
 #include <string.h>
 
@@ -58,10 +59,7 @@ static struct starpu_perfmodel chain_model = {
 struct starpu_codelet tq_cl_chain = {
     .cpu_funcs = {chain_cpu},
     .cpu_funcs_name = {"chain_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {chain_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(chain_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &chain_model,
     .name = "tq_chain",

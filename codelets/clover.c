@@ -43,10 +43,7 @@ static struct starpu_perfmodel clover_model = {.type = STARPU_HISTORY_BASED, .sy
 struct starpu_codelet tq_cl_clover = {
     .cpu_funcs = {clover_cpu},
     .cpu_funcs_name = {"clover_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_clover_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_clover_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &clover_model,
     .name = "tq_clover",

@@ -26,10 +26,7 @@ static struct starpu_perfmodel clover_build_model = {.type = STARPU_HISTORY_BASE
 struct starpu_codelet tq_cl_clover_build = {
     .cpu_funcs = {clover_build_cpu},
     .cpu_funcs_name = {"clover_build_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_clover_build_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_clover_build_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &clover_build_model,
     .name = "tq_clover_build",

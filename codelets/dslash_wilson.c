@@ -148,10 +148,7 @@ static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .
 struct starpu_codelet tq_cl_dslash_wilson_pack = {
     .cpu_funcs = {dslash_wilson_pack_cpu},
     .cpu_funcs_name = {"dslash_wilson_pack_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_dslash_wilson_pack_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_dslash_wilson_pack_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &pack_model,
     .name = "tq_dslash_wilson_pack",
@@ -160,10 +157,7 @@ struct starpu_codelet tq_cl_dslash_wilson_pack = {
 struct starpu_codelet tq_cl_dslash_wilson_interior = {
     .cpu_funcs = {dslash_wilson_interior_cpu},
     .cpu_funcs_name = {"dslash_wilson_interior_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_dslash_wilson_interior_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_dslash_wilson_interior_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &interior_model,
     .name = "tq_dslash_wilson_interior",
@@ -172,10 +166,7 @@ struct starpu_codelet tq_cl_dslash_wilson_interior = {
 struct starpu_codelet tq_cl_dslash_wilson_exterior = {
     .cpu_funcs = {dslash_wilson_exterior_cpu},
     .cpu_funcs_name = {"dslash_wilson_exterior_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_dslash_wilson_exterior_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_dslash_wilson_exterior_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &exterior_model,
     .name = "tq_dslash_wilson_exterior",

@@ -75,10 +75,7 @@ static struct starpu_perfmodel gauge_reunitarize_model = {.type = STARPU_HISTORY
 struct starpu_codelet tq_cl_gauge_measure = {
     .cpu_funcs = {gauge_measure_cpu},
     .cpu_funcs_name = {"gauge_measure_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_gauge_measure_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_gauge_measure_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &gauge_measure_model,
     .name = "tq_gauge_measure",
@@ -87,10 +84,7 @@ struct starpu_codelet tq_cl_gauge_measure = {
 struct starpu_codelet tq_cl_gauge_line_mul = {
     .cpu_funcs = {gauge_line_mul_cpu},
     .cpu_funcs_name = {"gauge_line_mul_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_gauge_line_mul_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_gauge_line_mul_cuda)
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_RW},
     .model = &gauge_line_mul_model,
@@ -100,10 +94,7 @@ struct starpu_codelet tq_cl_gauge_line_mul = {
 struct starpu_codelet tq_cl_gauge_line_trace = {
     .cpu_funcs = {gauge_line_trace_cpu},
     .cpu_funcs_name = {"gauge_line_trace_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_gauge_line_trace_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_gauge_line_trace_cuda)
     .nbuffers = 2,
     .modes = {STARPU_R, STARPU_W},
     .model = &gauge_line_trace_model,
@@ -113,10 +104,7 @@ struct starpu_codelet tq_cl_gauge_line_trace = {
 struct starpu_codelet tq_cl_gauge_reunitarize = {
     .cpu_funcs = {gauge_reunitarize_cpu},
     .cpu_funcs_name = {"gauge_reunitarize_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_gauge_reunitarize_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_gauge_reunitarize_cuda)
     .nbuffers = 1,
     .modes = {STARPU_RW},
     .model = &gauge_reunitarize_model,

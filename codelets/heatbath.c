@@ -50,10 +50,7 @@ static struct starpu_perfmodel face_pack_model = {.type = STARPU_HISTORY_BASED, 
 struct starpu_codelet tq_cl_gauge_face_pack = {
     .cpu_funcs = {face_pack_cpu},
     .cpu_funcs_name = {"face_pack_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_gauge_face_pack_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_gauge_face_pack_cuda)
     .nbuffers = 3,
     .modes = {STARPU_R, STARPU_W, STARPU_W},
     .model = &face_pack_model,
@@ -76,10 +73,7 @@ static struct starpu_perfmodel heatbath_model = {.type = STARPU_HISTORY_BASED, .
 struct starpu_codelet tq_cl_heatbath = {
     .cpu_funcs = {heatbath_cpu},
     .cpu_funcs_name = {"heatbath_cpu"},
-#ifdef TQ_HAVE_CUDA
-    .cuda_funcs = {tq_heatbath_cuda},
-    .cuda_flags = {STARPU_CUDA_ASYNC},
-#endif
+    TQ_CUDA_IMPL(tq_heatbath_cuda)
     .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &heatbath_model,
     .name = "tq_heatbath",

@@ -19,6 +19,19 @@ extern "C" {
 /* BLAS-1 / reduction codelets, one per operation (own name and perf model). Buffers: the
  * op's operands, then for reductions the partial-sum vector (TQ_BLAS_MAX_RESULTS doubles,
  * W) and a per-worker scratch vector (SCRATCH) used by the CUDA reduction. */
+/* A codelet's CUDA implementation, in its initializer: the kernels' host function where CUDA
+ * is built; under StarPU's SimGrid mode (configure --with-simgrid) a stand-in that is never
+ * called (simulated workers only consult the performance models), so that the simulated
+ * GPUs take the task; nothing in a CPU-only build. */
+#if defined(TQ_HAVE_CUDA)
+#define TQ_CUDA_IMPL(f) .cuda_funcs = {f}, .cuda_flags = {STARPU_CUDA_ASYNC},
+#elif defined(TQ_SIMGRID)
+void tq_simgrid_cuda_stub(void *buffers[], void *cl_arg);
+#define TQ_CUDA_IMPL(f) .cuda_funcs = {tq_simgrid_cuda_stub},
+#else
+#define TQ_CUDA_IMPL(f)
+#endif
+
 extern struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
 /* The same codelets with the solver scalars as a last read-only buffer (a->use_scalars). */
 extern struct starpu_codelet tq_cl_blas_scalars[TQ_NUM_BLAS_OPS];
