@@ -93,6 +93,9 @@ tq_status tq_wait_all(void);
  * rank that failed, with that rank's message (tq_last_error, prefixed "rank N: "). So one
  * rank's failure stops all of them instead of leaving the others waiting in the next
  * collective step. Without MPI (or on one rank) it returns local unchanged. */
+/* Seconds on a monotonic clock (differences only); in a build on StarPU's SimGrid mode
+ * (configure --with-simgrid) the simulated machine's time once tq_init has run. */
+double tq_wall_time(void);
 tq_status tq_status_agree(tq_status local);
 /* v[0..n-1] summed over all ranks, in place, on every rank (unchanged on one rank): for
  * sums an application forms from its ranks' exported sites (a correlator's time slices). */

@@ -41,9 +41,7 @@ int tq_cli_parse_positive(const char *s, int *out)
 
 double tq_cli_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+    return tq_wall_time();   /* the simulated time under SimGrid */
 }
 
 void tq_cli_sched_for_placement(tq_init_params *ip, const char *where)

@@ -1,6 +1,10 @@
 /* taskqcd: the command-line tool (in the spirit of QUDA's test drivers). */
+#include "config.h"
 #include "cli.h"
 #include "taskqcd.h"
+#ifdef TQ_SIMGRID
+#include <starpu.h>   /* SimGrid mode renames main: its file must see StarPU's header */
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
