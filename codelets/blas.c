@@ -2,6 +2,15 @@
 #include "config.h"
 #include "tq_codelets.h"
 
+uint32_t tq_footprint_bytes(struct starpu_task *task)
+{
+    uint32_t crc = 0;
+    const unsigned n = STARPU_TASK_GET_NBUFFERS(task);
+    for (unsigned i = 0; i < n; i++)
+        crc = starpu_hash_crc32c_be_n(&(uint64_t){starpu_data_get_size(STARPU_TASK_GET_HANDLE(task, i))}, sizeof(uint64_t), crc);
+    return crc;
+}
+
 #ifdef TQ_SIMGRID
 /* Never called: in StarPU's SimGrid mode the simulated CUDA workers only consult the
  * performance models (codelets/tq_codelets.h, TQ_CUDA_IMPL). */
@@ -103,7 +112,7 @@ static void scalar_combine_cpu(void *buffers[], void *cl_arg)
 static struct starpu_perfmodel blas_models[TQ_NUM_BLAS_OPS];
 static char blas_model_symbols[TQ_NUM_BLAS_OPS][48];
 static struct starpu_perfmodel combine_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "tq_reduce_combine_v2",
+    .type = STARPU_HISTORY_BASED, .symbol = "tq_reduce_combine_v2", .footprint = tq_footprint_bytes,
 };
 
 struct starpu_codelet tq_cl_blas[TQ_NUM_BLAS_OPS];
@@ -118,7 +127,7 @@ struct starpu_codelet tq_cl_reduce_combine = {
 };
 
 static struct starpu_perfmodel scalar_combine_model = {
-    .type = STARPU_HISTORY_BASED, .symbol = "tq_scalar_combine_v2",
+    .type = STARPU_HISTORY_BASED, .symbol = "tq_scalar_combine_v2", .footprint = tq_footprint_bytes,
 };
 struct starpu_codelet tq_cl_scalar_combine = {
     .cpu_funcs = {scalar_combine_cpu},
@@ -138,6 +147,7 @@ void tq_codelets_init(void)
         memset(m, 0, sizeof *m);
         snprintf(blas_model_symbols[op], sizeof blas_model_symbols[op], "%s_v2", op_names[op]);
         m->type = STARPU_HISTORY_BASED;
+        m->footprint = tq_footprint_bytes;
         m->symbol = blas_model_symbols[op];
 
         struct starpu_codelet *cl = &tq_cl_blas[op];

@@ -47,7 +47,7 @@ static uint32_t chain_footprint(struct starpu_task *task)
 {
     const tq_chain_head *h = (const tq_chain_head *)task->cl_arg;
     const tq_chain_op *op = chain_ops(task->cl_arg);
-    uint32_t crc = starpu_task_data_footprint(task);
+    uint32_t crc = tq_footprint_bytes(task);
     for (int i = 0; i < h->nops; i++) crc = starpu_hash_crc32c_string(op[i].cl->name ? op[i].cl->name : "?", crc);
     return crc;
 }

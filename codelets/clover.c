@@ -38,7 +38,7 @@ static void clover_cpu(void *buffers[], void *cl_arg)
     }
 }
 
-static struct starpu_perfmodel clover_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_clover_v1"};
+static struct starpu_perfmodel clover_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_clover_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_clover = {
     .cpu_funcs = {clover_cpu},

@@ -21,7 +21,7 @@ static void clover_build_cpu(void *buffers[], void *cl_arg)
     }
 }
 
-static struct starpu_perfmodel clover_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_clover_build_v1"};
+static struct starpu_perfmodel clover_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_clover_build_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_clover_build = {
     .cpu_funcs = {clover_build_cpu},

@@ -141,9 +141,9 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
 #undef EXTERIOR
 }
 
-static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_pack_v1"};
-static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_interior_v1"};
-static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_exterior_v1"};
+static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_pack_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_interior_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_dslash_wilson_exterior_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_dslash_wilson_pack = {
     .cpu_funcs = {dslash_wilson_pack_cpu},

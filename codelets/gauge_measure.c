@@ -67,10 +67,10 @@ static void gauge_reunitarize_cpu(void *buffers[], void *cl_arg)
     for (int64_t l = 0; l < n; l++) tq_su3_reunitarize(u + 18 * l);
 }
 
-static struct starpu_perfmodel gauge_measure_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_measure_v1"};
-static struct starpu_perfmodel gauge_line_mul_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_mul_v1"};
-static struct starpu_perfmodel gauge_line_trace_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_trace_v1"};
-static struct starpu_perfmodel gauge_reunitarize_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_reunitarize_v1"};
+static struct starpu_perfmodel gauge_measure_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_measure_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel gauge_line_mul_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_mul_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel gauge_line_trace_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_trace_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel gauge_reunitarize_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_reunitarize_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_gauge_measure = {
     .cpu_funcs = {gauge_measure_cpu},

@@ -45,7 +45,7 @@ static void face_pack_cpu(void *buffers[], void *cl_arg)
     memcpy((void *)STARPU_VECTOR_GET_PTR(buffers[2]), slab + (size_t)a->slab_len * 18 - n, n * sizeof(double));
 }
 
-static struct starpu_perfmodel face_pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_face_pack_v1"};
+static struct starpu_perfmodel face_pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_face_pack_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_gauge_face_pack = {
     .cpu_funcs = {face_pack_cpu},
@@ -68,7 +68,7 @@ static void heatbath_cpu(void *buffers[], void *cl_arg)
     *refused += n;
 }
 
-static struct starpu_perfmodel heatbath_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_heatbath_v2"};
+static struct starpu_perfmodel heatbath_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_heatbath_v2", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_heatbath = {
     .cpu_funcs = {heatbath_cpu},

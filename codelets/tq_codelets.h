@@ -19,6 +19,12 @@ extern "C" {
 /* BLAS-1 / reduction codelets, one per operation (own name and perf model). Buffers: the
  * op's operands, then for reductions the partial-sum vector (TQ_BLAS_MAX_RESULTS doubles,
  * W) and a per-worker scratch vector (SCRATCH) used by the CUDA reduction. */
+/* Every history model's footprint: the task's buffers' sizes in bytes. StarPU's own keys a
+ * vector by its element count, so single- and half-precision tasks on the same sites shared
+ * one entry (a mean of two different times: dmda's predictions and SimGrid's simulated
+ * times were off for both). */
+uint32_t tq_footprint_bytes(struct starpu_task *task);
+
 /* A codelet's CUDA implementation, in its initializer: the kernels' host function where CUDA
  * is built; under StarPU's SimGrid mode (configure --with-simgrid) a stand-in that is never
  * called (simulated workers only consult the performance models), so that the simulated
