@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool, carrying build and .deps/starpu): calibrates StarPU's
 # performance models and bus under a fixed host name (STARPU_HOSTNAME=tq-h100) in a fresh
-# STARPU_HOME, with the task sizes the simulated runs will ask for (Wilson M_pc, single and
-# half, recon 12: 32^4 on 1, 2, 4 blocks and 64^4 on 1, 2 blocks, i.e. a 64^4 lattice's blocks
-# on 1 and 2 GPUs), and packs the sampling directory into $OUT/simgrid-sampling.tgz for
-# scripts/simgrid-expand-gpus and a --with-simgrid build (doc/performance.md).
-#   Usage: bash bench/simgrid-calibrate.sh
+# STARPU_HOME, with the task sizes the simulated runs will ask for, and packs the sampling
+# directory into $OUT/simgrid-sampling.tgz for scripts/simgrid-expand-gpus and a
+# --with-simgrid build (doc/performance.md, "Simulated GPUs"):
+#   - Wilson M_pc, single and half, recon 12: 32^4 on 1, 2, 4 blocks, 64^4 on 1, 2, 4 blocks
+#     (a lattice's blocks on 1, 2 and 4 GPUs);
+#   - the 48^4 solve (the propagator's clover BiCGstab, double with single sloppy and
+#     reliable updates, one source) on 1, 2, 4 blocks.
+# Faces and no chains (TQ_CHAIN=0 TQ_DIRECT_FACES=0): on several GPUs blocks have different
+# owners, so neither chains nor in-place neighbours apply there. The solve is also run as
+# one GPU runs it by default (chains, one block): the measured reference of the predictions.
+#   Usage: bash bench/simgrid-calibrate.sh [dslash|solve|all]   (default all)
 set -u
 source "$(dirname "$0")/device-env.sh"
+part=${1:-all}
 export STARPU_HOSTNAME=tq-h100 STARPU_HOME=$out/simhome STARPU_CALIBRATE=1
 rm -rf "$STARPU_HOME"; mkdir -p "$STARPU_HOME"
 tool=$top/build/.libs/taskqcd
+if [ "$part" != solve ]; then
 common="--test matpc --where cuda --niter 60 --recon 12 --prec single,half --ncpus 4 --dslash-type wilson"
-for c in "32:32 32 32 32" "32:32 32 32 16" "32:32 32 16 16" "64:64 64 64 64" "64:64 64 64 32"; do
+for c in "32:32 32 32 32" "32:32 32 32 16" "32:32 32 16 16" "64:64 64 64 64" "64:64 64 64 32" "64:64 64 32 32"; do
     L=${c%%:*} blk=${c#*:}
-    timeout 300 "$tool" dslash --dim $L $L $L $L --block $blk $common > "$out/cal-$L-$(echo $blk | tr ' ' x).txt" 2>&1
+    TQ_CHAIN=0 TQ_DIRECT_FACES=0 timeout 300 "$tool" dslash --dim $L $L $L $L --block $blk $common > "$out/cal-$L-$(echo $blk | tr ' ' x).txt" 2>&1
     echo "$L^4 blocks $blk: exit $? $(grep -h 'ms per' "$out/cal-$L-$(echo $blk | tr ' ' x).txt" | awk '{print $2}' | tr '\n' ' ')"
 done
+fi
+if [ "$part" != dslash ]; then
+solve="--dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4"
+for blk in "48 48 48 48" "48 48 48 24" "48 48 24 24"; do
+    f=$out/cal-solve48-$(echo $blk | tr ' ' x).txt
+    TQ_CHAIN=0 TQ_DIRECT_FACES=0 timeout 300 "$tool" propagator $solve --block $blk --warmup > "$f" 2>&1
+    echo "48^4 solve blocks $blk (faces, no chains): exit $? $(grep -E 'solve +0 ' "$f" | tail -n1)"
+done
+f=$out/ref-solve48.txt
+timeout 300 "$tool" propagator $solve --warmup > "$f" 2>&1
+echo "48^4 solve, 1 block, as run by default (reference): exit $? $(grep -E 'solve +0 ' "$f" | tail -n1)"
+fi
 tar czf "$out/simgrid-sampling.tgz" -C "$STARPU_HOME/.starpu" sampling
 ls -la "$out/simgrid-sampling.tgz"
-tar tzf "$out/simgrid-sampling.tgz" | head -40

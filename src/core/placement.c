@@ -9,13 +9,15 @@
 
 #include <starpu.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static tq_where placement = TQ_WHERE_ANY;
 
 /* The workers blocks may be given to, found once per runtime (tq_init resets them). */
 enum { MAX_OWNERS = 64 };
 static struct {
-    int known, ncuda, ncpu, pin_cpu;
+    int known, ncuda, ncpu, pin_cpu, off;
     int cuda[MAX_OWNERS], cpu[MAX_OWNERS];
 } owners;
 
@@ -32,6 +34,10 @@ static void find_owners(void)
     if (owners.known) return;
     owners.ncuda = (int)starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, owners.cuda, MAX_OWNERS);
     owners.ncpu = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, owners.cpu, MAX_OWNERS);
+    /* TQ_OWNERS=0 leaves blocks to the scheduler, as before owner computes: only for
+     * experiments (the simulated stalls in doc/design.md); results stay bitwise the same */
+    const char *env = getenv("TQ_OWNERS");
+    owners.off = env && !strcmp(env, "0");
     owners.known = 1;
 }
 
@@ -44,6 +50,7 @@ static int block_owner(int b)
 {
     if (!tq_is_initialized()) return -1;
     find_owners();
+    if (owners.off) return -1;
     const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
     const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
     if (gpus && (owners.ncuda > 1 || cpus_too)) return owners.cuda[b % owners.ncuda];

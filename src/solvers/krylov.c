@@ -307,12 +307,25 @@ static void progress(const tq_krylov *k, const char *what)
                 k->out.iterations, k->out.residual, what, tq_internal_now() - k->t0);
 }
 
+/* Reads snapshot i into k->s. In StarPU's SimGrid mode tasks take simulated time but
+ * compute nothing, so the host reads steady scalars instead: nothing breaks down or
+ * converges, and a simulated solve runs its maxiter iterations (bench/simgrid-predict.sh). */
+static tq_status read_snapshot(tq_krylov *k, int i)
+{
+    tq_status st = tq_scalars_read_snapshot(k->sc, i, k->s);
+#ifdef TQ_SIMGRID
+    for (int j = 0; j < TQ_NSCALARS; j++) k->s[j] = 1.0;
+    k->s[SLOT_STOP2] = 0.0;
+#endif
+    return st;
+}
+
 /* Reads the oldest queued iteration's snapshot and evaluates it: the method's breakdown
  * tests, the iterated |r|^2 into k->rr, progress. */
 static tq_status consume(tq_krylov *k)
 {
     const int i = (int)(k->consumed % TQ_KRYLOV_QUEUE);
-    tq_status st = tq_scalars_read_snapshot(k->sc, i, k->s);
+    tq_status st = read_snapshot(k, i);
     k->consumed++;
     k->out.blas_flops += k->queued_flops[i];
     const int it = ++k->out.iterations;
@@ -365,7 +378,7 @@ static tq_status start_result(tq_krylov *k)
 static tq_status restart_result(tq_krylov *k)
 {
     k->restart_pending = 0;
-    TQ_CHECK(tq_scalars_read_snapshot(k->sc, SNAP_RESTART, k->s));
+    TQ_CHECK(read_snapshot(k, SNAP_RESTART));
     k->rr = k->rmax = k->s[SLOT_RR];
     if (!k->started) return start_result(k);
     if (!isfinite(k->rr))
