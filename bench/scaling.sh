@@ -24,7 +24,7 @@ tool=$top/build/.libs/taskqcd
 part=${1:-all}
 # --bind-to none: mpirun binds each of two ranks to one core by default; the library gives
 # each rank its share of the node (src/core/context.c)
-mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT${TQ_CHAIN:+ -x TQ_CHAIN}${CUDA_MPS_PIPE_DIRECTORY:+ -x CUDA_MPS_PIPE_DIRECTORY}"
+mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT${TQ_CHAIN:+ -x TQ_CHAIN}${STARPU_MINIMUM_CLEAN_BUFFERS:+ -x STARPU_MINIMUM_CLEAN_BUFFERS -x STARPU_TARGET_CLEAN_BUFFERS}${CUDA_MPS_PIPE_DIRECTORY:+ -x CUDA_MPS_PIPE_DIRECTORY}"
 nvidia-smi --query-gpu=name --format=csv,noheader > "$res/gpu.txt" 2>&1
 echo "GPU: $(head -n1 "$res/gpu.txt"), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?')"
 table=$res/table.tsv

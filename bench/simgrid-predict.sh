@@ -6,10 +6,15 @@
 #   scripts/install-deps-simgrid && mkdir build-simgrid && cd build-simgrid &&
 #   ../configure --with-simgrid --disable-shared --enable-static && make taskqcd
 # Faces and no chains (TQ_DIRECT_FACES=0 TQ_CHAIN=0), as calibrated. Times are StarPU's
-# simulated clock. Usage: bash bench/simgrid-predict.sh [BUILD_DIR]   (default build-simgrid)
+# simulated clock. Parts: dslash (Wilson M_pc, 32^4 and 64^4), solve (the 48^4 clover
+# BiCGstab solve, 71 iterations as measured: a simulated solve runs --maxiter iterations),
+# stalls (64^4 M_pc on 2 GPUs with TQ_OWNERS=0, i.e. blocks left to the scheduler as before
+# owner computes, under lws, eager and dmda), all (default; about 15 minutes on 2 cores).
+# Usage: bash bench/simgrid-predict.sh [dslash|solve|stalls|all] [BUILD_DIR]   (default build-simgrid)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-tool=${1:-$top/build-simgrid}/taskqcd
+part=${1:-all}
+tool=${2:-$top/build-simgrid}/taskqcd
 [ -x "$tool" ] || { echo "simgrid-predict: $tool not built (see the header)"; exit 1; }
 export STARPU_PERF_MODEL_DIR=$top/bench/simgrid/sampling STARPU_HOME=${TMPDIR:-/tmp}/taskqcd-simgrid-home
 export TQ_CHAIN=0 TQ_DIRECT_FACES=0 STARPU_SILENT=1
@@ -19,11 +24,34 @@ for h in tq-2h100 tq-4h100; do
     [ -f "$STARPU_PERF_MODEL_DIR/bus/$h.platform.v4.xml" ] ||
         python3 "$top/scripts/simgrid-expand-gpus" "$STARPU_PERF_MODEL_DIR" tq-h100 "$h" "$n" --peer-gbps 450 --dup-models
 done
+matpc() {   # HOST L BLOCK [taskqcd dslash options]: simulated ms per M_pc, single and half
+    local h=$1 L=$2 blk=$3; shift 3
+    STARPU_HOSTNAME=$h timeout 600 "$tool" dslash --dim $L $L $L $L --block $blk --test matpc --where cuda --niter 50 \
+        --recon 12 --prec single,half --ncpus 4 "$@" 2>/dev/null | sed -n 's/.*time \([0-9.]*\) ms per.*/\1/p' | tr '\n' ' '
+}
+if [ "$part" = all ] || [ "$part" = dslash ]; then
 printf '%-10s %-6s %-14s %s\n' machine L blocks "simulated ms per M_pc (single, half)"
-for c in "tq-h100:32:32 32 32 32" "tq-h100:32:32 32 32 16" "tq-2h100:32:32 32 32 16" "tq-4h100:32:32 32 16 16" \
-         "tq-h100:64:64 64 64 64" "tq-2h100:64:64 64 64 32"; do
+for c in "tq-h100:32:32 32 32 32" "tq-h100:32:32 32 32 16" "tq-2h100:32:32 32 32 16" "tq-h100:32:32 32 16 16" "tq-4h100:32:32 32 16 16" \
+         "tq-h100:64:64 64 64 64" "tq-h100:64:64 64 64 32" "tq-2h100:64:64 64 64 32" "tq-h100:64:64 64 32 32" "tq-4h100:64:64 64 32 32"; do
     IFS=: read -r h L blk <<< "$c"
-    t=$(STARPU_HOSTNAME=$h timeout 300 "$tool" dslash --dim $L $L $L $L --block $blk --test matpc --where cuda --niter 50 \
-        --recon 12 --prec single,half --ncpus 4 2>/dev/null | sed -n 's/.*time \([0-9.]*\) ms per.*/\1/p' | tr '\n' ' ')
-    printf '%-10s %-6s %-14s %s\n' "$h" "$L^4" "$(echo $blk | tr ' ' x)" "$t"
+    printf '%-10s %-6s %-14s %s\n' "$h" "$L^4" "$(echo $blk | tr ' ' x)" "$(matpc $h $L "$blk")"
 done
+fi
+if [ "$part" = all ] || [ "$part" = solve ]; then
+printf '%-10s %-14s %s\n' machine blocks "simulated 48^4 solve, 71 iterations: s of the iterations"
+for c in "tq-h100:48 48 48 48" "tq-h100:48 48 48 24" "tq-2h100:48 48 48 24" "tq-h100:48 48 24 24" "tq-4h100:48 48 24 24"; do
+    IFS=: read -r h blk <<< "$c"
+    t=$(STARPU_HOSTNAME=$h timeout 600 "$tool" propagator --dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4 \
+        --maxiter 71 --block $blk 2>/dev/null | sed -n 's/.*solve  0 .*iterations \([0-9.]*\) s,.*/\1/p')
+    printf '%-10s %-14s %s\n' "$h" "$(echo $blk | tr ' ' x)" "$t"
+done
+fi
+if [ "$part" = all ] || [ "$part" = stalls ]; then
+printf '%-10s %-14s %-8s %s\n' machine blocks sched "64^4 ms per M_pc (single, half): owners, TQ_OWNERS=0"
+for s in lws eager dmda; do
+    for blk in "64 64 64 32" "64 64 32 32"; do
+        printf '%-10s %-14s %-8s %s| %s\n' tq-2h100 "$(echo $blk | tr ' ' x)" $s "$(matpc tq-2h100 64 "$blk" --sched $s)" \
+            "$(TQ_OWNERS=0 matpc tq-2h100 64 "$blk" --sched $s)"
+    done
+done
+fi
