@@ -237,9 +237,8 @@ extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
     /* a solver's guarded application: the kernel reads the guard and does nothing when shut */
     const double *go = a->epi.guard > 0 ? (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_guard(a)]) + a->epi.guard - 1
                                         : NULL;
-    /* direct exists for double and single (src/dirac/dslash_wilson.c) */
 #define LAUNCH_D(P, R, D, C, DI) dslash_wilson_interior_kernel<P, R, D, C, DI><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go)
-#define LAUNCH_K(P, R, D, C) do { if (P != 2 && a->direct) LAUNCH_D(P, R, D, C, (P != 2)); else LAUNCH_D(P, R, D, C, 0); } while (0)
+#define LAUNCH_K(P, R, D, C) do { if (a->direct) LAUNCH_D(P, R, D, C, 1); else LAUNCH_D(P, R, D, C, 0); } while (0)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH_D

@@ -242,6 +242,32 @@ TQ_HD void TQ_RF(tq_bicgstab_t_products)(const TQ_R *acc, const void *wb, const 
  * face in registers); single and double keep the bits. */
 TQ_HD void TQ_RF(tq_face_round)(const tq_layout *Lf, const TQ_R *v, TQ_R *out)
 {
+#ifdef __CUDA_ARCH__
+    if (Lf->prec == 2) {
+        /* in registers: the norm, the 16-bit integers and the scale exactly as the GPU's
+         * tq_store_site and tq_load_site make them (a site buffer cost the in-place half
+         * kernel 128 bytes of stack); q + K - K with K = 1.5 * 2^23 + 2^15 is the integer
+         * the store keeps in the low bits of q + K, and the load gets back */
+        TQ_R inv = 1, hs = (TQ_R)1.0 / (TQ_R)TQ_HALF_SCALE;
+        if (Lf->has_norm) {
+            TQ_R m = 0;
+            TQ_UNROLL
+            for (int k = 0; k < 12; k++) {
+                const TQ_R a = v[k] < 0 ? -v[k] : v[k];
+                m = a > m ? a : m;
+            }
+            const float mf = (float)m;
+            inv = mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
+            hs = TQ_RF(tq_half_scale_of_norm)(mf);
+        }
+        TQ_UNROLL
+        for (int k = 0; k < 12; k++) {
+            const float q = (float)TQ_RF(tq_half_scaled)(v[k] * inv);
+            out[k] = (TQ_R)__fadd_rn(__fadd_rn(q, 12615680.0f), -12615680.0f) * hs;
+        }
+        return;
+    }
+#endif
     if (Lf->prec == 2) {
         tq_layout L1 = *Lf;
         L1.stride = 1;
@@ -293,9 +319,8 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
                 int y[4] = {x[0], x[1], x[2], x[3]};
                 y[mu] = dir == 0 ? 0 : a->B[mu] - 1;
                 const int64_t sy = tq_block_cb(a->B, y);
-                TQ_R psi[24], p[12];
-                TQ_RF(tq_load_site)(a->nbr_in[mu][1 - dir], &Lin, sy, psi);
-                TQ_RF(tq_spin_project)(mu, sign, psi, p);
+                TQ_R p[12];
+                TQ_RF(tq_load_project)(a->nbr_in[mu][1 - dir], &Lin, sy, mu, sign, p);
                 if (dir == 0) {
                     TQ_RF(tq_face_round)(&Lf[mu], p, h);
                     TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
@@ -416,14 +441,16 @@ TQ_HD void TQ_RF(tq_dslash_wilson_pack_entry)(const tq_dslash_wilson_args *a, co
     tq_face_coords(a->B, mu, side ? a->B[mu] - 1 : 0, a->parity, fi, y);
     const int64_t sy = tq_block_cb(a->B, y);
     const int sf = dagger ? 1 : -1;
-    TQ_R psi[24], h[12];
-    TQ_RF(tq_load_site)(in, &Lin, sy, psi);
+    /* tq_load_project, as the interior hops and the in-place neighbours project: in half
+     * precision on GPUs it rounds differently from projecting the loaded site, and a face
+     * must hold the bits an in-place read computes */
+    TQ_R h[12];
     if (side == 0) {
-        TQ_RF(tq_spin_project)(mu, sf, psi, h);
+        TQ_RF(tq_load_project)(in, &Lin, sy, mu, sf, h);
         TQ_RF(tq_store_site)(face[mu][0], &Lf[mu], fi, h);
     } else {
         TQ_R p[12], u[18];
-        TQ_RF(tq_spin_project)(mu, -sf, psi, p);
+        TQ_RF(tq_load_project)(in, &Lin, sy, mu, -sf, p);
         TQ_RF(tq_link_load)(g, &Lg, sy, mu, recon, u);
         TQ_RF(tq_link_mul_half)(u, 1, p, h);
         TQ_RF(tq_store_site)(face[mu][1], &Lf[mu], fi, h);

@@ -137,8 +137,8 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
     /* Blocks of one worker on one rank: each block's one task reads its neighbours' sites in
      * place (the same bits as through faces); no pack and no exterior task, so several
      * blocks on one GPU cost few more kernels than one block (TQ_DIRECT_FACES=0: faces).
-     * Double and single only: in half precision the GPU's rounding of a neighbour's site
-     * computed in place differed from its face's in the last bits (H100, 93a54ce+). */
+     * Every precision: pack and in-place reads project a site the same way
+     * (tq_load_project), so half precision gives the face path's bits too. */
     static int faces_forced = -1;   /* the environment read once: every application asks */
     int forced = __atomic_load_n(&faces_forced, __ATOMIC_RELAXED);
     if (forced < 0) {
@@ -146,7 +146,7 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         forced = env && env[0] == '0';
         __atomic_store_n(&faces_forced, forced, __ATOMIC_RELAXED);
     }
-    c.base.direct = d->stencil.nfaces > 0 && in->p.prec != TQ_HALF &&
+    c.base.direct = d->stencil.nfaces > 0 &&
                     lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1 &&
                     tq_internal_blocks_share_worker(lat) && !forced;
     const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
