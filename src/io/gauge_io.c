@@ -322,6 +322,37 @@ static tq_status detect(FILE *f, const char *path, tq_gauge_format *fmt)
     return TQ_SUCCESS;
 }
 
+/* The format's reader. box: NULL for the whole lattice, &tq_io_header_only for the header
+ * only, or a rank's box (partial then collects what its checksums need). */
+static tq_status read_format(FILE *f, const char *path, tq_gauge_format fmt, const tq_io_box *box, tq_host_gauge *g,
+                             tq_gauge_file_info *info, tq_io_partial *partial, const char *who)
+{
+    info->format = fmt;
+    switch (fmt) {
+    case TQ_FORMAT_MILC: return tq_milc_read(f, path, box, g, info, partial);
+    case TQ_FORMAT_SCIDAC:
+    case TQ_FORMAT_ILDG: return tq_lime_read(f, path, fmt, box, g, info, partial);
+    case TQ_FORMAT_NERSC: return tq_nersc_read(f, path, box, g, info, partial);
+    default: return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown format", who);
+    }
+}
+
+/* Links are judged by the precision the file declares. A double file whose links are only
+ * as unitary as single precision allows most likely holds single-precision links written
+ * out as doubles; it is refused all the same (nothing says which digits are meant), but
+ * the message says so, since the remedy is to reunitarise (doc/conventions.md). */
+static tq_status check_unitary(const tq_host_gauge *g, const char *path, int file_precision)
+{
+    const double tol_single = 1e-5, tol = file_precision == 8 ? 1e-12 : tol_single;
+    double dev = 0;
+    tq_status s = tq_host_gauge_unitarity(g, &dev);
+    if (s == TQ_SUCCESS && !(dev <= tol))
+        s = tq_error(TQ_ERR_NOT_UNITARY, "'%s': a link is not in SU(3): deviation %.3g > %.1g%s", path, dev, tol,
+                     dev <= tol_single ? " (within single precision: single-precision links written as doubles "
+                     "without reunitarising?)" : "");
+    return s;
+}
+
 tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
                         tq_gauge_file_info *info)
 {
@@ -337,34 +368,14 @@ tq_status tq_gauge_read(const char *path, tq_gauge_format fmt, tq_host_gauge *g,
     memset(&local, 0, sizeof local);
     tq_status s = TQ_SUCCESS;
     if (fmt == TQ_FORMAT_AUTO) s = detect(f, path, &fmt);
-    if (s == TQ_SUCCESS) {
-        local.format = fmt;
-        switch (fmt) {
-        case TQ_FORMAT_MILC: s = tq_milc_read(f, path, NULL, g, &local, NULL); break;
-        case TQ_FORMAT_SCIDAC:
-        case TQ_FORMAT_ILDG: s = tq_lime_read(f, path, fmt, NULL, g, &local, NULL); break;
-        case TQ_FORMAT_NERSC: s = tq_nersc_read(f, path, NULL, g, &local, NULL); break;
-        default: s = tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read: unknown format"); break;
-        }
-    }
+    if (s == TQ_SUCCESS) s = read_format(f, path, fmt, NULL, g, &local, NULL, "tq_gauge_read");
     fclose(f);  /* read-only: nothing to flush */
     if (s != TQ_SUCCESS) {
         tq_host_gauge_free(g);
         return s;
     }
 
-    /* Links are judged by the precision the file declares. A double file whose links are only
-     * as unitary as single precision allows most likely holds single-precision links written
-     * out as doubles; it is refused all the same (nothing says which digits are meant), but
-     * the message says so, since the remedy is to reunitarise (doc/conventions.md). */
-    const double tol_single = 1e-5;
-    double tol = local.file_precision == 8 ? 1e-12 : tol_single;
-    double dev = 0;
-    s = tq_host_gauge_unitarity(g, &dev);
-    if (s == TQ_SUCCESS && !(dev <= tol))
-        s = tq_error(TQ_ERR_NOT_UNITARY, "'%s': a link is not in SU(3): deviation %.3g > %.1g%s",
-                     path, dev, tol, dev <= tol_single ? " (within single precision: single-precision "
-                     "links written as doubles without reunitarising?)" : "");
+    s = check_unitary(g, path, local.file_precision);
     if (s != TQ_SUCCESS) {
         tq_host_gauge_free(g);
         return s;
@@ -384,17 +395,7 @@ tq_status tq_gauge_read_info(const char *path, tq_gauge_format fmt, tq_gauge_fil
     memset(&local, 0, sizeof local);
     tq_host_gauge none = {{0}, NULL};
     tq_status s = fmt == TQ_FORMAT_AUTO ? detect(f, path, &fmt) : TQ_SUCCESS;
-    if (s == TQ_SUCCESS) {
-        local.format = fmt;
-        const tq_io_box *h = &tq_io_header_only;
-        switch (fmt) {
-        case TQ_FORMAT_MILC: s = tq_milc_read(f, path, h, &none, &local, NULL); break;
-        case TQ_FORMAT_SCIDAC:
-        case TQ_FORMAT_ILDG: s = tq_lime_read(f, path, fmt, h, &none, &local, NULL); break;
-        case TQ_FORMAT_NERSC: s = tq_nersc_read(f, path, h, &none, &local, NULL); break;
-        default: s = tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read_info: unknown format"); break;
-        }
-    }
+    if (s == TQ_SUCCESS) s = read_format(f, path, fmt, &tq_io_header_only, &none, &local, NULL, "tq_gauge_read_info");
     fclose(f);
     if (s == TQ_SUCCESS) *info = local;
     return s;
@@ -442,33 +443,15 @@ tq_status tq_gauge_read_local(const char *path, tq_gauge_format fmt, const tq_la
     FILE *f = fopen(path, "rb");
     if (!f) s = tq_error(TQ_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     if (s == TQ_SUCCESS && fmt == TQ_FORMAT_AUTO) s = detect(f, path, &fmt);
-    if (s == TQ_SUCCESS) {
-        local.format = fmt;
-        switch (fmt) {
-        case TQ_FORMAT_MILC: s = tq_milc_read(f, path, &box, g, &local, &partial); break;
-        case TQ_FORMAT_SCIDAC:
-        case TQ_FORMAT_ILDG: s = tq_lime_read(f, path, fmt, &box, g, &local, &partial); break;
-        case TQ_FORMAT_NERSC:
-            /* the plaquette it records needs the next site in each direction too */
-            for (int mu = 0; mu < 4; mu++) box.ext[mu] = box.own[mu] + 1;
-            s = tq_nersc_read(f, path, &box, g, &local, &partial);
-            break;
-        default: s = tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read_local: unknown format"); break;
-        }
-    }
+    /* NERSC's recorded plaquette needs the next site in each direction too */
+    if (s == TQ_SUCCESS && fmt == TQ_FORMAT_NERSC)
+        for (int mu = 0; mu < 4; mu++) box.ext[mu] = box.own[mu] + 1;
+    if (s == TQ_SUCCESS) s = read_format(f, path, fmt, &box, g, &local, &partial, "tq_gauge_read_local");
     if (f) fclose(f);
     s = tq_status_agree(s);
     if (s == TQ_SUCCESS) s = tq_io_partial_verify(&partial, path, li.dims);
     if (s == TQ_SUCCESS) s = shrink_to_own(g, &box, path);
-    if (s == TQ_SUCCESS) {
-        const double tol_single = 1e-5, tol = local.file_precision == 8 ? 1e-12 : tol_single;
-        double dev = 0;
-        s = tq_host_gauge_unitarity(g, &dev);
-        if (s == TQ_SUCCESS && !(dev <= tol))
-            s = tq_error(TQ_ERR_NOT_UNITARY, "'%s': a link is not in SU(3): deviation %.3g > %.1g%s", path, dev, tol,
-                         dev <= tol_single ? " (within single precision: single-precision links written as doubles "
-                         "without reunitarising?)" : "");
-    }
+    if (s == TQ_SUCCESS) s = check_unitary(g, path, local.file_precision);
     s = tq_status_agree(s);
     if (s != TQ_SUCCESS) {
         tq_host_gauge_free(g);
