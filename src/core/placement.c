@@ -35,7 +35,8 @@ static void find_owners(void)
     owners.ncuda = (int)starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, owners.cuda, MAX_OWNERS);
     owners.ncpu = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, owners.cpu, MAX_OWNERS);
     /* TQ_OWNERS=0 leaves blocks to the scheduler, as before owner computes: only for
-     * experiments (the simulated stalls in doc/design.md); results stay bitwise the same */
+     * experiments (the simulated stalls in doc/design.md). Not bitwise: a reduction's
+     * combine may then run on a CPU or a GPU, which round its scalar program differently */
     const char *env = getenv("TQ_OWNERS");
     owners.off = env && !strcmp(env, "0");
     owners.known = 1;
