@@ -4,7 +4,9 @@
  * clover operators, BLAS reductions and a CG and a BiCGstab solve over 4 blocks give the
  * same bits as without owners, and every pinned task ran on its owner (StarPU's worker id
  * seen by the task's callback). With a CUDA worker the GPU owns every block by default:
- * the same check runs there without pins. */
+ * the same check runs there without pins. Several systems of one tq_solve_many on a
+ * one-block lattice each go to their own owner (three CPU workers each run a system's
+ * tasks) and give the bits of the same systems solved one at a time without owners. */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "core/placement.h"
@@ -57,6 +59,57 @@ static void run_all(const tq_host_gauge *hg, const double *src, results *r)
     }
 }
 
+enum { NSYS = 3 };
+
+/* The spread of NSYS systems over NSYS pinned CPU owners (one block: without systems on
+ * their own owners every task would go to block 0's owner). */
+static void check_systems_spread(const tq_host_gauge *hg)
+{
+    const int dims[4] = {8, 8, 8, 8};
+    setup S;
+    if (setup_make(&S, dims, dims, hg, TQ_DOUBLE, TQ_RECON_12, 0.12)) return;
+    tq_field *b[NSYS], *x[NSYS];
+    double *host = malloc(NSPIN * sizeof *host), *ref = malloc((size_t)NSYS * NSPIN * sizeof *ref);
+    for (int i = 0; i < NSYS; i++) {
+        fill(host, NSPIN, 100 + (uint64_t)i);
+        b[i] = spinor(&S, TQ_DOUBLE, TQ_FULL, host);
+        x[i] = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
+    }
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.tol = 1e-9;
+    sp.inverter = TQ_INV_BICGSTAB;
+    tq_solver_result alone[NSYS], together[NSYS];
+    for (int i = 0; i < NSYS; i++) {   /* one at a time, no owners */
+        CHECK_OK(tq_solve(S.dirac, x[i], b[i], &sp, &alone[i]));
+        CHECK_OK(tq_field_export(x[i], ref + (size_t)i * NSPIN));
+        CHECK_OK(tq_blas_zero(x[i]));
+    }
+    enum { MAXW = 64 };
+    long before[MAXW];
+    for (int w = 0; w < MAXW; w++) before[w] = tq_internal_owner_ran_on(w);
+    tq_internal_pin_cpu_owners(1);
+    tq_internal_owner_checks(1);
+    CHECK_OK(tq_solve_many(S.dirac, NSYS, x, (const tq_field *const *)b, &sp, together));
+    tq_wait_all();
+    tq_internal_owner_checks(0);
+    tq_internal_pin_cpu_owners(0);
+    int busy = 0;
+    for (int w = 0; w < MAXW; w++) busy += tq_internal_owner_ran_on(w) > before[w];
+    printf("%d systems together: owned tasks ran on %d workers\n", NSYS, busy);
+    CHECK(busy == NSYS, "the %d systems' owned tasks ran on %d workers, not one each", NSYS, busy);
+    for (int i = 0; i < NSYS; i++) {
+        CHECK_OK(tq_field_export(x[i], host));
+        CHECK(together[i].iterations == alone[i].iterations && alone[i].iterations > 0,
+              "system %d: %d iterations together, %d alone", i, together[i].iterations, alone[i].iterations);
+        CHECK(!memcmp(host, ref + (size_t)i * NSPIN, NSPIN * sizeof *host),
+              "system %d: the solution differs together (owners) and alone", i);
+        tq_field_destroy(b[i]); tq_field_destroy(x[i]);
+    }
+    free(host); free(ref);
+    setup_free(&S);
+}
+
 int main(void)
 {
     tq_init_params ip;
@@ -100,6 +153,9 @@ int main(void)
     CHECK(free_run->bicgstab_iter == owned->bicgstab_iter && owned->bicgstab_iter > 0,
           "BiCGstab iterations %d with owners, %d without", owned->bicgstab_iter, free_run->bicgstab_iter);
     CHECK(!memcmp(free_run->bicgstab, owned->bicgstab, sizeof owned->bicgstab), "BiCGstab solution differs with owners");
+
+    if (ri.ncuda_workers == 0) check_systems_spread(&hg);
+    else printf("systems spread: not checked here (CPU owners are pinned only without a CUDA worker)\n");
 
     free(free_run); free(owned); free(src);
     tq_host_gauge_free(&hg);

@@ -44,6 +44,9 @@ static void propagator_usage(FILE *o)
         "--warmup solves the first batch once, untimed, before the timed solves: the first\n"
         "solves in a process also allocate the device memory of their work fields and make\n"
         "the sloppy operator (benchmarks time the steady state with it).\n"
+        "With several GPUs and a batch of at least one source per GPU, each source is solved\n"
+        "on one GPU (the sources spread over the GPUs); without --block each rank's volume is\n"
+        "then one block.\n"
         "Under mpirun every rank works on its part of the lattice: --gridsize X Y Z T is the grid\n"
         "of ranks (default: the one with the smallest faces), --block the global block extent\n"
         "(the same --block gives the same correlator bits on any grid); rank 0 prints. The\n"
@@ -275,6 +278,19 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0};
     if (tq_lattice_create(&lp, &r->lat)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
     tq_lattice_get_info(r->lat, &r->li);
+    /* a batch of at least one system per GPU: each system on one GPU (tq_solve_many) reads
+     * one block fastest, so without --block each rank's volume is one block */
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    const int batch = o->batch < o->nsrc ? o->batch : o->nsrc;
+    if (!o->block[0] && r->li.nblocks > 1 && ri.ncuda_workers > 1 && batch >= ri.ncuda_workers) {
+        memcpy(lp.block, r->li.local, sizeof lp.block);
+        memcpy(lp.procs, r->li.procs, sizeof lp.procs);
+        tq_lattice_destroy(r->lat);
+        r->lat = NULL;
+        if (tq_lattice_create(&lp, &r->lat)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
+        tq_lattice_get_info(r->lat, &r->li);
+    }
     const int64_t vol = r->li.local_volume;
     r->host = malloc((size_t)vol * 24 * sizeof *r->host);
     r->corr = calloc((size_t)o->dims[3], sizeof *r->corr);

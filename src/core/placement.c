@@ -13,6 +13,9 @@
 #include <string.h>
 
 static tq_where placement = TQ_WHERE_ANY;
+/* The submitting thread's system slot (tq_internal_placement_system): -1, blocks go to
+ * their owners in turn; k >= 0, every block to owner k (one system on one owner). */
+static _Thread_local int system_slot = -1;
 
 /* The workers blocks may be given to, found once per runtime (tq_init resets them). */
 enum { MAX_OWNERS = 64 };
@@ -52,11 +55,45 @@ static int block_owner(int b)
     if (!tq_is_initialized()) return -1;
     find_owners();
     if (owners.off) return -1;
+    const int k = system_slot >= 0 ? system_slot : b;
     const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
     const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
-    if (gpus && (owners.ncuda > 1 || cpus_too)) return owners.cuda[b % owners.ncuda];
-    if (!gpus && placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[b % owners.ncpu];
+    if (gpus && (owners.ncuda > 1 || cpus_too)) return owners.cuda[k % owners.ncuda];
+    if (!gpus && placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[k % owners.ncpu];
     return -1;
+}
+
+/* The owners blocks go to in turn under the current placement (0: no owners). */
+static int owner_count(void)
+{
+    if (!tq_is_initialized()) return 0;
+    find_owners();
+    if (owners.off) return 0;
+    const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
+    const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
+    if (gpus) return owners.ncuda > 1 || cpus_too ? owners.ncuda : 0;
+    return placement != TQ_WHERE_CUDA && owners.pin_cpu ? owners.ncpu : 0;
+}
+
+void tq_internal_placement_system(int slot) { system_slot = slot; }
+
+int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes)
+{
+    const int nown = owner_count();
+    if (nsystems < 2 || nown < 2) return 0;
+    /* a system split over more owners than it has systems beside it gains nothing: with as
+     * many systems as owners (or blocks too few to give each owner one), each its own */
+    if (nsystems < nown && lat->nlocal_blocks >= nown) return 0;
+    const int slots = nsystems < nown ? nsystems : nown;
+    if (placement != TQ_WHERE_CPU && owners.ncuda > 0) {
+        /* the systems one GPU would hold, and a copy of what they share, must fit in it */
+        const int per_owner = (nsystems + slots - 1) / slots;
+        for (int i = 0; i < slots; i++) {
+            const starpu_ssize_t total = starpu_memory_get_total(starpu_worker_get_memory_node(owners.cuda[i]));
+            if (total > 0 && per_owner * system_bytes + shared_bytes > 0.8 * (double)total) return 0;
+        }
+    }
+    return slots;
 }
 
 tq_status tq_set_placement(tq_where w)

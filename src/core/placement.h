@@ -20,6 +20,15 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat);
  * its bits) is the same in every run, and the scalars stay where the blocks' tasks read
  * them. */
 tq_task_options tq_internal_reduction_options(const tq_lattice *lat);
+/* Several systems of one solve (tq_solve_many) side by side: how many owners to spread
+ * them over, one system on one owner (all its blocks there, read in place), or 0 where
+ * each system's blocks should go to their owners as usual (fewer systems than owners, one
+ * owner, or a system that would not fit in one GPU's memory: system_bytes its own fields,
+ * shared_bytes what all systems read, the operators' links and clover terms). */
+int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes);
+/* The submitting thread's tasks from now on: every block to owner `slot` of those
+ * tq_internal_system_slots counted (slot mod their number), or -1: blocks to their owners. */
+void tq_internal_placement_system(int slot);
 /* Tests: CPU blocks owned by CPU workers in turn (1) instead of by none (0). */
 void tq_internal_pin_cpu_owners(int on);
 /* Back to TQ_WHERE_ANY (tq_init). */

@@ -1,6 +1,7 @@
 /* tq_solve: solve types (even-odd preparation and reconstruction, normal equations), the
  * linear operators the inverters see, parameter checks, and the true residual. */
 #include "solvers/solver_internal.h"
+#include "core/placement.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -177,8 +178,12 @@ typedef struct solve_system {
     tq_field *bs, *xs, *rhs, *y, *w;
     tq_krylov *k;
     tq_status st;
+    int slot;                     /* its owner among several (tq_internal_system_slots), or -1 */
     double t0, t_iter, t_done;    /* prepare, start's tasks done (iterations begin), inverter finished */
 } solve_system;
+
+/* From here on the submitting thread's tasks are system S's (its owner, if it has one). */
+static void system_place(const solve_system *S) { tq_internal_placement_system(S->slot); }
 
 static void system_free(solve_system *S)
 {
@@ -350,11 +355,15 @@ static void systems_iterate(solve_system *sys, int n, int nactive, const tq_solv
 {
     while (nactive > 0) {
         for (int i = 0; i < n; i++)
-            if (system_active(&sys[i])) sys[i].st = tq_krylov_submit(sys[i].k);
+            if (system_active(&sys[i])) {
+                system_place(&sys[i]);
+                sys[i].st = tq_krylov_submit(sys[i].k);
+            }
         nactive = 0;
         for (int i = 0; i < n; i++) {
             solve_system *S = &sys[i];
             if (!system_active(S)) continue;
+            system_place(S);   /* a check may queue work too (a restart, a reliable update) */
             tq_krylov_check(S->k);
             if (tq_krylov_done(S->k)) S->t_done = now();
             if (!tq_krylov_done(S->k)) nactive++;
@@ -387,6 +396,7 @@ static tq_status systems_finish(solve_system *sys, int n, const tq_solver_params
     for (int i = 0; i < n; i++) {
         solve_system *S = &sys[i];
         tq_status st = S->st;
+        system_place(S);
         if (st == TQ_SUCCESS) st = system_finish(S, p, plan->pc, plan->normal, &results[i]);
         if (st != TQ_SUCCESS && first == TQ_SUCCESS) {
             first = st;
@@ -396,8 +406,19 @@ static tq_status systems_finish(solve_system *sys, int n, const tq_solver_params
         if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED)) report_system(S, p, plan, &results[i]);
         system_free(S);
     }
+    tq_internal_placement_system(-1);
     if (first != TQ_SUCCESS) return tq_error(first, "%s", first_msg);
     return TQ_SUCCESS;
+}
+
+/* How many owners the n systems spread over, one system on one owner (0: each system's
+ * blocks on their owners). The estimate of a system's memory: 16 fields of b's size (its
+ * own and its inverter's, at most); of what the systems share: four of the operator's
+ * gauge field (the links, a sloppy copy, the clover terms). */
+static int system_slots(const tq_dirac *d, int n, const tq_field *const *b)
+{
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    return tq_internal_system_slots(g->lat, n, 16.0 * (double)tq_field_bytes(b[0]), 4.0 * (double)tq_field_bytes(g));
 }
 
 tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
@@ -410,9 +431,14 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
     solve_system *sys = calloc((size_t)n, sizeof *sys);
     if (!sys) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     int nactive = 0;
+    /* a system that fits on one owner (a GPU) stays there: several systems then fill
+     * several GPUs without faces between them */
+    const int slots = system_slots(d, n, b);
     for (int i = 0; i < n; i++) {
         sys[i].x = x[i];
         sys[i].b = b[i];
+        sys[i].slot = slots ? i % slots : -1;
+        system_place(&sys[i]);
         sys[i].st = system_open(&sys[i], d, &plan, p, n);
         if (system_active(&sys[i])) nactive++;
     }
