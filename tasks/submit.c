@@ -14,6 +14,7 @@
 
 static int owner_checks;
 static long ran_on_owner, ran_elsewhere;
+static long ran_on_worker[STARPU_NMAXWORKERS];   /* owned tasks each worker ran on its own */
 
 void tq_internal_owner_checks(int on) { __atomic_store_n(&owner_checks, on, __ATOMIC_RELAXED); }
 
@@ -21,6 +22,11 @@ void tq_internal_owner_stats(long *on_owner, long *elsewhere)
 {
     *on_owner = __atomic_load_n(&ran_on_owner, __ATOMIC_RELAXED);
     *elsewhere = __atomic_load_n(&ran_elsewhere, __ATOMIC_RELAXED);
+}
+
+long tq_internal_owner_ran_on(int worker)
+{
+    return worker >= 0 && worker < STARPU_NMAXWORKERS ? __atomic_load_n(&ran_on_worker[worker], __ATOMIC_RELAXED) : 0;
 }
 
 /* One bit set per worker: the worker sets tasks point to (they must outlive the task). */
@@ -37,8 +43,11 @@ static uint32_t *owner_mask(int worker)
 /* Runs on the worker that ran the task, right after it (StarPU's callback). */
 static void check_owner(void *owner)
 {
-    if (starpu_worker_get_id() == (int)(intptr_t)owner) __atomic_add_fetch(&ran_on_owner, 1, __ATOMIC_RELAXED);
-    else __atomic_add_fetch(&ran_elsewhere, 1, __ATOMIC_RELAXED);
+    const int w = starpu_worker_get_id();
+    if (w == (int)(intptr_t)owner) {
+        __atomic_add_fetch(&ran_on_owner, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&ran_on_worker[w], 1, __ATOMIC_RELAXED);
+    } else __atomic_add_fetch(&ran_elsewhere, 1, __ATOMIC_RELAXED);
 }
 
 /* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it).
@@ -183,8 +192,9 @@ static _Thread_local struct {
     int depth, off;   /* off: TQ_CHAIN=0 when the outermost chain began (tasks go alone) */
     int ntasks, cap_tasks;
     recorded_task *task;
-    int nmap, cap_map;
+    int nmap, cap_map, cap_writes;
     int16_t *map;
+    uint8_t *writes;   /* per map entry: 1 when that task writes the buffer (W, RW, SCRATCH) */
     int nh, cap_h;
     struct starpu_data_descr *h;
     int priority;
@@ -237,7 +247,8 @@ static int chain_flush(void)
         t->arg = NULL;   /* the task owns it (or freed it) */
     } else if (chain.ntasks > 1) {
         const size_t align = 16;
-        size_t size = sizeof(tq_chain_head) + (size_t)chain.ntasks * sizeof(tq_chain_op) + (size_t)chain.nmap * sizeof(int16_t);
+        size_t size = sizeof(tq_chain_head) + (size_t)chain.ntasks * sizeof(tq_chain_op) + (size_t)chain.nmap * sizeof(int16_t)
+                      + (size_t)chain.nmap;
         size = (size + align - 1) / align * align;
         const size_t args_at = size;
         for (int i = 0; i < chain.ntasks; i++) size += (chain.task[i].asize + align - 1) / align * align;
@@ -250,6 +261,7 @@ static int chain_flush(void)
             h->nops = chain.ntasks;
             h->nmap = chain.nmap;
             memcpy(op + chain.ntasks, chain.map, (size_t)chain.nmap * sizeof(int16_t));
+            memcpy((int16_t *)(op + chain.ntasks) + chain.nmap, chain.writes, (size_t)chain.nmap);
             size_t at = args_at;
             for (int i = 0; i < chain.ntasks; i++) {
                 const recorded_task *t = &chain.task[i];
@@ -291,6 +303,7 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
     if (nh > INT16_MAX || chain.nmap + n > UINT16_MAX) return 1;
     if (grow((void **)&chain.task, &chain.cap_tasks, chain.ntasks + 1, sizeof *chain.task) ||
         grow((void **)&chain.map, &chain.cap_map, chain.nmap + n, sizeof *chain.map) ||
+        grow((void **)&chain.writes, &chain.cap_writes, chain.nmap + n, sizeof *chain.writes) ||
         grow((void **)&chain.h, &chain.cap_h, nh, sizeof *chain.h)) {
         *err = -ENOMEM;
         return 0;
@@ -305,6 +318,7 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
         if (idx[i] >= chain.nh) { chain.h[idx[i]].handle = d[i].handle; chain.nh = idx[i] + 1; }
         chain.h[idx[i]].mode = (enum starpu_data_access_mode)mode[i];
         chain.map[chain.nmap + i] = (int16_t)idx[i];
+        chain.writes[chain.nmap + i] = (d[i].mode & STARPU_W) || d[i].mode == STARPU_SCRATCH;
     }
     chain.task[chain.ntasks++] = (recorded_task){cl, copy, asize, n, chain.nmap};
     chain.nmap += n;

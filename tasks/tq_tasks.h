@@ -53,6 +53,8 @@ long tq_internal_chains_submitted(void);
  * records, when it has run, whether the worker that ran it was its owner. */
 void tq_internal_owner_checks(int on);
 void tq_internal_owner_stats(long *ran_on_owner, long *ran_elsewhere);
+/* Of those, the tasks worker `worker` ran as their owner. */
+long tq_internal_owner_ran_on(int worker);
 
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
  * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:
