@@ -11,8 +11,9 @@
 # Full outputs under $OUT/scaling/, the table (also $OUT/scaling/table.tsv) last.
 #   - GPU + CPU workers (--where any) against the GPU alone: M_pc and one BiCGstab solve
 #     (double with single-precision reliable updates) on 1, 2 and 4 blocks.
-#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het]   (quick: the 32^4 dslash
-#   rows, big: the 64^4 ones, het: the --where any rows and the one-source solves;
+#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het|blocks]   (quick: the 32^4
+#   dslash rows, big: the 64^4 ones, het: the --where any rows and the one-source solves,
+#   blocks: the 32^4 rows of several blocks on the GPU alone: M_pc, one solve, 12 sources;
 #   a part appends to the table of an earlier part in the same $OUT)
 #   SCALING_TAG=-x: appended to every row's name (the same rows under another setting in one
 #   table, e.g. TQ_CHAIN=0 SCALING_TAG=-nochain).
@@ -62,6 +63,7 @@ propagator() {
 common="--test matpc --where cuda --niter 200 --recon 12 --prec single,half --ncpus 4"
 dims="32 64"
 [ "$part" = quick ] && dims=32
+[ "$part" = blocks ] && dims=32
 [ "$part" = big ] && dims=64
 [ "$part" = prop ] && dims=
 [ "$part" = het ] && dims=
@@ -84,6 +86,16 @@ propagator prop-cuda-b2 1 $prop --where cuda --block 32 32 32 16
 propagator prop-cuda-b4 1 $prop --where cuda --block 32 32 16 16
 propagator prop-any-b1 1 $prop --where any
 propagator prop-cuda-2ranks 2 --dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 4 --where cuda --gridsize 1 1 1 2
+fi
+
+if [ "$part" = blocks ]; then
+one="--dim 32 32 32 32 --weak-field 0.2 --nsrc 1 --warmup --ncpus 15 --where cuda"
+propagator solve-cuda-b1 1 $one
+propagator solve-cuda-b2 1 $one --block 32 32 32 16
+propagator solve-cuda-b4 1 $one --block 32 32 16 16
+prop="--dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --ncpus 15 --where cuda"
+propagator prop-cuda-b1 1 $prop
+propagator prop-cuda-b2 1 $prop --block 32 32 32 16
 fi
 
 if [ "$part" = all ] || [ "$part" = het ]; then

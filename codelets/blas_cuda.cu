@@ -461,7 +461,7 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
     for (int i = 0; i < TQ_BLAS_MAX_OPERANDS; i++)
         b.p[i] = i < nop ? (void *)STARPU_VECTOR_GET_PTR(buffers[i]) : NULL;
     const int64_t n = a->L[0].stride;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     /* Specialised kernels for the common shapes (color-spinors in one precision, or in two
      * for the mixed-precision operations); everything else takes the run-time path. */
     int prec = a->L[0].prec;
@@ -522,7 +522,7 @@ extern "C" void tq_reduce_combine_cuda(void *buffers[], void *cl_arg)
 {
     const int n = *(const int *)cl_arg + 1;   /* partials, then the result */
     double *out = (double *)STARPU_VECTOR_GET_PTR(buffers[n - 1]);
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     /* every result slot is written, as on the CPU (unused ones get the partials' zeros) */
     if (n > 1) combine_partials(buffers, n - 1, out, TQ_BLAS_MAX_RESULTS, NULL, 0, stream);
     else cudaMemsetAsync(out, 0, TQ_BLAS_MAX_RESULTS * sizeof(double), stream);
@@ -545,7 +545,7 @@ extern "C" void tq_scalar_combine_cuda(void *buffers[], void *cl_arg)
     const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
     double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
     double *snap = a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]) : NULL;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     if (a->n > 0) combine_partials(buffers, a->n, s + a->dst, a->nres, s, a->guard, stream);
     scalar_program<<<1, TQ_NSCALARS, 0, stream>>>(*a, s, snap);
     cudaError_t err = cudaGetLastError();

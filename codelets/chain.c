@@ -2,11 +2,15 @@
  * called with its own buffers picked out of the chain task's and its own argument. The
  * CUDA entries are asynchronous on the worker's stream, so they run back to back; the one
  * StarPU task-to-task gap (completion detection, dependency release, scheduling, launch:
- * about 15 µs on an H200) is paid once per chain instead of once per entry. */
+ * about 15 µs on an H200) is paid once per chain instead of once per entry. Independent
+ * entries in a row (the blocks of one operation on one GPU) run on several streams at
+ * once: a block's kernel alone fills the GPU poorly (32^4 in 4 blocks: 1024 thread blocks
+ * each, less than a wave of an H200, and each kernel's tail idles it). */
 #include "config.h"
 #include "chain.h"
 #include "tq_codelets.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const tq_chain_op *chain_ops(const void *cl_arg)
@@ -14,26 +18,118 @@ static const tq_chain_op *chain_ops(const void *cl_arg)
     return (const tq_chain_op *)((const tq_chain_head *)cl_arg + 1);
 }
 
+static void run_entry(const tq_chain_op *op, const int16_t *map, void *buffers[], void *cl_arg, int on_cuda)
+{
+    void *sub[TQ_CHAIN_MAX_OP_BUFFERS];
+    for (int j = 0; j < op->nbuf; j++) sub[j] = buffers[map[op->map_offset + j]];
+    void *arg = op->arg_offset ? (char *)cl_arg + op->arg_offset : NULL;
+#ifdef TQ_HAVE_CUDA
+    if (on_cuda) {
+        op->cl->cuda_funcs[0](sub, arg);
+        return;
+    }
+#endif
+    (void)on_cuda;
+    op->cl->cpu_funcs[0](sub, arg);
+}
+
+#ifdef TQ_HAVE_CUDA
+/* Side streams of this CUDA worker (its thread), made at its first chain that needs them:
+ * entries of a group after the first run there, forked from and joined back to the
+ * worker's stream with events, so the chain stays one ordered piece of the worker's stream
+ * for StarPU. */
+enum { SIDE_STREAMS = 7 };
+static _Thread_local struct {
+    int made;
+    cudaStream_t s[SIDE_STREAMS];
+    cudaEvent_t fork, join[SIDE_STREAMS];
+} side;
+static _Thread_local cudaStream_t stream_now;   /* tq_cuda_stream(): NULL, the worker's */
+
+cudaStream_t tq_cuda_stream(void) { return stream_now ? stream_now : starpu_cuda_get_local_stream(); }
+
+static int side_streams(void)
+{
+    if (side.made) return side.made > 0;
+    side.made = -1;
+    const char *env = getenv("TQ_CHAIN_STREAMS");   /* 0: one stream, for comparisons */
+    if (env && env[0] == '0') return 0;
+    if (cudaEventCreateWithFlags(&side.fork, cudaEventDisableTiming) != cudaSuccess) return 0;
+    for (int k = 0; k < SIDE_STREAMS; k++)
+        if (cudaStreamCreateWithFlags(&side.s[k], cudaStreamNonBlocking) != cudaSuccess ||
+            cudaEventCreateWithFlags(&side.join[k], cudaEventDisableTiming) != cudaSuccess)
+            return 0;
+    side.made = 1;
+    return 1;
+}
+
+/* Whether entry b touches a buffer entry a writes, or writes one a touches. */
+static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const int16_t *map, const uint8_t *writes)
+{
+    for (int i = 0; i < a->nbuf; i++)
+        for (int j = 0; j < b->nbuf; j++)
+            if (map[a->map_offset + i] == map[b->map_offset + j] &&
+                (writes[a->map_offset + i] || writes[b->map_offset + j]))
+                return 1;
+    return 0;
+}
+
+/* Entries first .. end-1 side by side: the first on the worker's stream, the others on side
+ * streams that wait for what the worker's stream holds so far; the worker's stream then
+ * waits for them all. */
+static void run_group(const tq_chain_op *op, int first, int end, const int16_t *map, void *buffers[], void *cl_arg)
+{
+    cudaStream_t main_stream = starpu_cuda_get_local_stream();
+    const int nside = end - first - 1 < SIDE_STREAMS ? end - first - 1 : SIDE_STREAMS;
+    cudaEventRecord(side.fork, main_stream);
+    for (int k = 0; k < nside; k++) cudaStreamWaitEvent(side.s[k], side.fork, 0);
+    for (int i = first; i < end; i++) {
+        const int k = i - first;
+        stream_now = k == 0 ? NULL : side.s[(k - 1) % SIDE_STREAMS];
+        run_entry(&op[i], map, buffers, cl_arg, 1);
+    }
+    stream_now = NULL;
+    for (int k = 0; k < nside; k++) {
+        cudaEventRecord(side.join[k], side.s[k]);
+        cudaStreamWaitEvent(main_stream, side.join[k], 0);
+    }
+}
+#endif
+
 static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
 {
     const tq_chain_head *h = (const tq_chain_head *)cl_arg;
     const tq_chain_op *op = chain_ops(cl_arg);
     const int16_t *map = (const int16_t *)(op + h->nops);
-    void *sub[TQ_CHAIN_MAX_OP_BUFFERS];
-    for (int i = 0; i < h->nops; i++) {
-        for (int j = 0; j < op[i].nbuf; j++) sub[j] = buffers[map[op[i].map_offset + j]];
-        void *arg = op[i].arg_offset ? (char *)cl_arg + op[i].arg_offset : NULL;
 #ifdef TQ_HAVE_CUDA
-        if (on_cuda) {
-            op[i].cl->cuda_funcs[0](sub, arg);
-            /* an entry StarPU would have synchronised after: the same here */
-            if (!(op[i].cl->cuda_flags[0] & STARPU_CUDA_ASYNC)) cudaStreamSynchronize(starpu_cuda_get_local_stream());
-            continue;
+    if (on_cuda) {
+        const uint8_t *writes = (const uint8_t *)(map + h->nmap);
+        const int groups = side_streams();
+        for (int i = 0; i < h->nops;) {
+            /* the longest run of asynchronous entries from i that are independent of each
+             * other (a block's kernels beside the other blocks' of the same operation) */
+            int end = i + 1;
+            const int async = (op[i].cl->cuda_flags[0] & STARPU_CUDA_ASYNC) != 0;
+            while (groups && async && end < h->nops && (op[end].cl->cuda_flags[0] & STARPU_CUDA_ASYNC)) {
+                int free_of = 1;
+                for (int j = i; j < end && free_of; j++) free_of = !entries_conflict(&op[j], &op[end], map, writes);
+                if (!free_of) break;
+                end++;
+            }
+            if (end - i > 1) {
+                run_group(op, i, end, map, buffers, cl_arg);
+            } else {
+                run_entry(&op[i], map, buffers, cl_arg, 1);
+                /* an entry StarPU would have synchronised after: the same here */
+                if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
+            }
+            i = end;
         }
-#endif
-        (void)on_cuda;
-        op[i].cl->cpu_funcs[0](sub, arg);
+        return;
     }
+#endif
+    (void)on_cuda;
+    for (int i = 0; i < h->nops; i++) run_entry(&op[i], map, buffers, cl_arg, 0);
 }
 
 static void chain_cpu(void *buffers[], void *cl_arg) { run_chain(buffers, cl_arg, 0); }

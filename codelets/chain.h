@@ -16,8 +16,8 @@ extern "C" {
 
 /* The chain task's argument, one allocation: the head, then nops entries, then the
  * buffer map (int16_t: entry i's buffer j is the chain task's buffer
- * map[op[i].map_offset + j]), then each entry's own argument at arg_offset (16-byte
- * aligned; 0: none). */
+ * map[op[i].map_offset + j]), then as many write flags (uint8_t, 1: that entry writes the
+ * buffer), then each entry's own argument at arg_offset (16-byte aligned; 0: none). */
 typedef struct {
     int32_t nops, nmap;
 } tq_chain_head;
@@ -27,7 +27,9 @@ typedef struct {
     uint16_t nbuf, map_offset;
 } tq_chain_op;
 
-/* Buffers: the union of the recorded tasks' handles (modes merged); argument: above. */
+/* Buffers: the union of the recorded tasks' handles (modes merged); argument: above. On a
+ * GPU, consecutive entries that touch no buffer another of them writes (one operator's
+ * blocks, one BLAS operation's blocks) run side by side on several streams. */
 extern struct starpu_codelet tq_cl_chain;
 
 #ifdef __cplusplus

@@ -24,7 +24,7 @@ extern "C" void tq_clover_build_cuda(void *buffers[], void *cl_arg)
     void *A = (void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     void *Ainv = (void *)STARPU_VECTOR_GET_PTR(buffers[2]);
     unsigned long long *status = (unsigned long long *)STARPU_VECTOR_GET_PTR(buffers[3]);
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     cudaError_t err = cudaMemsetAsync(status, 0xff, sizeof *status, stream);   /* TQ_CLOVER_BUILD_OK */
     if (err == cudaSuccess && a->cb > 0) {
         const unsigned grid = (unsigned)((a->cb + TQ_CLOVER_BUILD_THREADS - 1) / TQ_CLOVER_BUILD_THREADS);

@@ -25,7 +25,7 @@ extern "C" void tq_clover_cuda(void *buffers[], void *cl_arg)
     const double *go;
     tq_clover_buffers(buffers, a, &K, &in, &x, &out, &go);
     if (a->cb == 0) return;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     const unsigned grid = (unsigned)((a->cb + TQ_CLOVER_THREADS - 1) / TQ_CLOVER_THREADS);
     switch (a->L_in.prec) {
     case 8: clover_kernel<8><<<grid, TQ_CLOVER_THREADS, 0, stream>>>(*a, K, in, x, out, go); break;

@@ -228,7 +228,7 @@ extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
     /* in-place xpay (x is out) passes out once, read-write */
     const void *x = !a->xpay ? NULL : a->x_separate ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + a->x_separate]) : NULL;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     if (a->epi.kind != TQ_EPI_NONE) {
         interior_epilogue_cuda(buffers, a, in, gp, gq, x, k, out, stream);
         return;
@@ -255,7 +255,7 @@ extern "C" void tq_dslash_wilson_pack_cuda(void *buffers[], void *cl_arg)
     face_ptrs f = faces_of(buffers, 2, a);
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
 #define LAUNCH(P, R, D) dslash_wilson_pack_kernel<P, R, D><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, g, f, n)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
@@ -275,7 +275,7 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), a);
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
 #define LAUNCH_K(P, R, D, C) dslash_wilson_exterior_kernel<P, R, D, C><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);

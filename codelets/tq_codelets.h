@@ -103,6 +103,9 @@ starpu_data_handle_t tq_codelets_scratch(void);
 
 void tq_blas_cpu(void *buffers[], void *cl_arg);
 #ifdef TQ_HAVE_CUDA
+/* The stream a CUDA implementation launches on: the worker's (StarPU's local stream), or
+ * inside a chain the side stream its entry was given (codelets/chain.c). */
+cudaStream_t tq_cuda_stream(void);
 void tq_blas_cuda(void *buffers[], void *cl_arg);
 void tq_reduce_combine_cuda(void *buffers[], void *cl_arg);
 void tq_scalar_combine_cuda(void *buffers[], void *cl_arg);
