@@ -312,25 +312,7 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
             TQ_R phase = 1;
             if (edge) phase = (TQ_R)(dir == 0 ? a->phase_hi[mu] : a->phase_lo[mu]);
             TQ_R h[12], uh[12], u[18];
-            if (direct && edge && a->split[mu]) {
-                /* the neighbour block's site, computed as its pack would (tq_dslash_wilson_
-                 * pack_entry) and rounded as its face would store it: the same bits as
-                 * through a face, whatever the decomposition into ranks */
-                int y[4] = {x[0], x[1], x[2], x[3]};
-                y[mu] = dir == 0 ? 0 : a->B[mu] - 1;
-                const int64_t sy = tq_block_cb(a->B, y);
-                TQ_R p[12];
-                TQ_RF(tq_load_project)(a->nbr_in[mu][1 - dir], &Lin, sy, mu, sign, p);
-                if (dir == 0) {
-                    TQ_RF(tq_face_round)(&Lf[mu], p, h);
-                    TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
-                    TQ_RF(tq_link_mul_half)(u, 0, h, uh);
-                } else {
-                    TQ_RF(tq_link_load)(a->nbr_g[mu], &Lg, sy, mu, recon, u);
-                    TQ_RF(tq_link_mul_half)(u, 1, p, h);
-                    TQ_RF(tq_face_round)(&Lf[mu], h, uh);
-                }
-            } else if (edge && a->split[mu]) {
+            if (!direct && edge && a->split[mu]) {
                 const int64_t fi = tq_face_index(a->B, mu, x);
                 if (dir == 0) {
                     TQ_RF(tq_load_site)(from[mu][1], &Lf[mu], fi, h);
@@ -340,13 +322,35 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
                     TQ_RF(tq_load_site)(from[mu][0], &Lf[mu], fi, uh);
                 }
             } else {
+                /* in the block, across its own wrap, or (direct) in the neighbour block:
+                 * the same site index (the wrap's), the neighbour's data, and the result
+                 * rounded as the face the neighbour would have packed would store it (the
+                 * same bits as through a face, whatever the decomposition into ranks). One
+                 * path with the rounding alone conditional: branching on edge per thread
+                 * ran a warp's hop twice where its sites straddle an unsplit edge. */
+                const int cross = direct && edge && a->split[mu];
                 int y[4] = {x[0], x[1], x[2], x[3]};
                 y[mu] = dir == 0 ? (edge ? 0 : x[mu] + 1) : (edge ? a->B[mu] - 1 : x[mu] - 1);
                 const int64_t sy = tq_block_cb(a->B, y);
-                TQ_RF(tq_load_project)(in, &Lin, sy, mu, sign, h);
-                if (dir == 0) TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
-                else TQ_RF(tq_link_load)(gq, &Lg, sy, mu, recon, u);
-                TQ_RF(tq_link_mul_half)(u, dir, h, uh);
+                TQ_R p[12];
+                TQ_RF(tq_load_project)(cross ? a->nbr_in[mu][1 - dir] : in, &Lin, sy, mu, sign, p);
+                if (dir == 0) {
+                    if (cross) TQ_RF(tq_face_round)(&Lf[mu], p, h);
+                    else {
+                        TQ_UNROLL
+                        for (int k = 0; k < 12; k++) h[k] = p[k];
+                    }
+                    TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
+                    TQ_RF(tq_link_mul_half)(u, 0, h, uh);
+                } else {
+                    TQ_RF(tq_link_load)(cross ? a->nbr_g[mu] : gq, &Lg, sy, mu, recon, u);
+                    TQ_RF(tq_link_mul_half)(u, 1, p, h);
+                    if (cross) TQ_RF(tq_face_round)(&Lf[mu], h, uh);
+                    else {
+                        TQ_UNROLL
+                        for (int k = 0; k < 12; k++) uh[k] = h[k];
+                    }
+                }
             }
             TQ_RF(tq_spin_accumulate)(mu, sign, phase, uh, acc);
         }
