@@ -17,13 +17,19 @@
 #define TQ_HALF_MIN_BLOCKS 5
 #endif
 
+/* Single precision in place: at most 128 registers, 4 resident blocks (uncapped it took
+ * 183 and ran 2 blocks per SM). */
+#ifndef TQ_SINGLE_DIRECT_MIN_BLOCKS
+#define TQ_SINGLE_DIRECT_MIN_BLOCKS 4
+#endif
+
 struct face_ptrs { void *p[4][2]; };
 
 /* DIRECT: a->direct (every site, neighbour blocks read in place); a template argument so
  * that the other kernels carry none of its code (the half-precision kernel lost 40 % to it
  * as a run-time branch). */
 template <int PREC, int RECON, int DAG, int CLOVER, int DIRECT = 0>
-__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : PREC == 4 && DIRECT ? TQ_SINGLE_DIRECT_MIN_BLOCKS : 1)
 dslash_wilson_interior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                        const void *x, const void *k, void *out, const double *go)
 {
