@@ -9,8 +9,11 @@
 # simulated clock. Parts: dslash (Wilson M_pc, 32^4 and 64^4), solve (the 48^4 clover
 # BiCGstab solve, 71 iterations as measured: a simulated solve runs --maxiter iterations),
 # stalls (64^4 M_pc on 2 GPUs with TQ_OWNERS=0, i.e. blocks left to the scheduler as before
-# owner computes, under lws, eager and dmda), all (default; about 15 minutes on 2 cores).
-# Usage: bash bench/simgrid-predict.sh [dslash|solve|stalls|all] [BUILD_DIR]   (default build-simgrid)
+# owner computes, under lws, eager and dmda), systems (the 48^4 solve with 4 sources: one
+# GPU, together and one after another; 2 and 4 GPUs with each system on one GPU, and on 2
+# with every system over both, TQ_SYSTEM_OWNERS=0; about 15 minutes), all (default, the
+# parts before systems; about 15 minutes on 2 cores).
+# Usage: bash bench/simgrid-predict.sh [dslash|solve|stalls|systems|all] [BUILD_DIR]   (default build-simgrid)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 part=${1:-all}
@@ -54,4 +57,18 @@ for s in lws eager dmda; do
             "$(TQ_OWNERS=0 matpc tq-2h100 64 "$blk" --sched $s)"
     done
 done
+fi
+if [ "$part" = systems ]; then
+# wall of the 4 solves (the propagator's "all solves" line), simulated
+sys4() {   # HOST [propagator options]
+    local h=$1; shift
+    STARPU_HOSTNAME=$h timeout 900 "$tool" propagator --dim 48 48 48 48 --weak-field 0.2 --nsrc 4 --where cuda --ncpus 4 \
+        --maxiter 71 "$@" 2>/dev/null | sed -n 's/.*all solves: [0-9]* iterations, \([0-9.]*\) s,.*/\1/p'
+}
+printf '%-10s %-44s %s\n' machine "48^4, 4 sources, 71 iterations each" "simulated s, all solves"
+printf '%-10s %-44s %s\n' tq-h100 "together (one block)" "$(sys4 tq-h100)"
+printf '%-10s %-44s %s\n' tq-h100 "one after another (--batch 1)" "$(sys4 tq-h100 --batch 1)"
+printf '%-10s %-44s %s\n' tq-2h100 "each system on one GPU (one block)" "$(sys4 tq-2h100)"
+printf '%-10s %-44s %s\n' tq-2h100 "every system over both (TQ_SYSTEM_OWNERS=0)" "$(TQ_SYSTEM_OWNERS=0 sys4 tq-2h100 --block 48 48 48 24)"
+printf '%-10s %-44s %s\n' tq-4h100 "each system on one GPU (one block)" "$(sys4 tq-4h100)"
 fi

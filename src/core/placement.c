@@ -81,6 +81,8 @@ int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_
 {
     const int nown = owner_count();
     if (nsystems < 2 || nown < 2) return 0;
+    const char *env = getenv("TQ_SYSTEM_OWNERS");   /* 0: every system over the blocks' owners */
+    if (env && env[0] == '0') return 0;
     /* a system split over more owners than it has systems beside it gains nothing: with as
      * many systems as owners (or blocks too few to give each owner one), each its own */
     if (nsystems < nown && lat->nlocal_blocks >= nown) return 0;

@@ -24,7 +24,8 @@ tq_task_options tq_internal_reduction_options(const tq_lattice *lat);
  * them over, one system on one owner (all its blocks there, read in place), or 0 where
  * each system's blocks should go to their owners as usual (fewer systems than owners, one
  * owner, or a system that would not fit in one GPU's memory: system_bytes its own fields,
- * shared_bytes what all systems read, the operators' links and clover terms). */
+ * shared_bytes what all systems read, the operators' links and clover terms).
+ * TQ_SYSTEM_OWNERS=0 in the environment: 0 always (for comparisons). */
 int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes);
 /* The submitting thread's tasks from now on: every block to owner `slot` of those
  * tq_internal_system_slots counted (slot mod their number), or -1: blocks to their owners. */
