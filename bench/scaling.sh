@@ -11,7 +11,8 @@
 # Full outputs under $OUT/scaling/, the table (also $OUT/scaling/table.tsv) last.
 #   - GPU + CPU workers (--where any) against the GPU alone: M_pc and one BiCGstab solve
 #     (double with single-precision reliable updates) on 1, 2 and 4 blocks.
-#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het|blocks]   (quick: the 32^4
+#   - gpus: every GPU of the node against one (one process and one rank per GPU).
+#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het|blocks|gpus]   (quick: the 32^4
 #   dslash rows, big: the 64^4 ones, het: the --where any rows and the one-source solves,
 #   blocks: the 32^4 rows of several blocks on the GPU alone: M_pc, one solve, 12 sources;
 #   a part appends to the table of an earlier part in the same $OUT)
@@ -37,8 +38,8 @@ dslash() {
     local name=$1${SCALING_TAG:-} np=$2
     shift 2
     local log=$res/$name.txt
-    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" stdbuf -o0 "$tool" dslash "$@" > "$log" 2>&1
-    else timeout 300 stdbuf -o0 "$tool" dslash "$@" > "$log" 2>&1; fi
+    if [ "$np" -gt 1 ]; then timeout ${SCALING_TIMEOUT:-300} $mpi -np "$np" stdbuf -o0 "$tool" dslash "$@" > "$log" 2>&1
+    else timeout ${SCALING_TIMEOUT:-300} stdbuf -o0 "$tool" dslash "$@" > "$log" 2>&1; fi
     [ $? -eq 0 ] || echo "$name failed: see $log"
     awk -v n="$name" '/^taskqcd dslash:/ { p = $0; sub(/.* (double|single|half) recon/, "", p); split($0, w, ", ");
                           for (i in w) if (w[i] ~ /recon/) prec = w[i] }
@@ -52,8 +53,8 @@ propagator() {
     shift 2
     local log=$res/$name.txt
     # unbuffered: a run that hangs shows how far it got
-    if [ "$np" -gt 1 ]; then timeout 300 $mpi -np "$np" stdbuf -o0 "$tool" propagator "$@" > "$log" 2>&1
-    else timeout 300 stdbuf -o0 "$tool" propagator "$@" > "$log" 2>&1; fi
+    if [ "$np" -gt 1 ]; then timeout ${SCALING_TIMEOUT:-300} $mpi -np "$np" stdbuf -o0 "$tool" propagator "$@" > "$log" 2>&1
+    else timeout ${SCALING_TIMEOUT:-300} stdbuf -o0 "$tool" propagator "$@" > "$log" 2>&1; fi
     [ $? -eq 0 ] || echo "$name failed: see $log"
     awk -v n="$name" '/iterations .* s, .* GFLOPS; iterations/ { for (i = 1; i <= NF; i++) if ($i == "iterations" && $(i - 1) == "GFLOPS;") it += $(i + 1) }
                       /all solves:/ { for (i = 1; i <= NF; i++) if ($i == "s,") w = $(i - 1) }
@@ -67,6 +68,7 @@ dims="32 64"
 [ "$part" = big ] && dims=64
 [ "$part" = prop ] && dims=
 [ "$part" = het ] && dims=
+[ "$part" = gpus ] && dims=
 for L in $dims; do
     h=$((L / 2)); q=$((L / 4))
     for op in wilson clover; do
@@ -110,6 +112,39 @@ for w in cuda any; do
     propagator solve-$w-b2 1 $one --where $w --block 32 32 32 16
     propagator solve-$w-b4 1 $one --where $w --block 32 32 16 16
 done
+fi
+
+if [ "$part" = gpus ]; then
+# every GPU of the node against one: one process driving NG GPUs (--ncuda NG, one block per
+# GPU by default) and NG ranks, one per GPU (src/core/context.c gives each local rank its
+# GPUs); Wilson M_pc at 32^4, 48^4, 64^4, clover at 48^4, the 48^4 solve (the propagator
+# with one source: clover BiCGstab, double with single-precision reliable updates), the
+# 32^4 12-source propagator, and --where any (GPUs + CPU workers) at 64^4. A run longer
+# than SCALING_TIMEOUT seconds (default 300) is cut.
+ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$ng" -ge 1 ] || ng=1
+g="--where cuda --niter 200 --recon 12 --prec single,half --ncpus 8 --test matpc"
+# wilson_rows L: Wilson M_pc on one GPU, on all of them in one process, and one rank per GPU
+wilson_rows() {
+    local L=$1
+    dslash "wilson-$L-1gpu" 1 --dim $L $L $L $L --dslash-type wilson $g --ncuda 1
+    dslash "wilson-$L-${ng}gpu" 1 --dim $L $L $L $L --dslash-type wilson $g --ncuda $ng
+    dslash "wilson-$L-${ng}ranks" $ng --dim $L $L $L $L --dslash-type wilson $g
+}
+# the most telling rows first, so that a call cut short still has them
+wilson_rows 64
+one="--dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --warmup --where cuda"
+propagator solve48-1gpu 1 $one --ncpus 8 --ncuda 1
+propagator solve48-${ng}gpu 1 $one --ncpus 8 --ncuda $ng
+propagator solve48-${ng}ranks $ng $one --ncpus 4
+prop="--dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --where cuda --ncpus 8"
+propagator prop12-1gpu 1 $prop --ncuda 1
+propagator prop12-${ng}gpu 1 $prop --ncuda $ng
+wilson_rows 32
+dslash "wilson-64-${ng}gpu-any" 1 --dim 64 64 64 64 --dslash-type wilson $g --ncuda $ng --where any
+dslash "clover-48-1gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda 1
+dslash "clover-48-${ng}gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda $ng
+wilson_rows 48
 fi
 
 echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"

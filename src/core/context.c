@@ -165,8 +165,8 @@ tq_status tq_init(const tq_init_params *params)
      * 16-slab generator sweep 5x slower). dmda also places tasks by their performance
      * models when CPU workers share the work. (STARPU_SCHED still rules.) */
     int ngpus = 0;
-    if (!p.sched && p.ncuda != 0 && cudaGetDeviceCount(&ngpus) == cudaSuccess && ngpus > 0)
-        conf.sched_policy_name = "dmda";
+    if (p.ncuda == 0 || cudaGetDeviceCount(&ngpus) != cudaSuccess) ngpus = 0;
+    if (!p.sched && ngpus > 0) conf.sched_policy_name = "dmda";
 #endif
     if (p.verbosity < 2) setenv("STARPU_SILENT", "1", 0);
     /* StarPU keeps 5-10 % of a GPU's buffers "clean" by writing dirty ones back to host
@@ -211,6 +211,27 @@ tq_status tq_init(const tq_init_params *params)
             conf.reserve_ncpus = 0;
         }
     }
+#ifdef TQ_HAVE_CUDA
+    /* Ranks sharing a node's GPUs: StarPU gives every rank every GPU, so two ranks on a
+     * two-GPU node would both drive both. Each local rank takes GPUs g with g mod ranks ==
+     * its local rank (one rank per GPU), or GPU (local rank mod GPUs) where ranks outnumber
+     * GPUs; STARPU_WORKERS_CUDAID and STARPU_NCUDA still rule. */
+    const char *lrank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!lrank) lrank = getenv("MPI_LOCALRANKID");
+    if (local_ranks > 1 && lrank && p.ncuda != 0 && ngpus > 0 && !getenv("STARPU_WORKERS_CUDAID") &&
+        !getenv("STARPU_NCUDA")) {
+        const int me = atoi(lrank) % local_ranks;
+        int n = 0;
+        if (ngpus >= local_ranks) {
+            for (int g = me; g < ngpus && n < STARPU_NMAXWORKERS; g += local_ranks) conf.workers_cuda_gpuid[n++] = (unsigned)g;
+        } else {
+            conf.workers_cuda_gpuid[n++] = (unsigned)(me % ngpus);
+        }
+        if (p.ncuda > 0 && p.ncuda < n) n = p.ncuda;
+        conf.use_explicit_workers_cuda_gpuid = 1;
+        conf.ncuda = n;
+    }
+#endif
 
     int ret;
 #ifdef TQ_HAVE_MPI
