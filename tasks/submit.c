@@ -342,6 +342,39 @@ int tq_task_chain_end(void)
     return --chain.depth || chain.off ? 0 : chain_flush();
 }
 
+/* An acquire in submission order that releases as soon as the value is on its node. */
+typedef struct { starpu_data_handle_t h; int node; } prefetched;
+static void release_prefetched(void *arg)
+{
+    prefetched *p = arg;
+    starpu_data_release_on_node(p->h, p->node);
+    free(p);
+}
+
+int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h)
+{
+    static int off = -1;   /* TQ_FACE_PREFETCH=0: none, for comparisons */
+    if (off < 0) {
+        const char *env = getenv("TQ_FACE_PREFETCH");
+        off = env && env[0] == '0';
+    }
+    if (off || (chain.depth > 0 && !chain.off)) return 0;
+    if (nranks > 1 && opt->rank >= 0 && opt->rank != my_rank) return 0;
+    /* the reader's memory: its owner's, or the one GPU's where only it may run the reader
+     * (a rank driving one GPU: its blocks have no owner) */
+    int worker = opt->worker;
+    if (worker < 0 && opt->where == TQ_WHERE_CUDA && starpu_cuda_worker_get_count() == 1)
+        starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, &worker, 1);
+    if (worker < 0) return 0;
+    prefetched *p = malloc(sizeof *p);
+    if (!p) return -ENOMEM;
+    p->h = h;
+    p->node = (int)starpu_worker_get_memory_node((unsigned)worker);
+    const int ret = starpu_data_acquire_on_node_cb(h, p->node, STARPU_R, release_prefetched, p);
+    if (ret) free(p);
+    return ret;
+}
+
 /* Where a task may go to CPU and GPU workers alike, the scheduler places each kernel by
  * its model; a chain would hide it behind a model of its own, which dmda calibrates by
  * running whole chains on CPU cores. */

@@ -64,7 +64,9 @@ int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side)
 tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_ops *ops, void *ctx, const char *who)
 {
     const int nb = st->lat->nblocks, nf = st->nfaces;
-    int ret = 0;
+    int ret = 0, dir_of_face[8], nd = 0;   /* the direction of each face an exterior reads */
+    for (int mu = 0; mu < 4; mu++)
+        if (st->split[mu]) dir_of_face[nd++] = mu, dir_of_face[nd++] = mu;
     /* faces first: they gate the neighbours' exterior work */
     for (int b = 0; b < nb && nf && !direct && !ret; b++) ret = ops->pack(ctx, b, st->faces + (size_t)b * nf);
     for (int b = 0; b < nb && !ret; b++) {
@@ -87,6 +89,15 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
             slot += 2;
         }
         ret = ops->exterior(ctx, b, from, nf);
+        /* faces from another owner start towards this block's as soon as they are packed,
+         * not when its exterior is let go after its interior (their transfer would then
+         * stand between the two) */
+        const tq_task_options mine = tq_internal_block_options(st->lat, b);
+        for (int i = 0; i < nf && !ret; i++) {
+            const int mu = dir_of_face[i], from_block = tq_stencil_neighbour(st, b, mu, i % 2 ? 1 : -1);
+            const tq_task_options theirs = tq_internal_block_options(st->lat, from_block);
+            if (theirs.worker != mine.worker || theirs.rank != mine.rank) ret = tq_task_prefetch(&mine, from[i]);
+        }
     }
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
 }
