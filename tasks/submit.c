@@ -353,12 +353,7 @@ static void release_prefetched(void *arg)
 
 int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h)
 {
-    static int off = -1;   /* TQ_FACE_PREFETCH=0: none, for comparisons */
-    if (off < 0) {
-        const char *env = getenv("TQ_FACE_PREFETCH");
-        off = env && env[0] == '0';
-    }
-    if (off || (chain.depth > 0 && !chain.off)) return 0;
+    if (chain.depth > 0 && !chain.off) return 0;
     if (nranks > 1 && opt->rank >= 0 && opt->rank != my_rank) return 0;
     /* the reader's memory: its owner's, or the one GPU's where only it may run the reader
      * (a rank driving one GPU: its blocks have no owner) */

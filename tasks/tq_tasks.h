@@ -40,8 +40,7 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
  * reads h but waits on other work (a block's exterior waits for its interior; without
  * this its faces would cross only then, on its critical path). Nothing where opt has no
  * owner (unless it allows GPUs only and there is one), another rank runs the reader, or a
- * chain is being recorded (its tasks are not submitted yet), or with TQ_FACE_PREFETCH=0 in
- * the environment (for comparisons). Returns 0 or a StarPU error. */
+ * chain is being recorded (its tasks are not submitted yet). Returns 0 or a StarPU error. */
 int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
 
 /* Chains: between tq_task_chain_begin() and tq_task_chain_end() the tasks this thread

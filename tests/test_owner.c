@@ -112,6 +112,9 @@ static void check_systems_spread(const tq_host_gauge *hg)
 
 int main(void)
 {
+    /* every face between owners sent on as soon as it is packed (tq_task_prefetch), whatever
+     * its size: the bits below must not change */
+    setenv("TQ_FACE_PREFETCH", "1", 1);
     tq_init_params ip;
     tq_init_params_default(&ip);
     ip.ncpus = 3;   /* distinct owners for the 4 blocks, and one worker owning two */
