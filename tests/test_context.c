@@ -3,6 +3,7 @@
  * precision parsing. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
+#include "core/tq_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,37 @@ static void check_precision(void)
     }
 }
 
+/* The GPUs each of the ranks sharing a node drives: every GPU to exactly one rank where
+ * there are enough, ranks spread evenly over the GPUs where there are not. */
+static void check_rank_gpus(void)
+{
+    for (int ngpus = 1; ngpus <= 8; ngpus++)
+        for (int ranks = 1; ranks <= 8; ranks++) {
+            int times[8] = {0}, most = 0, fewest = 1 << 30;
+            for (int r = 0; r < ranks; r++) {
+                int gpus[8];
+                const int n = tq_internal_rank_gpus(r, ranks, ngpus, gpus);
+                CHECK(n >= 1, "%d GPUs, %d ranks: rank %d gets no GPU", ngpus, ranks, r);
+                if (n > most) most = n;
+                if (n < fewest) fewest = n;
+                for (int i = 0; i < n; i++) {
+                    CHECK(gpus[i] >= 0 && gpus[i] < ngpus, "%d GPUs, %d ranks: rank %d gets GPU %d", ngpus, ranks, r, gpus[i]);
+                    if (gpus[i] >= 0 && gpus[i] < ngpus) times[gpus[i]]++;
+                }
+            }
+            CHECK(most - fewest <= 1, "%d GPUs, %d ranks: shares of %d to %d GPUs", ngpus, ranks, fewest, most);
+            for (int g = 0; g < ngpus; g++) {
+                const int want_lo = ranks <= ngpus ? 1 : ranks / ngpus, want_hi = ranks <= ngpus ? 1 : (ranks + ngpus - 1) / ngpus;
+                CHECK(times[g] >= want_lo && times[g] <= want_hi, "%d GPUs, %d ranks: GPU %d driven by %d ranks", ngpus, ranks, g,
+                      times[g]);
+            }
+        }
+    int gpus[8];
+    CHECK(tq_internal_rank_gpus(1, 2, 2, gpus) == 1 && gpus[0] == 1, "2 GPUs, 2 ranks: rank 1 drives GPU 1");
+    CHECK(tq_internal_rank_gpus(0, 2, 4, gpus) == 2 && gpus[0] == 0 && gpus[1] == 1, "4 GPUs, 2 ranks: rank 0 drives 0 and 1");
+    CHECK(tq_internal_rank_gpus(0, 2, 0, gpus) == 0, "no GPUs: none");
+}
+
 int main(void)
 {
     /* StarPU's variables would override the parameters under test */
@@ -283,6 +315,7 @@ int main(void)
     unsetenv("STARPU_SCHED");
 
     check_defaults();
+    check_rank_gpus();
     check_from_args();
     check_status_names();
     check_precision();

@@ -128,6 +128,20 @@ tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv)
     return TQ_SUCCESS;
 }
 
+int tq_internal_rank_gpus(int local_rank, int local_ranks, int ngpus, int *gpus)
+{
+    if (local_ranks < 1 || ngpus < 1) return 0;
+    const int r = ((local_rank % local_ranks) + local_ranks) % local_ranks;
+    if (ngpus < local_ranks) {
+        gpus[0] = r % ngpus;
+        return 1;
+    }
+    /* a contiguous run: neighbouring GPUs are the closer ones on PCIe machines */
+    const int first = (int)((long)r * ngpus / local_ranks), end = (int)((long)(r + 1) * ngpus / local_ranks);
+    for (int g = first; g < end; g++) gpus[g - first] = g;
+    return end - first;
+}
+
 static int launched_by_mpirun(void)
 {
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
@@ -213,20 +227,15 @@ tq_status tq_init(const tq_init_params *params)
     }
 #ifdef TQ_HAVE_CUDA
     /* Ranks sharing a node's GPUs: StarPU gives every rank every GPU, so two ranks on a
-     * two-GPU node would both drive both. Each local rank takes GPUs g with g mod ranks ==
-     * its local rank (one rank per GPU), or GPU (local rank mod GPUs) where ranks outnumber
-     * GPUs; STARPU_WORKERS_CUDAID and STARPU_NCUDA still rule. */
+     * two-GPU node would both drive both. Each local rank takes its share
+     * (tq_internal_rank_gpus); STARPU_WORKERS_CUDAID and STARPU_NCUDA still rule. */
     const char *lrank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     if (!lrank) lrank = getenv("MPI_LOCALRANKID");
     if (local_ranks > 1 && lrank && p.ncuda != 0 && ngpus > 0 && !getenv("STARPU_WORKERS_CUDAID") &&
         !getenv("STARPU_NCUDA")) {
-        const int me = atoi(lrank) % local_ranks;
-        int n = 0;
-        if (ngpus >= local_ranks) {
-            for (int g = me; g < ngpus && n < STARPU_NMAXWORKERS; g += local_ranks) conf.workers_cuda_gpuid[n++] = (unsigned)g;
-        } else {
-            conf.workers_cuda_gpuid[n++] = (unsigned)(me % ngpus);
-        }
+        int gpus[STARPU_MAXCUDADEVS];
+        int n = tq_internal_rank_gpus(atoi(lrank), local_ranks, ngpus < STARPU_MAXCUDADEVS ? ngpus : STARPU_MAXCUDADEVS, gpus);
+        for (int i = 0; i < n; i++) conf.workers_cuda_gpuid[i] = (unsigned)gpus[i];
         if (p.ncuda > 0 && p.ncuda < n) n = p.ncuda;
         conf.use_explicit_workers_cuda_gpuid = 1;
         conf.ncuda = n;
