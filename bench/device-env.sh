@@ -8,3 +8,15 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="${TQ_LIBDIR:+$TQ_LIBDIR:}$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
 export STARPU_HOME=/tmp/taskqcd-starpu-home STARPU_SILENT=1
 mkdir -p "$STARPU_HOME"
+# bench_row DIR NAME PATTERN [VAR=VALUE ...] -- COMMAND...: runs COMMAND (at most 120 s) with
+# the variables set, its output in DIR/NAME.txt, and appends a line to the array rows:
+# NAME and what grep -o PATTERN finds in the output (its last word before the unit kept).
+bench_row() {
+    local dir=$1 name=$2 pattern=$3
+    shift 3
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" timeout 120 "$@" > "$dir/$name.txt" 2>&1 || echo "$name failed: see $dir/$name.txt"
+    rows+=("$(printf '%-30s %s' "$name" "$(grep -o "$pattern" "$dir/$name.txt" | tr '\n' ' ')")")
+}

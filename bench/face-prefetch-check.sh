@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Faces sent on as soon as they are packed (tq_task_prefetch) against faces fetched when
-# their exterior task starts (TQ_FACE_PREFETCH=0), on a machine with 2+ GPUs (device tool;
+# Faces sent on as soon as they are packed (tq_task_prefetch; by default faces of 1 MiB or
+# more, TQ_FACE_PREFETCH=1 every face) against faces fetched when their exterior task
+# starts (TQ_FACE_PREFETCH=0), on a machine with 2+ GPUs (device tool;
 # carry build/.libs and .deps/starpu): Wilson M_pc single/half r12 at 32^4 and 64^4 on one
 # GPU and on all of them in one process, the 48^4 clover solve (BiCGstab double with
 # single-precision reliable updates), and 32^4 M_pc on one rank per GPU.
@@ -15,27 +16,12 @@ ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
 c="--test matpc --where cuda --recon 12 --prec single,half --ncpus 8 --no-check --niter 100"
 rows=()
-# m NAME [VAR=VALUE ...] -- ARGS: a dslash run; its times per application (single, half)
-m() {
-    local name=$1; shift
-    local envs=()
-    while [ "$1" != -- ]; do envs+=("$1"); shift; done
-    shift
-    env "${envs[@]}" timeout 120 "$@" > "$res/$name.txt" 2>&1 || echo "$name failed: see $res/$name.txt"
-    rows+=("$(printf '%-28s %s' "$name" "$(grep -o 'time [0-9.]* ms' "$res/$name.txt" | awk '{printf "%s ms  ", $2}')")")
-}
-# s NAME [VAR=VALUE ...] -- ARGS: a propagator run; the iterations' time of its timed solve
-s() {
-    local name=$1; shift
-    local envs=()
-    while [ "$1" != -- ]; do envs+=("$1"); shift; done
-    shift
-    env "${envs[@]}" timeout 120 "$@" > "$res/$name.txt" 2>&1 || echo "$name failed: see $res/$name.txt"
-    rows+=("$(printf '%-28s %s' "$name" "$(grep -o 'iterations [0-9.]* s' "$res/$name.txt" | tail -n1)")")
-}
+m() { local name=$1; shift; bench_row "$res" "$name" 'time [0-9.]* ms' "$@"; }          # M_pc single, half
+s() { local name=$1; shift; bench_row "$res" "$name" 'iterations [0-9.]* s' "$@"; }     # solve iterations
 m w32-1gpu -- "$tool" dslash --dim 32 32 32 32 $c --ncuda 1
 m w32-${ng}gpu -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng
 m w32-${ng}gpu-noprefetch TQ_FACE_PREFETCH=0 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng
+m w32-${ng}gpu-allprefetch TQ_FACE_PREFETCH=1 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng
 m w64-1gpu -- "$tool" dslash --dim 64 64 64 64 $c --ncuda 1
 m w64-${ng}gpu -- "$tool" dslash --dim 64 64 64 64 $c --ncuda $ng
 m w64-${ng}gpu-noprefetch TQ_FACE_PREFETCH=0 -- "$tool" dslash --dim 64 64 64 64 $c --ncuda $ng

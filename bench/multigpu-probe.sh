@@ -17,22 +17,14 @@ ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ng" -ge 2 ] || ng=2
 c="--test matpc --where cuda --recon 12 --prec single --ncpus 8 --no-check"
 rows=()
-# row NAME [VAR=VALUE ...] -- ARGS: one dslash run; its time per application
-row() {
-    local name=$1; shift
-    local envs=()
-    while [ "$1" != -- ]; do envs+=("$1"); shift; done
-    shift
-    env "${envs[@]}" timeout 120 "$tool" dslash "$@" > "$res/$name.txt" 2>&1 || echo "$name failed: see $res/$name.txt"
-    rows+=("$(printf '%-30s %s' "$name" "$(grep -o '[0-9.]* ms per application' "$res/$name.txt" | head -n1)")")
-}
-row w32-1gpu -- --dim 32 32 32 32 $c --ncuda 1 --niter 200
-row w32-${ng}gpu-stats STARPU_BUS_STATS=1 STARPU_WORKER_STATS=1 -- --dim 32 32 32 32 $c --ncuda $ng --niter 200
-row w32-${ng}gpu-pipe0 STARPU_CUDA_PIPELINE=0 -- --dim 32 32 32 32 $c --ncuda $ng --niter 200
-row w32-${ng}gpu-pipe8 STARPU_CUDA_PIPELINE=8 -- --dim 32 32 32 32 $c --ncuda $ng --niter 200
-row w32-${ng}gpu-dmda STARPU_SCHED=dmda -- --dim 32 32 32 32 $c --ncuda $ng --niter 200
-row w32-${ng}gpu-nodirect STARPU_ENABLE_CUDA_GPU_GPU_DIRECT=0 -- --dim 32 32 32 32 $c --ncuda $ng --niter 200
-row w64-${ng}gpu-stats STARPU_BUS_STATS=1 STARPU_WORKER_STATS=1 -- --dim 64 64 64 64 $c --ncuda $ng --niter 50
+row() { local name=$1; shift; bench_row "$res" "$name" '[0-9.]* ms per application' "$@"; }
+row w32-1gpu -- "$tool" dslash --dim 32 32 32 32 $c --ncuda 1 --niter 200
+row w32-${ng}gpu-stats STARPU_BUS_STATS=1 STARPU_WORKER_STATS=1 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng --niter 200
+row w32-${ng}gpu-pipe0 STARPU_CUDA_PIPELINE=0 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng --niter 200
+row w32-${ng}gpu-pipe8 STARPU_CUDA_PIPELINE=8 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng --niter 200
+row w32-${ng}gpu-dmda STARPU_SCHED=dmda -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng --niter 200
+row w32-${ng}gpu-nodirect STARPU_ENABLE_CUDA_GPU_GPU_DIRECT=0 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng --niter 200
+row w64-${ng}gpu-stats STARPU_BUS_STATS=1 STARPU_WORKER_STATS=1 -- "$tool" dslash --dim 64 64 64 64 $c --ncuda $ng --niter 50
 
 nsys=$(command -v nsys || ls /usr/local/cuda*/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys /usr/local/cuda*/nsight-systems*/bin/nsys 2>/dev/null | head -n1)
 if [ -n "$nsys" ]; then
