@@ -6,7 +6,8 @@
  * seen by the task's callback). With a CUDA worker the GPU owns every block by default:
  * the same check runs there without pins. Several systems of one tq_solve_many on a
  * one-block lattice each go to their own owner (three CPU workers each run a system's
- * tasks) and give the bits of the same systems solved one at a time without owners. */
+ * tasks) and give the bits of the same systems solved one at a time without owners. The
+ * generator's slabs are owned the same way (check_generator_owners). */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "core/placement.h"
@@ -109,6 +110,62 @@ static void check_systems_spread(const tq_host_gauge *hg)
     free(host); free(ref);
     setup_free(&S);
 }
+/* The generator's time slabs are owned as a lattice's blocks are: 4 slabs pinned to 3 CPU
+ * workers in turn, the same links and measurements as without owners, and every slab task
+ * on its owner. */
+static void generator_run(tq_host_gauge *links, tq_plaquette *plaq, double *poly)
+{
+    const int dims[4] = {4, 4, 4, 8};
+    tq_generator_params gp;
+    tq_generator_params_default(&gp);
+    gp.nslab = 4;
+    gp.seed = 7;
+    tq_generator *g = NULL;
+    CHECK_OK(tq_generator_create(dims, &gp, &g));
+    if (!g) return;
+    for (int k = 0; k < 2; k++) CHECK_OK(tq_generator_sweep(g, 1));
+    CHECK_OK(tq_generator_reunitarize(g));
+    CHECK_OK(tq_generator_measure(g, plaq, poly, poly + 1));
+    CHECK_OK(tq_generator_export(g, links));
+    tq_generator_destroy(g);
+}
+
+static void check_generator_owners(void)
+{
+    tq_host_gauge free_links, owned_links;
+    CHECK_OK(tq_host_gauge_alloc(&free_links, (const int[4]){4, 4, 4, 8}));
+    CHECK_OK(tq_host_gauge_alloc(&owned_links, (const int[4]){4, 4, 4, 8}));
+    tq_plaquette p_free, p_owned;
+    double poly_free[2], poly_owned[2];
+    generator_run(&free_links, &p_free, poly_free);
+    long on_before, else_before;
+    tq_internal_owner_stats(&on_before, &else_before);
+    tq_internal_pin_cpu_owners(1);
+    tq_internal_owner_checks(1);
+    generator_run(&owned_links, &p_owned, poly_owned);
+    tq_wait_all();
+    tq_internal_owner_checks(0);
+    tq_internal_pin_cpu_owners(0);
+    long on_owner, elsewhere;
+    tq_internal_owner_stats(&on_owner, &elsewhere);
+    printf("generator: %ld slab tasks ran on their owner, %ld elsewhere; plaquette %.15f\n", on_owner - on_before,
+           elsewhere - else_before, p_owned.total);
+    CHECK(on_owner - on_before >= 2 * 2 * 8 * 4, "only %ld generator tasks ran with an owner", on_owner - on_before);
+    CHECK(elsewhere == else_before, "%ld generator tasks ran elsewhere than on their slab's owner", elsewhere - else_before);
+    CHECK(!memcmp(free_links.links, owned_links.links, (size_t)4 * 4 * 4 * 8 * 72 * sizeof(double)),
+          "the generator's links differ with owners");
+    CHECK(p_free.total == p_owned.total && p_free.spatial == p_owned.spatial && p_owned.total < 1.0,
+          "plaquette %.17g with owners, %.17g without", p_owned.total, p_free.total);
+    CHECK(poly_free[0] == poly_owned[0] && poly_free[1] == poly_owned[1], "Polyakov loop differs with owners");
+    double host_poly[2];
+    CHECK_OK(tq_host_gauge_polyakov(&owned_links, &host_poly[0], &host_poly[1]));
+    CHECK(fabs(host_poly[0] - poly_owned[0]) < 1e-13 && fabs(host_poly[1] - poly_owned[1]) < 1e-13 &&
+              poly_owned[0] != 0.0,
+          "Polyakov loop (%.17g, %.17g) as tasks, (%.17g, %.17g) from the links", poly_owned[0], poly_owned[1], host_poly[0],
+          host_poly[1]);
+    tq_host_gauge_free(&free_links);
+    tq_host_gauge_free(&owned_links);
+}
 
 int main(void)
 {
@@ -157,6 +214,7 @@ int main(void)
           "BiCGstab iterations %d with owners, %d without", owned->bicgstab_iter, free_run->bicgstab_iter);
     CHECK(!memcmp(free_run->bicgstab, owned->bicgstab, sizeof owned->bicgstab), "BiCGstab solution differs with owners");
 
+    if (ri.ncuda_workers == 0) check_generator_owners();
     if (ri.ncuda_workers == 0) check_systems_spread(&hg);
     else printf("systems spread: not checked here (CPU owners are pinned only without a CUDA worker)\n");
 

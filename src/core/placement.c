@@ -138,13 +138,19 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat)
     return n == 1;
 }
 
+tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
+{
+    /* inside a rank, the same owners for every decomposition (its first part on the first
+     * GPU, ...) */
+    return (tq_task_options){.where = placement, .priority = 0,
+                             .worker = rank == tq_internal_mpi_rank() ? block_owner(local_index) : -1,
+                             .rank = nranks > 1 ? rank : -1};
+}
+
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
 {
-    /* inside a rank, the same owners for every lattice (its first block on the first GPU, ...) */
-    const int rank = tq_block_rank(lat, block);
-    return (tq_task_options){.where = placement, .priority = 0,
-                             .worker = rank == lat->rank ? block_owner(tq_block_local_index(lat, block)) : -1,
-                             .rank = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1 ? rank : -1};
+    return tq_internal_part_options(tq_block_local_index(lat, block), tq_block_rank(lat, block),
+                                    lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
 }
 
 tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, char *owner, size_t owner_len)

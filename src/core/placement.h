@@ -11,6 +11,9 @@ tq_task_options tq_internal_task_options(void);
 /* The options of a task that writes block `block` of lat: the same, run by the block's
  * owner (a GPU when GPUs are allowed; none for CPU blocks unless pinned for tests). */
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block);
+/* The same for part local_index of rank `rank`'s data (of nranks ranks) in a decomposition
+ * that is not a lattice's blocks (the generator's time slabs): the same owners in turn. */
+tq_task_options tq_internal_part_options(int local_index, int rank, int nranks);
 /* 1 when every task writing this rank's blocks of lat runs on one and the same worker (one
  * block, blocks with the same owner, or a placement that leaves one worker): their tasks
  * then run one after another anyway, and chains (tasks/tq_tasks.h) lose no parallelism. */

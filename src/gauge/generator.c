@@ -72,11 +72,11 @@ void tq_generator_destroy(tq_generator *g) { generator_free(g); }
 /* The rank that owns slab s, and the options of a task writing slab s's data. */
 static int slab_rank(const tq_generator *g, int s) { return s / g->per_rank; }
 
+/* Owner computes, as for a lattice's blocks (core/placement.h): a rank's slabs go to its
+ * owners in turn (one slab per GPU by default), so a slab's links stay in one memory. */
 static tq_task_options slab_options(const tq_generator *g, int s)
 {
-    tq_task_options opt = tq_internal_task_options();
-    opt.rank = slab_rank(g, s);
-    return opt;
+    return tq_internal_part_options(s % g->per_rank, slab_rank(g, s), g->nranks);
 }
 
 tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, tq_generator **out)
@@ -95,11 +95,12 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
         return tq_error(TQ_ERR_INVALID_ARG, "%s: nslab must lie in [0, %d] (got %d)", who, TQ_HB_MAX_SLABS, p->nslab);
     const int nranks = tq_internal_mpi_size();
     const int64_t half = (int64_t)dims[0] * dims[1] * dims[2] * dims[3] / 2;
-    /* slabs: the requested number; by default one when the tasks go to GPUs (a slab per GPU
-     * kernel keeps it busy, and every task costs scheduling time: with 16 slabs a 32^4 sweep
-     * took 5x longer on an H200), otherwise at least one per CPU worker (up to the limit).
-     * Slabs are equal runs of whole time slices: the number divides the time extent; each
-     * rank holds the same number of whole slabs. */
+    /* slabs: the requested number; by default one per GPU when the tasks may go to GPUs (a
+     * large slab keeps a GPU busy, and every task costs scheduling time: with 16 slabs a
+     * 32^4 sweep took 5x longer on an H200; the GPUs own the slabs then, as they own a
+     * lattice's blocks), otherwise at least one per CPU worker (up to the limit). Slabs
+     * are equal runs of whole time slices: the number divides the time extent; each rank
+     * holds the same number of whole slabs. */
     int nslab = p->nslab;
     const int nt = dims[3];
     if (nt % nranks)
@@ -117,7 +118,8 @@ tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, t
     if (nslab == 0) {
         const tq_where w = tq_get_placement();
         const int nt_rank = nt / nranks, limit = TQ_HB_MAX_SLABS / nranks;
-        int want = w == TQ_WHERE_CUDA ? 1 : (int)starpu_cpu_worker_get_count();
+        const int ncuda = (int)starpu_cuda_worker_get_count();
+        int want = w != TQ_WHERE_CPU && ncuda > 0 ? ncuda : (int)starpu_cpu_worker_get_count();
         if (want > limit) want = limit;
         if (want > nt_rank) want = nt_rank;
         if (want < 1) want = 1;
@@ -385,7 +387,7 @@ tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double 
     tq_status st = TQ_SUCCESS;
     for (int s = 0; s < n && st == TQ_SUCCESS; s++)
         if (slab_rank(g, s) == g->rank) st = read_sums(g->measured[s], all + TQ_MEASURE_NSUMS * s, TQ_MEASURE_NSUMS, who);
-    if (st == TQ_SUCCESS && last.rank == g->rank) st = read_sums(g->poly, all + TQ_MEASURE_NSUMS * n, TQ_MEASURE_NSUMS, who);
+    if (st == TQ_SUCCESS && slab_rank(g, n - 1) == g->rank) st = read_sums(g->poly, all + TQ_MEASURE_NSUMS * n, TQ_MEASURE_NSUMS, who);
     if (st != TQ_SUCCESS) { free(all); return st; }
     if (g->nranks > 1) tq_internal_allreduce_sum(all, TQ_MEASURE_NSUMS * (n + 1));
     double sum[2] = {0, 0};
