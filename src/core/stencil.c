@@ -64,10 +64,10 @@ int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side)
 /* Whether a face of `bytes` goes on to its reader's memory as soon as it is packed
  * (tq_task_prefetch) rather than when the reader's exterior starts. Each such move costs
  * StarPU two bookkeeping tasks (an acquire's pre- and post-sync tasks), so it pays only
- * where the transfer itself is long: on two
- * H100s (NVLink), 64^4 Wilson M_pc took 2.586 / 1.598 ms single / half with it and 2.769 /
- * 1.737 without (faces 6.3 / 3.7 MB), but 32^4 took 0.392 / 0.554 with it and 0.349 /
- * 0.308 without (faces 0.79 / 0.46 MB). TQ_FACE_PREFETCH=0: never, 1: every face. */
+ * where the transfer itself is long: on two H100s (NVLink), 64^4 Wilson M_pc took 2.586 /
+ * 1.598 ms single / half with it and 2.769 / 1.737 without (faces 6.3 / 3.7 MB), but 32^4
+ * took 0.392 / 0.554 with it and 0.349 / 0.308 without (faces 0.79 / 0.46 MB).
+ * TQ_FACE_PREFETCH=0: never, 1: every face. */
 static int prefetch_face(size_t bytes)
 {
     static int mode = -1;
@@ -106,9 +106,9 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
             slot += 2;
         }
         ret = ops->exterior(ctx, b, from, nf);
-        /* faces from another owner start towards this block's as soon as they are packed,
-         * not when its exterior is let go after its interior (their transfer would then
-         * stand between the two) */
+        /* faces from another owner or rank start towards this block's owner as soon as
+         * they are packed, not when its exterior is let go after its interior (their
+         * transfer would then stand between the two) */
         const tq_task_options mine = tq_internal_block_options(st->lat, b);
         for (int i = 0; i < nf && !ret; i++) {
             const int mu = dir_of_face[i], from_block = tq_stencil_neighbour(st, b, mu, i % 2 ? 1 : -1);
