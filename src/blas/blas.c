@@ -322,13 +322,19 @@ static int mirror_wait(tq_scalars *sc, int i, double *values)
     const long long want = sc->mirror_seq[i];
     struct tq_snapshot_watch *w = &sc->watch[i];
     if (!mirror_seq_is(m, want)) {
-        const long long ended = __atomic_load_n(&w->ended, __ATOMIC_ACQUIRE);
-        if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, writer_ended, w)) return -1;
+        /* this wait's own callback: an earlier wait on this snapshot, which found its mirror
+         * before its writer ended, may hear of that end only now (seen under load: one
+         * read in 45 fell back to StarPU), and must not end this wait */
+        const long long mine = ++w->requested;
+        if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, writer_ended, w)) {
+            w->requested--;
+            return -1;
+        }
         const double t0 = tq_internal_now();
         int warned = 0;
         for (long n = 1; !mirror_seq_is(m, want); n++) {
             /* the writer's end comes after its mirror write: one more look, then give up */
-            if (__atomic_load_n(&w->ended, __ATOMIC_ACQUIRE) != ended) {
+            if (__atomic_load_n(&w->ended, __ATOMIC_ACQUIRE) >= mine) {
                 if (mirror_seq_is(m, want)) break;
                 return 0;
             }

@@ -30,7 +30,9 @@ typedef struct tq_scalars {
     tq_snapshot_mirror *mirror;
     int mirror_set;
     long long mirror_seq[TQ_NSNAPSHOTS];
-    struct tq_snapshot_watch { starpu_data_handle_t h; long long ended; } watch[TQ_NSNAPSHOTS];
+    /* requested: the waits that asked to hear of the writer's end (host thread only);
+     * ended: their callbacks run so far */
+    struct tq_snapshot_watch { starpu_data_handle_t h; long long requested, ended; } watch[TQ_NSNAPSHOTS];
 } tq_scalars;
 
 tq_status tq_scalars_create(tq_scalars **out);
