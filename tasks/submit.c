@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #ifdef TQ_HAVE_MPI
 #include <starpu_mpi.h>
 #endif
@@ -179,28 +180,65 @@ static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int 
     return involved;
 }
 
-/* The chain being recorded by this thread: its tasks (codelet, argument copy, buffers as
- * indices into the chain's handles) and the union of their handles with merged modes. */
+/* ---- chains ----------------------------------------------------------------------------
+ * Between tq_task_chain_begin and tq_task_chain_end the tasks are recorded, then split into
+ * runs of one owner (where, worker) each, and every run goes as one tq_cl_chain task. A run
+ * ends after a task whose output another owner reads (or whose input another owner then
+ * overwrites), and begins again at a task that needs another owner's output: a face or a
+ * reduction's partial sums cross only between whole chain tasks, so a chain never waits in
+ * its middle for another owner and no other owner waits for more than what it needs. The
+ * runs go to StarPU in the order of their first task, which keeps every two conflicting
+ * tasks in their recorded order (a cross-owner conflict u -> v puts u last in its run and v
+ * first in its own, so u's run starts before v's). One owner: one chain, as before. */
+
+/* One chain task being built: its entries (codelet, argument, buffers as indices into the
+ * chain's handles) and the union of their handles with merged modes. */
 typedef struct {
     struct starpu_codelet *cl;
     void *arg;
     size_t asize;
     int nbuf, first;   /* its buffers: map[first .. first + nbuf - 1] */
-} recorded_task;
+} chain_entry;
 
-static _Thread_local struct {
-    int depth, off;   /* off: TQ_CHAIN=0 when the outermost chain began (tasks go alone) */
+typedef struct {
     int ntasks, cap_tasks;
-    recorded_task *task;
+    chain_entry *task;
     int nmap, cap_map, cap_writes;
     int16_t *map;
-    uint8_t *writes;   /* per map entry: 1 when that task writes the buffer (W, RW, SCRATCH) */
+    uint8_t *writes;   /* per map entry: 1 when that entry writes the buffer (W, RW, SCRATCH) */
     int nh, cap_h;
     struct starpu_data_descr *h;
     int priority;
     tq_where where;
     int worker;
-} chain;
+} chain_builder;
+
+/* A recorded task: its own argument copy, its buffers in rec.buf[first .. first + nbuf - 1]. */
+typedef struct {
+    struct starpu_codelet *cl;
+    void *arg;
+    size_t asize;
+    int nbuf, first, priority, worker;
+    tq_where where;
+    int alone;   /* goes as a task of its own (too many buffers, or placed by the scheduler) */
+} recorded_task;
+
+/* A face to send on once the run holding its writer (a recorded task) is submitted. */
+typedef struct {
+    starpu_data_handle_t h;
+    int node, writer;
+} recorded_prefetch;
+
+static _Thread_local struct {
+    int depth, off;   /* off: TQ_CHAIN=0 when the outermost chain began (tasks go alone) */
+    int ntasks, cap_tasks;
+    recorded_task *task;
+    int nbuf, cap_buf;
+    struct starpu_data_descr *buf;
+    int npf, cap_pf;
+    recorded_prefetch *pf;
+    chain_builder b;
+} rec;
 
 static int grow(void **p, int *cap, int need, size_t size)
 {
@@ -225,46 +263,46 @@ static int merged_mode(int a, int b)
     return a | (b & STARPU_W);
 }
 
-static void chain_clear(void)
+static void builder_clear(chain_builder *c)
 {
-    for (int i = 0; i < chain.ntasks; i++) free(chain.task[i].arg);
-    chain.ntasks = chain.nmap = chain.nh = 0;
-    chain.priority = STARPU_MIN_PRIO;
+    for (int i = 0; i < c->ntasks; i++) free(c->task[i].arg);
+    c->ntasks = c->nmap = c->nh = 0;
+    c->priority = STARPU_MIN_PRIO;
 }
 
 static long chains_submitted;
 long tq_internal_chains_submitted(void) { return __atomic_load_n(&chains_submitted, __ATOMIC_RELAXED); }
 
-/* Submits the recorded tasks: alone when there is one, else as one tq_cl_chain task. */
-static int chain_flush(void)
+/* Submits the built entries: alone when there is one, else as one tq_cl_chain task. */
+static int builder_submit(chain_builder *c)
 {
     int ret = 0;
-    if (chain.ntasks == 1) {
-        recorded_task *t = &chain.task[0];
+    if (c->ntasks == 1) {
+        chain_entry *t = &c->task[0];
         struct starpu_data_descr d[TQ_CHAIN_MAX_OP_BUFFERS];
-        for (int j = 0; j < t->nbuf; j++) d[j] = chain.h[chain.map[t->first + j]];
-        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, chain.priority, chain.where, chain.worker);
+        for (int j = 0; j < t->nbuf; j++) d[j] = c->h[c->map[t->first + j]];
+        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, c->priority, c->where, c->worker);
         t->arg = NULL;   /* the task owns it (or freed it) */
-    } else if (chain.ntasks > 1) {
+    } else if (c->ntasks > 1) {
         const size_t align = 16;
-        size_t size = sizeof(tq_chain_head) + (size_t)chain.ntasks * sizeof(tq_chain_op) + (size_t)chain.nmap * sizeof(int16_t)
-                      + (size_t)chain.nmap;
+        size_t size = sizeof(tq_chain_head) + (size_t)c->ntasks * sizeof(tq_chain_op) + (size_t)c->nmap * sizeof(int16_t)
+                      + (size_t)c->nmap;
         size = (size + align - 1) / align * align;
         const size_t args_at = size;
-        for (int i = 0; i < chain.ntasks; i++) size += (chain.task[i].asize + align - 1) / align * align;
+        for (int i = 0; i < c->ntasks; i++) size += (c->task[i].asize + align - 1) / align * align;
         char *blob = calloc(1, size);
         if (!blob) {
             ret = -ENOMEM;
         } else {
             tq_chain_head *h = (tq_chain_head *)blob;
             tq_chain_op *op = (tq_chain_op *)(h + 1);
-            h->nops = chain.ntasks;
-            h->nmap = chain.nmap;
-            memcpy(op + chain.ntasks, chain.map, (size_t)chain.nmap * sizeof(int16_t));
-            memcpy((int16_t *)(op + chain.ntasks) + chain.nmap, chain.writes, (size_t)chain.nmap);
+            h->nops = c->ntasks;
+            h->nmap = c->nmap;
+            memcpy(op + c->ntasks, c->map, (size_t)c->nmap * sizeof(int16_t));
+            memcpy((int16_t *)(op + c->ntasks) + c->nmap, c->writes, (size_t)c->nmap);
             size_t at = args_at;
-            for (int i = 0; i < chain.ntasks; i++) {
-                const recorded_task *t = &chain.task[i];
+            for (int i = 0; i < c->ntasks; i++) {
+                const chain_entry *t = &c->task[i];
                 op[i].cl = t->cl;
                 op[i].nbuf = (uint16_t)t->nbuf;
                 op[i].map_offset = (uint16_t)t->first;
@@ -272,21 +310,22 @@ static int chain_flush(void)
                 if (t->asize) memcpy(blob + at, t->arg, t->asize);
                 at += (t->asize + align - 1) / align * align;
             }
-            ret = submit_task(&tq_cl_chain, blob, size, 1, chain.h, chain.nh, chain.priority, chain.where, chain.worker);
+            ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, c->nh, c->priority, c->where, c->worker);
             if (!ret) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
         }
     }
-    chain_clear();
+    builder_clear(c);
     return ret;
 }
 
-/* Adds a task to the chain; 1 when it cannot join this chain (flush, then try again). */
-static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize, const struct starpu_data_descr *d,
-                        int n, int priority, tq_where w, int worker, int *err)
+/* Adds recorded task t to the chain being built, which takes its argument; 1 when it cannot
+ * join this chain (submit the chain, then try again), or a negative error. */
+static int builder_add(chain_builder *c, recorded_task *t)
 {
-    *err = 0;
-    if (chain.ntasks && (w != chain.where || worker != chain.worker)) return 1;
-    int idx[TQ_CHAIN_MAX_OP_BUFFERS], mode[TQ_CHAIN_MAX_OP_BUFFERS], nh = chain.nh;
+    const struct starpu_data_descr *d = rec.buf + t->first;
+    const int n = t->nbuf;
+    if (c->ntasks && (t->where != c->where || t->worker != c->worker)) return 1;
+    int idx[TQ_CHAIN_MAX_OP_BUFFERS], mode[TQ_CHAIN_MAX_OP_BUFFERS], nh = c->nh;
     /* where each buffer goes, checked before anything changes */
     for (int i = 0; i < n; i++) {
         /* the mode so far: an earlier buffer of this task on the same handle, or the chain's */
@@ -294,52 +333,31 @@ static int chain_record(struct starpu_codelet *cl, const void *arg, size_t asize
         for (int j = 0; j < i; j++)
             if (d[j].handle == d[i].handle) prev = j;
         idx[i] = prev >= 0 ? idx[prev] : -1;
-        for (int j = 0; idx[i] < 0 && j < chain.nh; j++)
-            if (chain.h[j].handle == d[i].handle) idx[i] = j;
+        for (int j = 0; idx[i] < 0 && j < c->nh; j++)
+            if (c->h[j].handle == d[i].handle) idx[i] = j;
         if (idx[i] < 0) { idx[i] = nh++; mode[i] = d[i].mode; continue; }
-        mode[i] = merged_mode(prev >= 0 ? mode[prev] : (int)chain.h[idx[i]].mode, d[i].mode);
+        mode[i] = merged_mode(prev >= 0 ? mode[prev] : (int)c->h[idx[i]].mode, d[i].mode);
         if (mode[i] < 0) return 1;
     }
-    if (nh > INT16_MAX || chain.nmap + n > UINT16_MAX) return 1;
-    if (grow((void **)&chain.task, &chain.cap_tasks, chain.ntasks + 1, sizeof *chain.task) ||
-        grow((void **)&chain.map, &chain.cap_map, chain.nmap + n, sizeof *chain.map) ||
-        grow((void **)&chain.writes, &chain.cap_writes, chain.nmap + n, sizeof *chain.writes) ||
-        grow((void **)&chain.h, &chain.cap_h, nh, sizeof *chain.h)) {
-        *err = -ENOMEM;
-        return 0;
-    }
-    void *copy = NULL;
-    if (asize) {
-        copy = malloc(asize);
-        if (!copy) { *err = -ENOMEM; return 0; }
-        memcpy(copy, arg, asize);
-    }
+    if (nh > INT16_MAX || c->nmap + n > UINT16_MAX) return 1;
+    if (grow((void **)&c->task, &c->cap_tasks, c->ntasks + 1, sizeof *c->task) ||
+        grow((void **)&c->map, &c->cap_map, c->nmap + n, sizeof *c->map) ||
+        grow((void **)&c->writes, &c->cap_writes, c->nmap + n, sizeof *c->writes) ||
+        grow((void **)&c->h, &c->cap_h, nh, sizeof *c->h))
+        return -ENOMEM;
     for (int i = 0; i < n; i++) {
-        if (idx[i] >= chain.nh) { chain.h[idx[i]].handle = d[i].handle; chain.nh = idx[i] + 1; }
-        chain.h[idx[i]].mode = (enum starpu_data_access_mode)mode[i];
-        chain.map[chain.nmap + i] = (int16_t)idx[i];
-        chain.writes[chain.nmap + i] = (d[i].mode & STARPU_W) || d[i].mode == STARPU_SCRATCH;
+        if (idx[i] >= c->nh) { c->h[idx[i]].handle = d[i].handle; c->nh = idx[i] + 1; }
+        c->h[idx[i]].mode = (enum starpu_data_access_mode)mode[i];
+        c->map[c->nmap + i] = (int16_t)idx[i];
+        c->writes[c->nmap + i] = (d[i].mode & STARPU_W) || d[i].mode == STARPU_SCRATCH;
     }
-    chain.task[chain.ntasks++] = (recorded_task){cl, copy, asize, n, chain.nmap};
-    chain.nmap += n;
-    if (chain.ntasks == 1 || priority > chain.priority) chain.priority = priority;
-    chain.where = w;
-    chain.worker = worker;
+    c->task[c->ntasks++] = (chain_entry){t->cl, t->arg, t->asize, n, c->nmap};
+    t->arg = NULL;
+    c->nmap += n;
+    if (c->ntasks == 1 || t->priority > c->priority) c->priority = t->priority;
+    c->where = t->where;
+    c->worker = t->worker;
     return 0;
-}
-
-void tq_task_chain_begin(void)
-{
-    if (chain.depth++ == 0) {
-        const char *env = getenv("TQ_CHAIN");
-        chain.off = env && env[0] == '0';
-    }
-}
-
-int tq_task_chain_end(void)
-{
-    if (chain.depth <= 0) return -EINVAL;
-    return --chain.depth || chain.off ? 0 : chain_flush();
 }
 
 /* An acquire in submission order that releases as soon as the value is on its node. */
@@ -351,9 +369,269 @@ static void release_prefetched(void *arg)
     free(p);
 }
 
+static int prefetch_now(starpu_data_handle_t h, int node)
+{
+    prefetched *p = malloc(sizeof *p);
+    if (!p) return -ENOMEM;
+    p->h = h;
+    p->node = node;
+    const int ret = starpu_data_acquire_on_node_cb(h, node, STARPU_R, release_prefetched, p);
+    if (ret) free(p);
+    return ret;
+}
+
+static void record_clear(void)
+{
+    for (int i = 0; i < rec.ntasks; i++) free(rec.task[i].arg);
+    rec.ntasks = rec.nbuf = rec.npf = 0;
+}
+
+typedef struct { starpu_data_handle_t h; int buf; } handle_at;
+static int by_handle(const void *a, const void *b)
+{
+    const uintptr_t x = (uintptr_t)((const handle_at *)a)->h, y = (uintptr_t)((const handle_at *)b)->h;
+    return x < y ? -1 : x > y;
+}
+
+enum { CUT_BEFORE = 1, CUT_AFTER = 2 };
+
+/* A cross-owner conflict between recorded tasks u < v, and whether it is a write after a
+ * read (v overwrites what u read). */
+typedef struct { int u, v, war; } conflict;
+
+/* The conflicts between tasks of different owners (for a handle: its last writer against a
+ * later reader or writer; a writer against each other owner's last reader since the last
+ * write), and the cuts they ask for: a task whose output another owner reads or overwrites
+ * ends its run, and the task that needs it begins one, so that neither waits for more of
+ * the other's work than it needs. A write after a read cuts nothing here (record_flush
+ * cuts there only if the runs would otherwise wait on each other in a cycle). owner[],
+ * hid[] (a handle number per recorded buffer) given; cut[] zeroed; *out (to free) and *nout
+ * the conflicts. Returns 0 or -ENOMEM. */
+static int mark_cuts(const int *owner, int nown, const int *hid, int nhandles, uint8_t *cut, conflict **out, int *nout)
+{
+    int *last_writer = malloc((size_t)nhandles * sizeof *last_writer);
+    int *last_reader = malloc((size_t)nhandles * (size_t)nown * sizeof *last_reader);   /* since the last write */
+    int ncf = 0, cap = 0;
+    conflict *cf = NULL;
+    int ret = last_writer && last_reader ? 0 : -ENOMEM;
+    for (int i = 0; !ret && i < nhandles; i++) last_writer[i] = -1;
+    for (int i = 0; !ret && i < nhandles * nown; i++) last_reader[i] = -1;
+    for (int v = 0; !ret && v < rec.ntasks; v++) {
+        const recorded_task *t = &rec.task[v];
+        const int o = owner[v];
+        if (t->alone) cut[v] |= CUT_BEFORE | CUT_AFTER;
+        for (int j = 0; !ret && j < t->nbuf; j++) {
+            const int m = rec.buf[t->first + j].mode, id = hid[t->first + j];
+            if (m == STARPU_SCRATCH) continue;   /* a worker's private buffer: no dependency */
+            for (int p = -1; !ret && p < nown; p++) {
+                /* p = -1: the last writer (read or write after write); else owner p's last reader
+                 * (write after read) */
+                const int u = p < 0 ? last_writer[id] : (m & STARPU_W) && p != o ? last_reader[id * nown + p] : -1;
+                if (u < 0 || u == v || owner[u] == o) continue;
+                if (p < 0) cut[u] |= CUT_AFTER, cut[v] |= CUT_BEFORE;
+                if (grow((void **)&cf, &cap, ncf + 1, sizeof *cf)) ret = -ENOMEM;
+                else cf[ncf++] = (conflict){u, v, p >= 0};
+            }
+        }
+        for (int j = 0; j < t->nbuf; j++) {
+            const int m = rec.buf[t->first + j].mode, id = hid[t->first + j];
+            if (m == STARPU_SCRATCH) continue;
+            if (m & STARPU_W) {
+                last_writer[id] = v;
+                for (int p = 0; p < nown; p++) last_reader[id * nown + p] = -1;
+            } else if (last_writer[id] != v) {
+                last_reader[id * nown + o] = v;
+            }
+        }
+    }
+    free(last_writer);
+    free(last_reader);
+    if (ret) free(cf), cf = NULL, ncf = 0;
+    *out = cf;
+    *nout = ncf;
+    return ret;
+}
+
+/* Runs from the cuts: seg[v] the run of task v, runs numbered in the order of their first
+ * task; returns their number. open[]: nown ints of scratch. */
+static int form_runs(const int *owner, int nown, const uint8_t *cut, int *seg, int *open)
+{
+    int nseg = 0;
+    for (int o = 0; o < nown; o++) open[o] = -1;
+    for (int v = 0; v < rec.ntasks; v++) {
+        const int o = owner[v];
+        if ((cut[v] & CUT_BEFORE) || open[o] < 0) open[o] = nseg++;
+        seg[v] = open[o];
+        if (cut[v] & CUT_AFTER) open[o] = -1;
+    }
+    return nseg;
+}
+
+/* An order of the runs in which every conflict's earlier task's run comes first (and an
+ * owner's runs in their order), the earliest-starting run first where there is a choice;
+ * 0, or 1 when there is none (the runs wait on each other in a cycle), or -ENOMEM. */
+static int order_runs(const int *owner, int nown, const int *seg, int nseg, const conflict *cf, int ncf, int *run_order)
+{
+    int *indeg = calloc((size_t)nseg, sizeof *indeg), *last = malloc((size_t)nown * sizeof *last);
+    int *from = malloc(((size_t)ncf + (size_t)rec.ntasks + 1) * sizeof *from);
+    int *to = malloc(((size_t)ncf + (size_t)rec.ntasks + 1) * sizeof *to);
+    uint8_t *done = calloc((size_t)nseg, 1);
+    int ret = indeg && last && from && to && done ? 0 : -ENOMEM, ne = 0;
+    if (!ret) {
+        for (int o = 0; o < nown; o++) last[o] = -1;
+        for (int v = 0; v < rec.ntasks; v++) {   /* an owner's runs in order */
+            const int o = owner[v];
+            if (last[o] >= 0 && last[o] != seg[v]) from[ne] = last[o], to[ne++] = seg[v];
+            last[o] = seg[v];
+        }
+        for (int i = 0; i < ncf; i++)
+            if (seg[cf[i].u] != seg[cf[i].v]) from[ne] = seg[cf[i].u], to[ne++] = seg[cf[i].v];
+        for (int e = 0; e < ne; e++) indeg[to[e]]++;
+        for (int k = 0; k < nseg && !ret; k++) {
+            int s = 0;
+            while (s < nseg && (done[s] || indeg[s])) s++;
+            if (s == nseg) { ret = 1; break; }
+            done[s] = 1;
+            run_order[k] = s;
+            for (int e = 0; e < ne; e++)
+                if (from[e] == s) indeg[to[e]]--;
+        }
+    }
+    free(indeg); free(last); free(from); free(to); free(done);
+    return ret;
+}
+
+/* Submits what was recorded: the runs (chain tasks) in an order that keeps every two
+ * conflicting tasks in their recorded order, each face prefetch right after the run that
+ * writes the face. */
+static int record_flush(void)
+{
+    const int n = rec.ntasks;
+    if (!n) return 0;
+    int ret = -ENOMEM, nown = 0, nhandles = 0, nseg = 0, ncf = 0;
+    conflict *cf = NULL;
+    int *owner = malloc((size_t)n * sizeof *owner), *seg = malloc((size_t)n * sizeof *seg);
+    int *key_worker = malloc((size_t)n * sizeof *key_worker), *open = malloc((size_t)n * sizeof *open);
+    int *first_of = malloc(((size_t)n + 1) * sizeof *first_of), *order = malloc((size_t)n * sizeof *order);
+    int *run_order = malloc((size_t)n * sizeof *run_order);
+    tq_where *key_where = malloc((size_t)n * sizeof *key_where);
+    uint8_t *cut = calloc((size_t)n, 1);
+    int *hid = malloc(((size_t)rec.nbuf + 1) * sizeof *hid);
+    handle_at *ha = malloc(((size_t)rec.nbuf + 1) * sizeof *ha);
+    if (!owner || !seg || !key_worker || !open || !first_of || !order || !run_order || !key_where || !cut || !hid || !ha)
+        goto out;
+    /* owners numbered as met */
+    for (int v = 0; v < n; v++) {
+        const recorded_task *t = &rec.task[v];
+        int o = 0;
+        while (o < nown && (key_where[o] != t->where || key_worker[o] != t->worker)) o++;
+        if (o == nown) key_where[nown] = t->where, key_worker[nown++] = t->worker;
+        owner[v] = o;
+    }
+    /* handles numbered */
+    for (int i = 0; i < rec.nbuf; i++) ha[i] = (handle_at){rec.buf[i].handle, i};
+    qsort(ha, (size_t)rec.nbuf, sizeof *ha, by_handle);
+    for (int i = 0; i < rec.nbuf; i++) {
+        if (i && ha[i].h != ha[i - 1].h) nhandles++;
+        hid[ha[i].buf] = nhandles;
+    }
+    nhandles++;
+    if ((ret = mark_cuts(owner, nown, hid, nhandles, cut, &cf, &ncf))) goto out;
+    nseg = form_runs(owner, nown, cut, seg, open);
+    ret = order_runs(owner, nown, seg, nseg, cf, ncf, run_order);
+    if (ret == 1) {
+        /* the runs would wait on each other: cut before every overwrite of what another
+         * owner read too. Then every conflict leads into the first task of a run, and the
+         * order of the runs' first tasks is an order that keeps them all. */
+        for (int i = 0; i < ncf; i++)
+            if (cf[i].war) cut[cf[i].v] |= CUT_BEFORE;
+        nseg = form_runs(owner, nown, cut, seg, open);
+        for (int s = 0; s < nseg; s++) run_order[s] = s;
+        ret = 0;
+    }
+    if (ret) goto out;
+    /* each run's tasks in recorded order */
+    for (int s = 0; s <= nseg; s++) first_of[s] = 0;
+    for (int v = 0; v < n; v++) first_of[seg[v] + 1]++;
+    for (int s = 0; s < nseg; s++) first_of[s + 1] += first_of[s];
+    for (int v = 0; v < n; v++) order[first_of[seg[v]]++] = v;
+    for (int s = nseg; s > 0; s--) first_of[s] = first_of[s - 1];
+    first_of[0] = 0;
+    static int trace = -1;   /* TQ_CHAIN_TRACE=1: each flush's runs on stderr, for debugging */
+    if (trace < 0) trace = getenv("TQ_CHAIN_TRACE") && getenv("TQ_CHAIN_TRACE")[0] == '1';
+    if (trace) {
+        fprintf(stderr, "flush %d tasks, %d owners, %d runs:", n, nown, nseg);
+        for (int k = 0; k < nseg; k++) {
+            const int s = run_order[k];
+            fprintf(stderr, " [w%d", rec.task[order[first_of[s]]].worker);
+            for (int i = first_of[s]; i < first_of[s + 1]; i++) fprintf(stderr, " %s", rec.task[order[i]].cl->name);
+            fprintf(stderr, "]");
+        }
+        fprintf(stderr, "\n");
+    }
+    for (int k = 0; k < nseg && !ret; k++) {
+        const int s = run_order[k];
+        for (int i = first_of[s]; i < first_of[s + 1] && !ret; i++) {
+            recorded_task *t = &rec.task[order[i]];
+            if (t->alone) {
+                ret = submit_task(t->cl, t->arg, t->asize, 1, rec.buf + t->first, t->nbuf, t->priority, t->where, t->worker);
+                t->arg = NULL;
+                continue;
+            }
+            int add = builder_add(&rec.b, t);
+            if (add == 1) {   /* it cannot share the chain's buffers: the chain so far goes first */
+                ret = builder_submit(&rec.b);
+                if (!ret) add = builder_add(&rec.b, t);
+            }
+            if (add < 0) ret = add;
+            else if (add > 0 && !ret) ret = -EINVAL;
+        }
+        if (!ret) ret = builder_submit(&rec.b);
+        for (int p = 0; p < rec.npf && !ret; p++)
+            if (seg[rec.pf[p].writer] == s) ret = prefetch_now(rec.pf[p].h, rec.pf[p].node);
+    }
+out:
+    builder_clear(&rec.b);
+    record_clear();
+    free(owner); free(seg); free(key_worker); free(open); free(first_of); free(order); free(run_order);
+    free(key_where); free(cut); free(hid); free(ha); free(cf);
+    return ret;
+}
+
+static int record_task(const tq_task_options *opt, struct starpu_codelet *cl, const void *arg, size_t asize,
+                       const struct starpu_data_descr *d, int n, int priority, int alone)
+{
+    if (grow((void **)&rec.task, &rec.cap_tasks, rec.ntasks + 1, sizeof *rec.task) ||
+        grow((void **)&rec.buf, &rec.cap_buf, rec.nbuf + n, sizeof *rec.buf))
+        return -ENOMEM;
+    void *copy = NULL;
+    if (asize) {
+        copy = malloc(asize);
+        if (!copy) return -ENOMEM;
+        memcpy(copy, arg, asize);
+    }
+    memcpy(rec.buf + rec.nbuf, d, (size_t)n * sizeof *d);
+    rec.task[rec.ntasks++] = (recorded_task){cl, copy, asize, n, rec.nbuf, priority, opt->worker, opt->where, alone};
+    rec.nbuf += n;
+    return 0;
+}
+
+void tq_task_chain_begin(void)
+{
+    if (rec.depth++ == 0) {
+        const char *env = getenv("TQ_CHAIN");
+        rec.off = env && env[0] == '0';
+    }
+}
+
+int tq_task_chain_end(void)
+{
+    if (rec.depth <= 0) return -EINVAL;
+    return --rec.depth || rec.off ? 0 : record_flush();
+}
+
 int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h)
 {
-    if (chain.depth > 0 && !chain.off) return 0;
     if (nranks > 1 && opt->rank >= 0 && opt->rank != my_rank) return 0;
     /* the reader's memory: its owner's, or the one GPU's where only it may run the reader
      * (a rank driving one GPU: its blocks have no owner) */
@@ -361,13 +639,20 @@ int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h)
     if (worker < 0 && opt->where == TQ_WHERE_CUDA && starpu_cuda_worker_get_count() == 1)
         starpu_worker_get_ids_by_type(STARPU_CUDA_WORKER, &worker, 1);
     if (worker < 0) return 0;
-    prefetched *p = malloc(sizeof *p);
-    if (!p) return -ENOMEM;
-    p->h = h;
-    p->node = (int)starpu_worker_get_memory_node((unsigned)worker);
-    const int ret = starpu_data_acquire_on_node_cb(h, p->node, STARPU_R, release_prefetched, p);
-    if (ret) free(p);
-    return ret;
+    const int node = (int)starpu_worker_get_memory_node((unsigned)worker);
+    if (rec.depth > 0 && !rec.off) {
+        /* the recorded task that writes h last: the prefetch follows its run */
+        for (int v = rec.ntasks - 1; v >= 0; v--) {
+            const recorded_task *t = &rec.task[v];
+            for (int j = 0; j < t->nbuf; j++)
+                if (rec.buf[t->first + j].handle == h && (rec.buf[t->first + j].mode & STARPU_W)) {
+                    if (grow((void **)&rec.pf, &rec.cap_pf, rec.npf + 1, sizeof *rec.pf)) return -ENOMEM;
+                    rec.pf[rec.npf++] = (recorded_prefetch){h, node, v};
+                    return 0;
+                }
+        }
+    }
+    return prefetch_now(h, node);
 }
 
 /* Where a task may go to CPU and GPU workers alike, the scheduler places each kernel by
@@ -383,13 +668,14 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
                          const struct starpu_data_descr *d, int n, int priority)
 {
     const tq_where w = opt->where;
+    const int recording = rec.depth > 0 && !rec.off;
     if (nranks > 1) {
         const rank_set run = opt->rank < 0 ? every_rank() : (rank_set)1 << opt->rank;
         int involved = exchange(run, d, n, 0);
         /* what this rank has recorded must be submitted before a transfer reads or
          * overwrites its data */
-        if (involved > 0 && chain.depth > 0 && !chain.off) {
-            int ret = chain_flush();
+        if (involved > 0 && recording) {
+            int ret = record_flush();
             if (ret) return ret;
         }
         int ret = exchange(run, d, n, 1);
@@ -399,16 +685,7 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     priority += opt->priority;
     if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
-    if (chain.depth > 0 && !chain.off && n <= TQ_CHAIN_MAX_OP_BUFFERS && !floats_across_kinds(opt)) {
-        int err;
-        if (!chain_record(cl, arg, asize, d, n, priority, w, opt->worker, &err)) return err;
-        /* it cannot share the chain's buffers or its owner: the chain so far goes first */
-        int ret = chain_flush();
-        if (ret) return ret;
-        if (!chain_record(cl, arg, asize, d, n, priority, w, opt->worker, &err)) return err;
-    } else if (chain.depth > 0 && !chain.off) {
-        int ret = chain_flush();
-        if (ret) return ret;
-    }
+    if (recording)
+        return record_task(opt, cl, arg, asize, d, n, priority, n > TQ_CHAIN_MAX_OP_BUFFERS || floats_across_kinds(opt));
     return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w, opt->worker);
 }

@@ -39,20 +39,27 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
  * (submitted before) has run, for a task of that worker submitted before this call that
  * reads h but waits on other work (a block's exterior waits for its interior; without
  * this its faces would cross only then, on its critical path). Nothing where opt has no
- * owner (unless it allows GPUs only and there is one), another rank runs the reader, or a
- * chain is being recorded (its tasks are not submitted yet). Returns 0 or a StarPU error. */
+ * owner (unless it allows GPUs only and there is one) or another rank runs the reader.
+ * While a chain is recorded and a recorded task writes h, the move follows the submission
+ * of that task's chain task. Returns 0 or a StarPU error. */
 int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
 
 /* Chains: between tq_task_chain_begin() and tq_task_chain_end() the tasks this thread
- * submits are recorded, and tq_task_chain_end() submits them as one task
- * (codelets/chain.h) that runs them in order on one worker; nested pairs join the outer
- * chain. Use it only around work that would run one task after another anyway (one block)
- * and that is only task submission: nothing in between may access the data from the host.
+ * submits are recorded, and tq_task_chain_end() submits them as chain tasks
+ * (codelets/chain.h), each running several recorded tasks in order on one worker; nested
+ * pairs join the outer chain. The recorded tasks are split into runs of one owner
+ * (opt->where and opt->worker) each: a run ends after a task whose output another owner
+ * reads or overwrites and begins at a task that reads or overwrites another owner's output
+ * (a face, a reduction's partial sums or scalars), so no chain task waits in its middle for
+ * another owner's. The runs go in an order that keeps every two conflicting tasks in their
+ * recorded order (the results are those of one task per kernel, bitwise). Use it around
+ * work that is only task submission: nothing in between may access the data from the host.
  * Returns 0 or the StarPU error of the submission (the recorded tasks are dropped then).
- * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons. A
- * task that may go to CPU and CUDA workers alike (no owner, opt->where TQ_WHERE_ANY, both
- * kinds running) never joins a chain: the scheduler places it by its own model. A chain
- * holds the tasks of one owner (opt->worker) only. */
+ * TQ_CHAIN=0 in the environment turns chains off (every task alone), for comparisons;
+ * TQ_CHAIN_TRACE=1 prints each submission's runs on stderr. A task that may go to CPU and
+ * CUDA workers alike (no owner, opt->where TQ_WHERE_ANY, both kinds running) never joins a
+ * chain: the scheduler places it by its own model. Across ranks, what was recorded goes
+ * to StarPU before a face or partial sum moves between ranks. */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
 /* Chain tasks submitted so far (two or more tasks as one), for tests. */

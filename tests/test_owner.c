@@ -4,13 +4,15 @@
  * clover operators, BLAS reductions and a CG and a BiCGstab solve over 4 blocks give the
  * same bits as without owners, and every pinned task ran on its owner (StarPU's worker id
  * seen by the task's callback). With a CUDA worker the GPU owns every block by default:
- * the same check runs there without pins. Several systems of one tq_solve_many on a
+ * the same check runs there without pins. With owners the tasks go as a chain task per owner
+ * (cut where a face or a partial sum moves to another owner): the same bits. Several systems of one tq_solve_many on a
  * one-block lattice each go to their own owner (three CPU workers each run a system's
  * tasks) and give the bits of the same systems solved one at a time without owners. The
  * generator's slabs are owned the same way (check_generator_owners). */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "core/placement.h"
+#include "tq_tasks.h"   /* tq_internal_chains_submitted */
 
 enum { NSPIN = 8 * 8 * 8 * 8 * 24 };
 
@@ -191,8 +193,10 @@ int main(void)
 
     if (ri.ncuda_workers == 0) tq_internal_pin_cpu_owners(1);
     tq_internal_owner_checks(1);
+    const long chains_before = tq_internal_chains_submitted();
     run_all(&hg, src, owned);
     tq_wait_all();
+    const long chains = tq_internal_chains_submitted() - chains_before;
     tq_internal_owner_checks(0);
     tq_internal_pin_cpu_owners(0);
     long on_owner = 0, elsewhere = 0;
@@ -202,6 +206,10 @@ int main(void)
     fflush(stdout);
     CHECK(on_owner > 100, "only %ld tasks ran with an owner", on_owner);
     CHECK(elsewhere == 0, "%ld tasks ran on another worker than their block's owner", elsewhere);
+    /* owned blocks go as a chain task per owner between faces and reductions
+     * (tasks/submit.c): the bits below are those of one task per kernel without owners */
+    printf("owned run: %ld chain tasks\n", chains);
+    CHECK(chains > 0, "no chain task with owned blocks");
 
     CHECK(!memcmp(free_run->matpc, owned->matpc, sizeof owned->matpc), "Wilson M_pc differs with owners");
     CHECK(!memcmp(free_run->clover, owned->clover, sizeof owned->clover), "clover M_pc differs with owners");

@@ -301,11 +301,11 @@ static void test_chain(const int dims[4], const int *split, const tq_host_gauge 
                   "%s case %d: chained and unchained solutions differ by %.3g (%d vs %d iterations)", what, c, e,
                   r[1].iterations, r[0].iterations);
             CHECK(chains[0] == 0, "%s case %d: %ld chain tasks with TQ_CHAIN=0", what, c, chains[0]);
-            /* several blocks chain where they all run on one worker (one GPU), not where
-             * they spread over workers */
-            if (blocks && tq_internal_blocks_share_worker(T.S.lat))
-                CHECK(chains[1] > 0, "%s: no chain task on several blocks of one worker", what);
-            else if (blocks) CHECK(chains[1] == 0, "%s: %ld chain tasks on blocks of several workers", what, chains[1]);
+            /* several blocks chain where they all run on one worker (one GPU) or each has an
+             * owner (a chain per owner), not where the scheduler spreads them over workers */
+            if (blocks && (tq_internal_blocks_share_worker(T.S.lat) || tq_internal_blocks_owned(T.S.lat)))
+                CHECK(chains[1] > 0, "%s: no chain task on several blocks of one worker or with owners", what);
+            else if (blocks) CHECK(chains[1] == 0, "%s: %ld chain tasks on blocks without owners", what, chains[1]);
             else CHECK(chains[1] >= (r[1].iterations + 1) / 2, "%s case %d: %ld chain tasks for %d iterations (two per "
                        "chain at most)", what, c, chains[1], r[1].iterations);
         }

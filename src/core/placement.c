@@ -138,6 +138,15 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat)
     return n == 1;
 }
 
+int tq_internal_blocks_owned(const tq_lattice *lat)
+{
+    if (!tq_is_initialized()) return 0;
+    find_owners();
+    for (int i = 0; i < lat->nlocal_blocks; i++)
+        if (block_owner(i) < 0) return 0;
+    return 1;
+}
+
 tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
 {
     /* inside a rank, the same owners for every decomposition (its first part on the first

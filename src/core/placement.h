@@ -18,6 +18,9 @@ tq_task_options tq_internal_part_options(int local_index, int rank, int nranks);
  * block, blocks with the same owner, or a placement that leaves one worker): their tasks
  * then run one after another anyway, and chains (tasks/tq_tasks.h) lose no parallelism. */
 int tq_internal_blocks_share_worker(const tq_lattice *lat);
+/* 1 when every one of this rank's blocks of lat has an owner (a worker that runs every task
+ * writing it): chains then go per owner (tasks/tq_tasks.h). */
+int tq_internal_blocks_owned(const tq_lattice *lat);
 /* The options of a task that combines the blocks' partial sums of a reduction over lat
  * (and runs a solver's scalar program): block 0's owner runs it, so its arithmetic (and
  * its bits) is the same in every run, and the scalars stay where the blocks' tasks read

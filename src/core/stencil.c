@@ -16,9 +16,16 @@ tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int real
     }
     st->nfaces = 2 * st->nsplit;
     if (!st->nfaces) return TQ_SUCCESS;
-    st->faces = calloc((size_t)lat->nblocks * (size_t)st->nfaces, sizeof *st->faces);
-    if (!st->faces) return tq_error(TQ_ERR_NOMEM, "stencil: out of memory for %d blocks' faces", lat->nblocks);
-    for (int b = 0; b < lat->nblocks; b++) {
+    st->faces = calloc(2 * (size_t)lat->nblocks * (size_t)st->nfaces, sizeof *st->faces);
+    st->turn = calloc(1, sizeof *st->turn);
+    if (!st->faces || !st->turn) {
+        free(st->faces);
+        free(st->turn);
+        st->faces = NULL;
+        st->turn = NULL;
+        return tq_error(TQ_ERR_NOMEM, "stencil: out of memory for %d blocks' faces", lat->nblocks);
+    }
+    for (int b = 0; b < 2 * lat->nblocks; b++) {
         int k = 0;
         for (int mu = 0; mu < 4; mu++) {
             if (!st->split[mu]) continue;
@@ -34,9 +41,11 @@ tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int real
 void tq_stencil_destroy(tq_stencil *st)
 {
     if (!st->faces) return;
-    for (int i = 0; i < st->lat->nblocks * st->nfaces; i++) starpu_data_unregister_submit(st->faces[i]);
+    for (int i = 0; i < 2 * st->lat->nblocks * st->nfaces; i++) starpu_data_unregister_submit(st->faces[i]);
     free(st->faces);
+    free(st->turn);
     st->faces = NULL;
+    st->turn = NULL;
 }
 
 int64_t tq_stencil_face_sites(const tq_stencil *st, int mu)
@@ -66,26 +75,32 @@ int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side)
  * StarPU two bookkeeping tasks (an acquire's pre- and post-sync tasks), so it pays only
  * where the transfer itself is long: on two H100s (NVLink), 64^4 Wilson M_pc took 2.586 /
  * 1.598 ms single / half with it and 2.769 / 1.737 without (faces 6.3 / 3.7 MB), but 32^4
- * took 0.392 / 0.554 with it and 0.349 / 0.308 without (faces 0.79 / 0.46 MB).
- * TQ_FACE_PREFETCH=0: never, 1: every face. */
-static int prefetch_face(size_t bytes)
+ * took 0.392 / 0.554 with it and 0.349 / 0.308 without (faces 0.79 / 0.46 MB). Faces from
+ * another rank only with TQ_FACE_PREFETCH=ranks: they reach host memory through
+ * StarPU-MPI first, and two ranks on two H100s took 11.8 / 5.3 ms per 64^4 M_pc with them
+ * against 10.3 / 4.4 without. TQ_FACE_PREFETCH=0: never, 1: every face of this process. */
+static int prefetch_face(size_t bytes, int other_rank)
 {
     static int mode = -1;
     if (mode < 0) {
         const char *env = getenv("TQ_FACE_PREFETCH");
-        mode = env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : 2;
+        mode = env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : env && !strcmp(env, "ranks") ? 3 : 2;
     }
-    return mode == 1 || (mode == 2 && bytes >= ((size_t)1 << 20));
+    if (other_rank && mode != 3) return 0;
+    return mode == 1 || (mode >= 2 && bytes >= ((size_t)1 << 20));
 }
 
 tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_ops *ops, void *ctx, const char *who)
 {
     const int nb = st->lat->nblocks, nf = st->nfaces;
     int ret = 0, dir_of_face[8], nd = 0;   /* the direction of each face an exterior reads */
+    /* this application's set of faces (every rank counts the same applications) */
+    starpu_data_handle_t *faces = st->faces;
+    if (nf && !direct) faces += (size_t)(__atomic_fetch_add(st->turn, 1, __ATOMIC_RELAXED) & 1) * (size_t)nb * (size_t)nf;
     for (int mu = 0; mu < 4; mu++)
         if (st->split[mu]) dir_of_face[nd++] = mu, dir_of_face[nd++] = mu;
     /* faces first: they gate the neighbours' exterior work */
-    for (int b = 0; b < nb && nf && !direct && !ret; b++) ret = ops->pack(ctx, b, st->faces + (size_t)b * nf);
+    for (int b = 0; b < nb && nf && !direct && !ret; b++) ret = ops->pack(ctx, b, faces + (size_t)b * nf);
     for (int b = 0; b < nb && !ret; b++) {
         starpu_data_handle_t nbr[4 * TQ_STENCIL_MAX_NEIGHBOURS];
         int nn = 0;
@@ -101,8 +116,8 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
         int k = 0, slot = 0;
         for (int mu = 0; mu < 4; mu++) {
             if (!st->split[mu]) continue;
-            from[k++] = st->faces[(size_t)tq_stencil_neighbour(st, b, mu, -1) * nf + slot + 1];
-            from[k++] = st->faces[(size_t)tq_stencil_neighbour(st, b, mu, 1) * nf + slot];
+            from[k++] = faces[(size_t)tq_stencil_neighbour(st, b, mu, -1) * nf + slot + 1];
+            from[k++] = faces[(size_t)tq_stencil_neighbour(st, b, mu, 1) * nf + slot];
             slot += 2;
         }
         ret = ops->exterior(ctx, b, from, nf);
@@ -113,7 +128,8 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
         for (int i = 0; i < nf && !ret; i++) {
             const int mu = dir_of_face[i], from_block = tq_stencil_neighbour(st, b, mu, i % 2 ? 1 : -1);
             const tq_task_options theirs = tq_internal_block_options(st->lat, from_block);
-            if ((theirs.worker != mine.worker || theirs.rank != mine.rank) && prefetch_face(starpu_data_get_size(from[i])))
+            if ((theirs.worker != mine.worker || theirs.rank != mine.rank) &&
+                prefetch_face(starpu_data_get_size(from[i]), theirs.rank != mine.rank))
                 ret = tq_task_prefetch(&mine, from[i]);
         }
     }

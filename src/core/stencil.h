@@ -7,7 +7,11 @@
  * (they gate the neighbours), then per block its interior task and, reading the faces of
  * the blocks next to it, its exterior task. An operator supplies the per-block insert calls
  * (tq_stencil_ops); with `direct` the interior task reads the neighbour blocks' data in
- * place (the operator names the handles) and there is no pack or exterior task. */
+ * place (the operator names the handles) and there is no pack or exterior task.
+ * Applications use two sets of faces in turn, so that packing the next application's
+ * faces need not wait until every neighbour has read this one's: no owner's chain task
+ * then holds another's pack back (tasks/submit.c), and a block's next pack, which follows
+ * its own exterior, can share that exterior's chain task. */
 #ifndef TQ_STENCIL_H
 #define TQ_STENCIL_H
 
@@ -18,8 +22,10 @@ typedef struct tq_stencil {
     int depth;                     /* layers of sites in a face */
     int split[4];                  /* directions the block grid cuts */
     int nsplit, nfaces;            /* nfaces = 2 nsplit per block */
-    starpu_data_handle_t *faces;   /* [b * nfaces + 2 k + side]: k-th split direction, side 0: the
-                                      block's lower face (read by the block below), 1: upper */
+    starpu_data_handle_t *faces;   /* two sets, [set][b * nfaces + 2 k + side]: k-th split direction,
+                                      side 0: the block's lower face (read by the block below),
+                                      1: upper */
+    unsigned *turn;                /* applications so far: they use the two sets in turn */
 } tq_stencil;
 
 /* Faces of `depth` layers of one parity's sites, each site `reals` reals stored in

@@ -20,9 +20,11 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t scalars, snapshot;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
-/* 1 when an application's tasks (every block's pack, interior and exterior) may go as one
- * chain: this rank's blocks all run on one worker (tq_internal_blocks_share_worker). Across
- * ranks the chain is cut where a face moves (tasks/submit.c). */
+/* 1 when an application's tasks (every block's pack, interior and exterior) may be
+ * recorded as chains: this rank's blocks all run on one worker
+ * (tq_internal_blocks_share_worker: one chain), or each block has an owner (a chain per
+ * owner, cut where a face or a partial sum moves to another owner; tasks/submit.c). Across
+ * ranks the chains are cut where a face moves. */
 int tq_internal_dirac_can_chain(const tq_dirac *d);
 /* The operator's intermediate field on parity p (M_pc's first kernels write it; tests). */
 tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity);
