@@ -469,14 +469,16 @@ static int form_runs(const int *owner, int nown, const uint8_t *cut, int *seg, i
 
 /* An order of the runs in which every conflict's earlier task's run comes first (and an
  * owner's runs in their order), the earliest-starting run first where there is a choice;
- * 0, or 1 when there is none (the runs wait on each other in a cycle), or -ENOMEM. */
-static int order_runs(const int *owner, int nown, const int *seg, int nseg, const conflict *cf, int ncf, int *run_order)
+ * 0, or 1 when there is none (the runs wait on each other in a cycle: done[] then marks the
+ * runs ordered before it got stuck), or -ENOMEM. */
+static int order_runs(const int *owner, int nown, const int *seg, int nseg, const conflict *cf, int ncf, int *run_order,
+                      uint8_t *done)
 {
     int *indeg = calloc((size_t)nseg, sizeof *indeg), *last = malloc((size_t)nown * sizeof *last);
     int *from = malloc(((size_t)ncf + (size_t)rec.ntasks + 1) * sizeof *from);
     int *to = malloc(((size_t)ncf + (size_t)rec.ntasks + 1) * sizeof *to);
-    uint8_t *done = calloc((size_t)nseg, 1);
-    int ret = indeg && last && from && to && done ? 0 : -ENOMEM, ne = 0;
+    int ret = indeg && last && from && to ? 0 : -ENOMEM, ne = 0;
+    memset(done, 0, (size_t)nseg);
     if (!ret) {
         for (int o = 0; o < nown; o++) last[o] = -1;
         for (int v = 0; v < rec.ntasks; v++) {   /* an owner's runs in order */
@@ -497,7 +499,7 @@ static int order_runs(const int *owner, int nown, const int *seg, int nseg, cons
                 if (from[e] == s) indeg[to[e]]--;
         }
     }
-    free(indeg); free(last); free(from); free(to); free(done);
+    free(indeg); free(last); free(from); free(to);
     return ret;
 }
 
@@ -514,11 +516,13 @@ static int record_flush(void)
     int *key_worker = malloc((size_t)n * sizeof *key_worker), *open = malloc((size_t)n * sizeof *open);
     int *first_of = malloc(((size_t)n + 1) * sizeof *first_of), *order = malloc((size_t)n * sizeof *order);
     int *run_order = malloc((size_t)n * sizeof *run_order);
+    uint8_t *run_done = malloc((size_t)n);
     tq_where *key_where = malloc((size_t)n * sizeof *key_where);
     uint8_t *cut = calloc((size_t)n, 1);
     int *hid = malloc(((size_t)rec.nbuf + 1) * sizeof *hid);
     handle_at *ha = malloc(((size_t)rec.nbuf + 1) * sizeof *ha);
-    if (!owner || !seg || !key_worker || !open || !first_of || !order || !run_order || !key_where || !cut || !hid || !ha)
+    if (!owner || !seg || !key_worker || !open || !first_of || !order || !run_order || !run_done || !key_where || !cut || !hid ||
+        !ha)
         goto out;
     /* owners numbered as met */
     for (int v = 0; v < n; v++) {
@@ -538,16 +542,24 @@ static int record_flush(void)
     nhandles++;
     if ((ret = mark_cuts(owner, nown, hid, nhandles, cut, &cf, &ncf))) goto out;
     nseg = form_runs(owner, nown, cut, seg, open);
-    ret = order_runs(owner, nown, seg, nseg, cf, ncf, run_order);
-    if (ret == 1) {
-        /* the runs would wait on each other: cut before every overwrite of what another
-         * owner read too. Then every conflict leads into the first task of a run, and the
-         * order of the runs' first tasks is an order that keeps them all. */
+    ret = order_runs(owner, nown, seg, nseg, cf, ncf, run_order, run_done);
+    /* where the runs would wait on each other in a cycle, a write after another owner's read
+     * that lies on it begins a run; at worst every one does, and then every conflict
+     * leads into the first task of a run, which the order of the runs' first tasks keeps */
+    while (ret == 1) {
+        int added = 0;
         for (int i = 0; i < ncf; i++)
-            if (cf[i].war) cut[cf[i].v] |= CUT_BEFORE;
+            if (cf[i].war && !(cut[cf[i].v] & CUT_BEFORE) && run_done[seg[cf[i].u]] == 0 && run_done[seg[cf[i].v]] == 0)
+                cut[cf[i].v] |= CUT_BEFORE, added++;
+        if (!added)
+            for (int i = 0; i < ncf; i++)
+                if (cf[i].war) cut[cf[i].v] |= CUT_BEFORE;
         nseg = form_runs(owner, nown, cut, seg, open);
-        for (int s = 0; s < nseg; s++) run_order[s] = s;
-        ret = 0;
+        ret = order_runs(owner, nown, seg, nseg, cf, ncf, run_order, run_done);
+        if (!added && ret == 1) {
+            for (int s = 0; s < nseg; s++) run_order[s] = s;
+            ret = 0;
+        }
     }
     if (ret) goto out;
     /* each run's tasks in recorded order */
@@ -593,7 +605,7 @@ static int record_flush(void)
 out:
     builder_clear(&rec.b);
     record_clear();
-    free(owner); free(seg); free(key_worker); free(open); free(first_of); free(order); free(run_order);
+    free(owner); free(seg); free(key_worker); free(open); free(first_of); free(order); free(run_order); free(run_done);
     free(key_where); free(cut); free(hid); free(ha); free(cf);
     return ret;
 }

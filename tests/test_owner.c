@@ -5,7 +5,10 @@
  * same bits as without owners, and every pinned task ran on its owner (StarPU's worker id
  * seen by the task's callback). With a CUDA worker the GPU owns every block by default:
  * the same check runs there without pins. With owners the tasks go as a chain task per owner
- * (cut where a face or a partial sum moves to another owner): the same bits. Several systems of one tq_solve_many on a
+ * (cut where a face or a partial sum moves to another owner), and each owner combines the
+ * reductions into its own copy of the solver's scalars: the same bits, on 4 blocks of 3
+ * owners (one owns two: the runs there would wait on each other in cycles, which the
+ * chains break) and on 2 blocks of 2. Several systems of one tq_solve_many on a
  * one-block lattice each go to their own owner (three CPU workers each run a system's
  * tasks) and give the bits of the same systems solved one at a time without owners. The
  * generator's slabs are owned the same way (check_generator_owners). */
@@ -32,9 +35,9 @@ static void fill(double *h, int64_t n, uint64_t seed)
 }
 
 /* Everything the check compares, computed with the owners as they are now. */
-static void run_all(const tq_host_gauge *hg, const double *src, results *r)
+static void run_all(const tq_host_gauge *hg, const double *src, results *r, const int block[4])
 {
-    const int dims[4] = {8, 8, 8, 8}, block[4] = {4, 4, 8, 8};   /* 4 blocks */
+    const int dims[4] = {8, 8, 8, 8};
     for (int clover = 0; clover < 2; clover++) {
         tq_dirac_params dp;
         memset(&dp, 0, sizeof dp);
@@ -188,15 +191,22 @@ int main(void)
     fill(src, NSPIN, 17);
     results *free_run = calloc(1, sizeof *free_run), *owned = calloc(1, sizeof *owned);
 
-    /* the reference: no owners (CPU-only), or the GPU's own (with a CUDA worker) */
-    run_all(&hg, src, free_run);
+    /* 4 blocks on 3 owners (one owns two), then 2 blocks on 2: each against the reference,
+     * no owners (CPU-only) or the GPU's own (with a CUDA worker) */
+    const int four[4] = {4, 4, 8, 8}, two[4] = {8, 8, 8, 4};
+    results *free2 = calloc(1, sizeof *free2), *owned2 = calloc(1, sizeof *owned2);
+    run_all(&hg, src, free_run, four);
+    run_all(&hg, src, free2, two);
 
     if (ri.ncuda_workers == 0) tq_internal_pin_cpu_owners(1);
     tq_internal_owner_checks(1);
     const long chains_before = tq_internal_chains_submitted();
-    run_all(&hg, src, owned);
+    run_all(&hg, src, owned, four);
     tq_wait_all();
     const long chains = tq_internal_chains_submitted() - chains_before;
+    run_all(&hg, src, owned2, two);
+    tq_wait_all();
+    const long chains2 = tq_internal_chains_submitted() - chains_before - chains;
     tq_internal_owner_checks(0);
     tq_internal_pin_cpu_owners(0);
     long on_owner = 0, elsewhere = 0;
@@ -208,8 +218,8 @@ int main(void)
     CHECK(elsewhere == 0, "%ld tasks ran on another worker than their block's owner", elsewhere);
     /* owned blocks go as a chain task per owner between faces and reductions
      * (tasks/submit.c): the bits below are those of one task per kernel without owners */
-    printf("owned run: %ld chain tasks\n", chains);
-    CHECK(chains > 0, "no chain task with owned blocks");
+    printf("owned runs: %ld chain tasks on 4 blocks, %ld on 2\n", chains, chains2);
+    CHECK(chains > 0 && chains2 > 0, "no chain task with owned blocks");
 
     CHECK(!memcmp(free_run->matpc, owned->matpc, sizeof owned->matpc), "Wilson M_pc differs with owners");
     CHECK(!memcmp(free_run->clover, owned->clover, sizeof owned->clover), "clover M_pc differs with owners");
@@ -221,12 +231,15 @@ int main(void)
     CHECK(free_run->bicgstab_iter == owned->bicgstab_iter && owned->bicgstab_iter > 0,
           "BiCGstab iterations %d with owners, %d without", owned->bicgstab_iter, free_run->bicgstab_iter);
     CHECK(!memcmp(free_run->bicgstab, owned->bicgstab, sizeof owned->bicgstab), "BiCGstab solution differs with owners");
+    CHECK(!memcmp(free2, owned2, sizeof *owned2) && owned2->cg_iter > 0 && owned2->bicgstab_iter > 0,
+          "2 blocks: results differ with owners (CG %d / %d, BiCGstab %d / %d iterations)", owned2->cg_iter,
+          free2->cg_iter, owned2->bicgstab_iter, free2->bicgstab_iter);
 
     if (ri.ncuda_workers == 0) check_generator_owners();
     if (ri.ncuda_workers == 0) check_systems_spread(&hg);
     else printf("systems spread: not checked here (CPU owners are pinned only without a CUDA worker)\n");
 
-    free(free_run); free(owned); free(src);
+    free(free_run); free(owned); free(free2); free(owned2); free(src);
     tq_host_gauge_free(&hg);
     tq_finalize();
     return tq_test_finish("test_owner");

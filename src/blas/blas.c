@@ -86,8 +86,12 @@ static tq_status blas_check(const char *who, int op, tq_field *const *f)
 }
 
 /* One task per block and parity; partials[t] receives task t's sums (reductions). */
+static starpu_data_handle_t scalars_for(const tq_scalars *sc, int worker);
+
+/* The tasks of op over every block; scalars: NULL, or the solver's (each block's owner
+ * reads its replica). */
 static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *const *f,
-                            const starpu_data_handle_t *partials, starpu_data_handle_t scalars,
+                            const starpu_data_handle_t *partials, const tq_scalars *sc,
                             starpu_data_handle_t snapshot)
 {
     const tq_lattice *lat = f[0]->lat;
@@ -98,6 +102,7 @@ static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *co
             for (int i = 0; i < nop; i++) h[i] = tq_field_handle(f[i], b, p);
             int t = b * f[0]->nparity + p;
             const tq_task_options opt = tq_internal_block_options(lat, b);
+            const starpu_data_handle_t scalars = sc ? scalars_for(sc, opt.worker) : NULL;
             int ret = tq_task_blas(&opt, a, h, nres && !a->fused ? partials[t] : NULL, scalars,
                                    scalars && a->snapshot ? snapshot : NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
@@ -262,9 +267,46 @@ tq_status tq_scalars_create(tq_scalars **out)
         sc->watch[i].h = sc->snap[i];
     }
     sc->snap_next = -1;
+    sc->nrep = 1;
+    sc->rep[0] = sc->h;
+    sc->rep_worker[0] = -1;
     mirror_take(sc);
     *out = sc;
     return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat)
+{
+    if (sc->nrep > 1 || lat->nlocal_blocks < 2) return TQ_SUCCESS;
+    int workers[TQ_SCALAR_REPLICAS], n = 0;
+    for (int b = 0; b < lat->nblocks; b++) {
+        if (!tq_block_is_local(lat, b)) continue;
+        const int w = tq_internal_block_options(lat, b).worker;
+        if (w < 0) return TQ_SUCCESS;   /* the scheduler places it: one copy */
+        int k = 0;
+        while (k < n && workers[k] != w) k++;
+        if (k < n) continue;
+        if (n == TQ_SCALAR_REPLICAS) return TQ_SUCCESS;
+        workers[n++] = w;
+    }
+    /* replica 0 on the reductions' worker (block 0's owner) */
+    const int w0 = tq_internal_reduction_options(lat).worker;
+    if (n < 2 || w0 != workers[0]) return TQ_SUCCESS;
+    sc->rep_worker[0] = w0;
+    for (int k = 1; k < n; k++) {
+        starpu_vector_data_register(&sc->rep[k], STARPU_MAIN_RAM, (uintptr_t)sc->rep_buf[k], TQ_NSCALARS, sizeof(double));
+        sc->rep_worker[k] = workers[k];
+    }
+    sc->nrep = n;
+    return TQ_SUCCESS;
+}
+
+/* The scalars the tasks of a block owned by worker read. */
+static starpu_data_handle_t scalars_for(const tq_scalars *sc, int worker)
+{
+    for (int k = 1; k < sc->nrep; k++)
+        if (sc->rep_worker[k] == worker) return sc->rep[k];
+    return sc->h;
 }
 
 void tq_scalars_destroy(tq_scalars *sc)
@@ -275,6 +317,7 @@ void tq_scalars_destroy(tq_scalars *sc)
     /* nothing is read after this: no copy back to the host (a snapshot of a held-back
      * iteration, never read, would be fetched from the GPU one by one) */
     starpu_data_unregister_no_coherency(sc->h);
+    for (int k = 1; k < sc->nrep; k++) starpu_data_unregister_no_coherency(sc->rep[k]);
     for (int i = 0; i < TQ_NSNAPSHOTS; i++) starpu_data_unregister_no_coherency(sc->snap[i]);   /* waits for marks too */
     mirror_give_back(sc);
     free(sc);
@@ -414,9 +457,11 @@ double tq_scalars_mark_time(const tq_scalars *sc, int i)
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values)
 {
     if (slot < 0 || slot + n > TQ_NSCALARS) return tq_error(TQ_ERR_INVALID_ARG, "solver: scalar slot %d out of range", slot);
-    if (starpu_data_acquire(sc->h, STARPU_RW)) return tq_error(TQ_ERR_RUNTIME, "solver: writing its scalars failed");
-    memcpy(sc->buf + slot, values, (size_t)n * sizeof *values);
-    starpu_data_release(sc->h);
+    for (int k = 0; k < sc->nrep; k++) {
+        if (starpu_data_acquire(sc->rep[k], STARPU_RW)) return tq_error(TQ_ERR_RUNTIME, "solver: writing its scalars failed");
+        memcpy((k ? sc->rep_buf[k] : sc->buf) + slot, values, (size_t)n * sizeof *values);
+        starpu_data_release(sc->rep[k]);
+    }
     return TQ_SUCCESS;
 }
 
@@ -452,10 +497,17 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         if (nprog) memcpy(a.prog, prog, (size_t)nprog * sizeof *prog);
         a.snapshot = snap >= 0;
         a.mirror = mirror;
-        return blas_tasks(who, &a, f, NULL, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
+        return blas_tasks(who, &a, f, NULL, sc, snap >= 0 ? sc->snap[snap] : NULL);
     }
-    if (nres) TQ_CHECK(scalars_reserve(sc, ntasks));
-    TQ_CHECK(blas_tasks(who, &a, f, sc->partials, sc->h, NULL));
+    /* with replicas, reductions use two sets of partial sums in turn: the next reduction's
+     * partial tasks then need not wait for every owner's combine to have read this one's
+     * (the chain task holding an owner's combine would otherwise wait on the other's) */
+    starpu_data_handle_t *partials = NULL;
+    if (nres) {
+        TQ_CHECK(scalars_reserve(sc, sc->nrep > 1 ? 2 * ntasks : ntasks));
+        partials = sc->partials + (sc->nrep > 1 ? (sc->reductions++ & 1) * ntasks : 0);
+    }
+    TQ_CHECK(blas_tasks(who, &a, f, partials, sc, NULL));
     if (!nres) return TQ_SUCCESS;
     tq_scalar_combine_args ca;
     memset(&ca, 0, sizeof ca);
@@ -467,8 +519,16 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     ca.snapshot = snap >= 0;
     ca.mirror = mirror;
     if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
-    const tq_task_options opt = tq_internal_reduction_options(f[0]->lat);
-    int ret = tq_task_scalar_combine(&opt, &ca, sc->partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
+    tq_task_options opt = tq_internal_reduction_options(f[0]->lat);
+    int ret = tq_task_scalar_combine(&opt, &ca, partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
+    /* each further owner combines into its own replica (replica 0 alone writes the
+     * snapshot the host reads) */
+    ca.snapshot = 0;
+    ca.mirror = (tq_mirror_ref){NULL, 0};
+    for (int k = 1; k < sc->nrep && !ret; k++) {
+        opt.worker = sc->rep_worker[k];
+        ret = tq_task_scalar_combine(&opt, &ca, partials, sc->rep[k], NULL);
+    }
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
 }
 

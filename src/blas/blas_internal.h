@@ -9,11 +9,23 @@
 #include "tq_tasks.h"
 
 #define TQ_NSNAPSHOTS 5
+#define TQ_SCALAR_REPLICAS 8
+
 typedef struct tq_scalars {
     starpu_data_handle_t h;           /* TQ_NSCALARS doubles */
     double buf[TQ_NSCALARS];
+    /* Replicas, one per owner of the blocks (tq_scalars_replicate): replica 0 is h, on
+     * block 0's owner; each owner's BLAS tasks read its own, and each reduction ends in a
+     * combine task per owner that sums every block's partials in block order and runs the
+     * program into its replica (the same bits in each), so the scalars never travel
+     * between GPUs: only the partial sums do. nrep 1: h alone. */
+    int nrep;
+    int rep_worker[TQ_SCALAR_REPLICAS];
+    starpu_data_handle_t rep[TQ_SCALAR_REPLICAS];
+    double rep_buf[TQ_SCALAR_REPLICAS][TQ_NSCALARS];
     starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
+    unsigned reductions;              /* with replicas: which set of partials is next */
     /* Snapshots of the scalars: 0 to 3 at the end of iterations, in turn, so that the host
      * can read iteration k's while the queued iterations after it already update the
      * scalars; 4 at the end of a (re)start, read while the iterations after it are queued. */
@@ -37,6 +49,10 @@ typedef struct tq_scalars {
 
 tq_status tq_scalars_create(tq_scalars **out);
 void tq_scalars_destroy(tq_scalars *sc);
+/* A replica of the scalars for each further owner of lat's blocks on this rank (nothing
+ * where a block has no owner or one worker owns them all). Call before the first write;
+ * reductions over other lattices then keep to h. */
+tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat);
 /* Waits for the task that writes snapshot i, then copies it. */
 tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values);
 /* Records the time (tq_internal_now) at which the task that writes snapshot i (submitted

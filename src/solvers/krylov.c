@@ -135,6 +135,7 @@ static tq_status create_state(tq_krylov *k, tq_precision sp)
     TQ_CHECK(tq_krylov_field_in(b, sp, &k->w1));
     if (k->m->create_fields) TQ_CHECK(k->m->create_fields(k, b, sp));
     TQ_CHECK(tq_scalars_create(&k->sc));
+    TQ_CHECK(tq_scalars_replicate(k->sc, b->lat));
     double init[TQ_NSCALARS] = {0};
     init[SLOT_GO] = 1.0;
     init[SLOT_TOL2] = k->p.tol * k->p.tol;
