@@ -277,7 +277,8 @@ tq_status tq_scalars_create(tq_scalars **out)
 
 tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat)
 {
-    if (sc->nrep > 1 || lat->nlocal_blocks < 2) return TQ_SUCCESS;
+    const char *env = getenv("TQ_SCALAR_REPLICAS");   /* 0: one copy, for comparisons */
+    if (sc->nrep > 1 || lat->nlocal_blocks < 2 || (env && env[0] == '0')) return TQ_SUCCESS;
     int workers[TQ_SCALAR_REPLICAS], n = 0;
     for (int b = 0; b < lat->nblocks; b++) {
         if (!tq_block_is_local(lat, b)) continue;
