@@ -1,0 +1,45 @@
+/* Adaptive aggregation multigrid (issue 28), the parts built so far: its parameters and the
+ * geometry of its levels. The transfer operators and the coarse operator will follow the
+ * plain-loop reference in reference/mg_reference.h. May call: src/core. */
+#ifndef TQ_MG_INTERNAL_H
+#define TQ_MG_INTERNAL_H
+
+#include "core/field_internal.h"
+
+#define TQ_MG_MAX_LEVELS 4
+#define TQ_MG_MAX_NVEC 64
+
+/* Level 0 is the fine lattice; level l + 1 is made from level l by aggregates of block[l]
+ * sites and nvec[l] null vectors (2 nvec[l] complex degrees of freedom per coarse site:
+ * the two chiralities apart). */
+typedef struct tq_mg_params {
+    int levels;                               /* 2 .. TQ_MG_MAX_LEVELS */
+    int block[TQ_MG_MAX_LEVELS - 1][4];       /* aggregate extents from level l to l + 1 */
+    int nvec[TQ_MG_MAX_LEVELS - 1];           /* null vectors of level l (1 .. TQ_MG_MAX_NVEC) */
+    int pre_steps[TQ_MG_MAX_LEVELS - 1];      /* MR smoother steps before the coarse correction */
+    int post_steps[TQ_MG_MAX_LEVELS - 1];     /* and after it */
+    double setup_tol;                         /* null-vector solves of D x = 0: relative tolerance */
+    int setup_iters;                          /* and their iteration limit */
+    double coarse_tol;                        /* a coarse level's GCR: relative tolerance */
+    int coarse_maxiter;                       /* and its iteration limit */
+    tq_precision smoother_prec, nullvec_prec; /* storage of smoother and null vectors */
+    int verbosity;                            /* 0 silent, 1 summary, 2 per level and cycle */
+} tq_mg_params;
+
+/* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
+ * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
+ * iterations, coarse solves to 0.25 in at most 10. */
+void tq_mg_params_default(tq_mg_params *p);
+
+/* The lattice of each level: its global and per-block extents (coarse[l][0..3] and
+ * coarse_block[l][0..3] for l = 0 .. levels - 1; level 0 is lat's). Checks p against lat:
+ * aggregates divide each level's block extents (an aggregate never straddles a block, so
+ * no rank either), every coarse block extent stays even (even-odd ordering of every
+ * level), at most 6 x (sites of an aggregate) null vectors on the fine level (nvec
+ * vectors of one chirality need that many degrees of freedom per aggregate; nvec of the
+ * level below on coarse ones), steps and tolerances in range. Errors name the level and
+ * the mismatch. */
+tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattice *lat, int coarse[][4],
+                         int coarse_block[][4]);
+
+#endif
