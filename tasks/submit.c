@@ -183,13 +183,15 @@ static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int 
 /* ---- chains ----------------------------------------------------------------------------
  * Between tq_task_chain_begin and tq_task_chain_end the tasks are recorded, then split into
  * runs of one owner (where, worker) each, and every run goes as one tq_cl_chain task. A run
- * ends after a task whose output another owner reads (or whose input another owner then
- * overwrites), and begins again at a task that needs another owner's output: a face or a
- * reduction's partial sums cross only between whole chain tasks, so a chain never waits in
- * its middle for another owner and no other owner waits for more than what it needs. The
- * runs go to StarPU in the order of their first task, which keeps every two conflicting
- * tasks in their recorded order (a cross-owner conflict u -> v puts u last in its run and v
- * first in its own, so u's run starts before v's). One owner: one chain, as before. */
+ * ends after a task whose output another owner reads or overwrites, and begins again at a
+ * task that reads or overwrites another owner's output: a face or a reduction's partial
+ * sums cross only between whole chain tasks, so a chain never waits in its middle for
+ * another owner and no other owner waits for more than what it needs. A write after
+ * another owner's read cuts only where the runs would otherwise wait on each other in a
+ * cycle. The runs go to StarPU in a topological order of their conflicts (earliest first
+ * task first), which keeps every two conflicting tasks in their recorded order, so
+ * StarPU's sequential consistency gives the dependencies of one task per kernel. One
+ * owner: one chain. tests/test_chain_order checks the order on random sequences. */
 
 /* One chain task being built: its entries (codelet, argument, buffers as indices into the
  * chain's handles) and the union of their handles with merged modes. */
