@@ -20,3 +20,18 @@ bench_row() {
     env "${envs[@]}" timeout 120 "$@" > "$dir/$name.txt" 2>&1 || echo "$name failed: see $dir/$name.txt"
     rows+=("$(printf '%-30s %s' "$name" "$(grep -o "$pattern" "$dir/$name.txt" | tr '\n' ' ')")")
 }
+# multigpu_bench NAME: what the several-GPU scripts share: res=$out/NAME (made), tool (the
+# taskqcd binary), ng (the GPUs seen, at least 2), mpi (mpirun passing this environment on),
+# rows=() for bench_row, and the row helpers matpc_row (M_pc times: single, half) and
+# solve_row (a solve's iteration time).
+multigpu_bench() {
+    res=$out/$1
+    mkdir -p "$res"
+    tool=$top/build/.libs/taskqcd
+    ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    [ "$ng" -ge 2 ] || ng=2
+    mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
+    rows=()
+}
+matpc_row() { local name=$1; shift; bench_row "$res" "$name" 'time [0-9.]* ms' "$@"; }
+solve_row() { local name=$1; shift; bench_row "$res" "$name" 'iterations [0-9.]* s' "$@"; }

@@ -8,16 +8,10 @@
 # Usage: bash bench/face-prefetch-check.sh     Logs under $OUT/prefetch/, a table last.
 set -u
 source "$(dirname "$0")/device-env.sh"
-res=$out/prefetch
-mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
-ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-[ "$ng" -ge 2 ] || ng=2
-mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
+multigpu_bench prefetch
 c="--test matpc --where cuda --recon 12 --prec single,half --ncpus 8 --no-check --niter 100"
-rows=()
-m() { local name=$1; shift; bench_row "$res" "$name" 'time [0-9.]* ms' "$@"; }          # M_pc single, half
-s() { local name=$1; shift; bench_row "$res" "$name" 'iterations [0-9.]* s' "$@"; }     # solve iterations
+m() { matpc_row "$@"; }          # M_pc single, half
+s() { solve_row "$@"; }          # solve iterations
 m w32-1gpu -- "$tool" dslash --dim 32 32 32 32 $c --ncuda 1
 m w32-${ng}gpu -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng
 m w32-${ng}gpu-noprefetch TQ_FACE_PREFETCH=0 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng

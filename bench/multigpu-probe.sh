@@ -10,13 +10,8 @@
 # Usage: bash bench/multigpu-probe.sh     Logs under $OUT/probe/, a table last.
 set -u
 source "$(dirname "$0")/device-env.sh"
-res=$out/probe
-mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
-ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-[ "$ng" -ge 2 ] || ng=2
+multigpu_bench probe
 c="--test matpc --where cuda --recon 12 --prec single --ncpus 8 --no-check"
-rows=()
 row() { local name=$1; shift; bench_row "$res" "$name" '[0-9.]* ms per application' "$@"; }
 row w32-1gpu -- "$tool" dslash --dim 32 32 32 32 $c --ncuda 1 --niter 200
 row w32-${ng}gpu-stats STARPU_BUS_STATS=1 STARPU_WORKER_STATS=1 -- "$tool" dslash --dim 32 32 32 32 $c --ncuda $ng --niter 200

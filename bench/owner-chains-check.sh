@@ -11,16 +11,10 @@
 # kernel). Usage: bash bench/owner-chains-check.sh     Logs under $OUT/chains/, a table last.
 set -u
 source "$(dirname "$0")/device-env.sh"
-res=$out/chains
-mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
-ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-[ "$ng" -ge 2 ] || ng=2
-mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
+multigpu_bench chains
 c="--test matpc --where cuda --recon 12 --prec single,half --ncpus 8 --no-check --niter 200"
-rows=()
-m() { local name=$1; shift; bench_row "$res" "$name" 'time [0-9.]* ms' "$@"; }          # M_pc single, half
-s() { local name=$1; shift; bench_row "$res" "$name" 'iterations [0-9.]* s' "$@"; }     # solve iterations
+m() { matpc_row "$@"; }          # M_pc single, half
+s() { solve_row "$@"; }          # solve iterations
 p() { local name=$1; shift; bench_row "$res" "$name" 'all solves: [0-9]* iterations, [0-9.]* s' "$@"; }
 m w64-1gpu -- "$tool" dslash --dim 64 64 64 64 $c --ncuda 1
 m w64-${ng}gpu -- "$tool" dslash --dim 64 64 64 64 $c --ncuda $ng
