@@ -500,13 +500,15 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         a.mirror = mirror;
         return blas_tasks(who, &a, f, NULL, sc, snap >= 0 ? sc->snap[snap] : NULL);
     }
-    /* with replicas, reductions use two sets of partial sums in turn: the next reduction's
-     * partial tasks then need not wait for every owner's combine to have read this one's
-     * (the chain task holding an owner's combine would otherwise wait on the other's) */
+    /* reductions use two sets of partial sums in turn: with a combine per owner, the next
+     * reduction's partial tasks then need not wait for every owner's combine to have read
+     * this one's (the chain task holding an owner's combine would otherwise wait on the
+     * other's). Always two, whatever the owners: every rank must pick the same set (its
+     * transfers between ranks follow the handles), and ranks may differ in owners. */
     starpu_data_handle_t *partials = NULL;
     if (nres) {
-        TQ_CHECK(scalars_reserve(sc, sc->nrep > 1 ? 2 * ntasks : ntasks));
-        partials = sc->partials + (sc->nrep > 1 ? (sc->reductions++ & 1) * ntasks : 0);
+        TQ_CHECK(scalars_reserve(sc, 2 * ntasks));
+        partials = sc->partials + (sc->reductions++ & 1) * ntasks;
     }
     TQ_CHECK(blas_tasks(who, &a, f, partials, sc, NULL));
     if (!nres) return TQ_SUCCESS;
