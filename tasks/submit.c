@@ -140,6 +140,8 @@ void tq_task_data_written_on(starpu_data_handle_t h, int rank)
     if (nranks > 1) set_holders(h, (rank_set)1 << rank);
 }
 
+static int note_received(starpu_data_handle_t h);
+
 /* For a task run by the ranks in `run`: the transfers that bring each input to the ranks
  * running it that lack its latest value, from the lowest rank holding it. With post == 0
  * only says whether this rank takes part in one (1); with post == 1 posts them and records
@@ -164,7 +166,10 @@ static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int 
 #ifdef TQ_HAVE_MPI
             int ret = 0;
             if (my_rank == from) ret = starpu_mpi_isend_detached(d[i].handle, r, tag, MPI_COMM_WORLD, NULL, NULL);
-            else if (my_rank == r) ret = starpu_mpi_irecv_detached(d[i].handle, from, tag, MPI_COMM_WORLD, NULL, NULL);
+            else if (my_rank == r) {
+                ret = starpu_mpi_irecv_detached(d[i].handle, from, tag, MPI_COMM_WORLD, NULL, NULL);
+                if (!ret) ret = note_received(d[i].handle);
+            }
             if (ret) return ret;
             if (my_rank == from || my_rank == r) __atomic_add_fetch(&transfers_posted, 1, __ATOMIC_RELAXED);
 #else
@@ -239,6 +244,10 @@ static _Thread_local struct {
     struct starpu_data_descr *buf;
     int npf, cap_pf;
     recorded_prefetch *pf;
+    /* handles received from another rank since the last flush: a recorded task that reads
+     * one starts a new run, so the transfer never holds up the recorded work before it */
+    int nrecv, cap_recv;
+    starpu_data_handle_t *recv;
     chain_builder b;
 } rec;
 
@@ -385,7 +394,23 @@ static int prefetch_now(starpu_data_handle_t h, int node)
 static void record_clear(void)
 {
     for (int i = 0; i < rec.ntasks; i++) free(rec.task[i].arg);
-    rec.ntasks = rec.nbuf = rec.npf = 0;
+    rec.ntasks = rec.nbuf = rec.npf = rec.nrecv = 0;
+}
+
+static int note_received(starpu_data_handle_t h)
+{
+    if (rec.depth <= 0 || rec.off) return 0;
+    if (grow((void **)&rec.recv, &rec.cap_recv, rec.nrecv + 1, sizeof *rec.recv)) return -ENOMEM;
+    rec.recv[rec.nrecv++] = h;
+    return 0;
+}
+
+static int reads_received(const struct starpu_data_descr *d, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < rec.nrecv && (d[i].mode & STARPU_R); j++)
+            if (d[i].handle == rec.recv[j]) return 1;
+    return 0;
 }
 
 typedef struct { starpu_data_handle_t h; int buf; } handle_at;
@@ -644,6 +669,19 @@ int tq_task_chain_end(void)
     return --rec.depth || rec.off ? 0 : record_flush();
 }
 
+int tq_task_transfer(const tq_task_options *opt, starpu_data_handle_t h)
+{
+    if (nranks <= 1) return 0;
+    const rank_set run = opt->rank < 0 ? every_rank() : (rank_set)1 << opt->rank;
+    const struct starpu_data_descr d = {h, STARPU_R};
+    int ret = exchange(run, &d, 1, 0);
+    /* what this rank has recorded goes first: the send waits for the face's writer alone,
+     * not for a chain that also holds later work */
+    if (ret > 0 && rec.depth > 0 && !rec.off) ret = record_flush();
+    if (ret >= 0) ret = exchange(run, &d, 1, 1);
+    return ret < 0 ? ret : 0;
+}
+
 int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h)
 {
     if (nranks > 1 && opt->rank >= 0 && opt->rank != my_rank) return 0;
@@ -695,6 +733,7 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
         int ret = exchange(run, d, n, 1);
         if (ret < 0) return ret;
         if (!(run >> my_rank & 1)) return 0;   /* another rank runs it */
+        if (recording && reads_received(d, n) && (ret = record_flush())) return ret;
     }
     priority += opt->priority;
     if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;

@@ -35,6 +35,13 @@ long tq_internal_transfers_posted(void);
 int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, const void *arg, size_t asize,
                          const struct starpu_data_descr *d, int n, int priority);
 
+/* Posts now the StarPU-MPI transfers that bring h's latest value to the rank(s) of a task
+ * with options opt submitted later, instead of at that task's submission (a face is sent
+ * as soon as it is packed, not after the sender's interior work recorded in between; on
+ * the receiver, a recorded task reading h starts a new chain run). Every rank must call it
+ * for the same handles in the same order. Returns 0 or a StarPU error. */
+int tq_task_transfer(const tq_task_options *opt, starpu_data_handle_t h);
+
 /* Moves h's latest value into the memory of opt->worker as soon as the task writing it
  * (submitted before) has run, for a task of that worker submitted before this call that
  * reads h but waits on other work (a block's exterior waits for its interior; without

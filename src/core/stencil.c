@@ -105,6 +105,19 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
         if (st->split[mu]) dir_of_face[nd++] = mu, dir_of_face[nd++] = mu;
     /* faces first: they gate the neighbours' exterior work */
     for (int b = 0; b < nb && nf && !direct && !ret; b++) ret = ops->pack(ctx, b, faces + (size_t)b * nf);
+    /* faces read on another rank leave as soon as they are packed: posted at the reader's
+     * exterior, a send waited for the chain of the pack and the sender's interior
+     * (48^4 Wilson M_pc on two ranks of two H200: 3.55 ms, 2.29 without chains) */
+    for (int b = 0; b < nb && nf && !direct && !ret; b++) {
+        const tq_task_options mine = tq_internal_block_options(st->lat, b);
+        for (int i = 0; i < nf && !ret; i++) {
+            /* face i of block b comes from the neighbour below (even i: its upper face,
+             * slot i + 1) or above (odd i: its lower face, slot i - 1) */
+            const int from_block = tq_stencil_neighbour(st, b, dir_of_face[i], i % 2 ? 1 : -1);
+            if (tq_block_rank(st->lat, from_block) != mine.rank && mine.rank >= 0)
+                ret = tq_task_transfer(&mine, faces[(size_t)from_block * nf + (i ^ 1)]);
+        }
+    }
     for (int b = 0; b < nb && !ret; b++) {
         starpu_data_handle_t nbr[4 * TQ_STENCIL_MAX_NEIGHBOURS];
         int nn = 0;
