@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Speed-up of several GPUs over one, from the table bench/scaling.sh gpus writes
+(row, setting, value, unit; rows named NAME-1gpu, NAME-<N>gpu, NAME-<N>ranks).
+
+Usage: python3 bench/plot-scaling.py TABLE.tsv OUT.png [TITLE]   (needs matplotlib)
+For M_pc rows the value is ms per application; for solves the sum of iteration times
+(the propagator rows' wall clock of the solves is used for the 12-source propagator).
+Issue 31's targets for two GPUs are drawn as markers."""
+import csv
+import re
+import sys
+
+TARGETS = {"wilson-64": 1.85, "wilson-48": 1.7, "wilson-32": 1.5, "solve48": 1.7, "prop12": 1.9}
+
+
+def load(path):
+    rows = {}
+    with open(path) as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            m = re.match(r"(.+)-(\d+)(gpu|ranks)(-any)?$", r["row"])
+            if not m or m.group(4):
+                continue
+            name, n, how = m.group(1), int(m.group(2)), m.group(3)
+            setting = r["setting"]
+            if name.startswith("prop12") and setting != "wall of the solves":
+                continue
+            if name.startswith("solve") and setting != "sum of iteration times":
+                continue
+            key = (name, setting.replace(" recon 12", "").replace("sum of iteration times", "iterations"))
+            rows.setdefault(key, {})[(n, how)] = float(r["value"])
+    return rows
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = load(sys.argv[1])
+    labels, bars = [], {}
+    for (name, setting), v in sorted(rows.items()):
+        base = v.get((1, "gpu"))
+        if not base:
+            continue
+        labels.append(f"{name}\n{setting}")
+        for (n, how), t in v.items():
+            if (n, how) != (1, "gpu"):
+                bars.setdefault((n, how), {})[len(labels) - 1] = base / t
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(labels)), 4.2))
+    width = 0.8 / max(1, len(bars))
+    for i, ((n, how), vals) in enumerate(sorted(bars.items())):
+        xs = [x + (i - (len(bars) - 1) / 2) * width for x in vals]
+        what = f"{n} GPUs, one process" if how == "gpu" else f"{n} ranks, one GPU each"
+        ax.bar(xs, list(vals.values()), width, label=what)
+    for x, lab in enumerate(labels):
+        t = TARGETS.get(lab.split("\n")[0])
+        if t:
+            ax.plot([x - 0.4, x + 0.4], [t, t], "k--", lw=1)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, fontsize=7)
+    ax.set_ylabel("speed-up over one GPU")
+    ax.set_title(sys.argv[3] if len(sys.argv) > 3 else "bench/scaling.sh gpus", fontsize=9)
+    ax.legend(fontsize=8, title="dashed: issue 31's target", title_fontsize=7)
+    fig.tight_layout()
+    fig.savefig(sys.argv[2], dpi=110)
+
+
+if __name__ == "__main__":
+    main()
