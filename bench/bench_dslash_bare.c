@@ -137,8 +137,8 @@ static int make_case(const bench_opts *o, const tq_host_gauge *hg, const double 
     memset(&lp, 0, sizeof lp);
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->dims, sizeof lp.block);   /* one block, whatever the worker mix */
-    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
-    tq_field_params ip = {TQ_FIELD_SPINOR, prec, TQ_ODD, (tq_recon)0}, op = ip;
+    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon, 0};
+    tq_field_params ip = {TQ_FIELD_SPINOR, prec, TQ_ODD, (tq_recon)0, 0}, op = ip;
     op.subset = TQ_EVEN;
     tq_dirac_params dp;
     memset(&dp, 0, sizeof dp);

@@ -47,8 +47,8 @@ int main(void)
     tq_lattice *lat = NULL;
     tq_field *gauge = NULL, *x = NULL, *b = NULL;
     tq_dirac *d = NULL;
-    tq_field_params gp = {TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, TQ_RECON_12};
-    tq_field_params sp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0};
+    tq_field_params gp = {TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, TQ_RECON_12, 0};
+    tq_field_params sp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
     expect(tq_lattice_create(&lp, &lat) == TQ_SUCCESS, "lattice");
     expect(tq_field_create(lat, &gp, &gauge) == TQ_SUCCESS, "gauge field");
     expect(tq_gauge_field_import(gauge, &hg) == TQ_SUCCESS, "gauge import");

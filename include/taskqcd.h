@@ -146,7 +146,9 @@ typedef enum tq_field_kind {
     TQ_FIELD_SPINOR = 0,      /* Wilson color-spinor: 4 spins x 3 colors */
     TQ_FIELD_STAGGERED = 1,   /* staggered color-vector: 3 colors */
     TQ_FIELD_GAUGE = 2,       /* 4 SU(3) links per site, compression 18/12/8 */
-    TQ_FIELD_CLOVER = 3       /* two 6x6 Hermitian blocks per site (72 reals) */
+    TQ_FIELD_CLOVER = 3,      /* two 6x6 Hermitian blocks per site (72 reals) */
+    TQ_FIELD_COARSE = 4       /* multigrid: ndof complex numbers per site (ndof a multiple of
+                                 12), a coarse level's vectors or a level's null-vector basis */
 } tq_field_kind;
 typedef enum tq_subset { TQ_EVEN = 0, TQ_ODD = 1, TQ_FULL = 2 } tq_subset;
 
@@ -156,13 +158,16 @@ typedef struct tq_field_params {
     tq_precision prec;
     tq_subset subset;         /* spinor/staggered: one parity or both; others: TQ_FULL */
     tq_recon recon;           /* gauge only; 0 means 18 */
+    int ndof;                 /* coarse only: complex numbers per site; host order
+                                 v[(site * ndof + d) * 2 + re/im] */
 } tq_field_params;
 
 /* The field's contents are undefined until written (tq_blas_zero, import, an operator). */
 tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **out);
 void tq_field_destroy(tq_field *f);
 tq_status tq_field_get_params(const tq_field *f, tq_field_params *p);
-/* Reals per site as stored (24 spinor, 6 staggered, 4*recon gauge, 72 clover). */
+/* Reals per site as stored (24 spinor, 6 staggered, 4*recon gauge, 72 clover, 2 ndof
+ * coarse). */
 int tq_field_reals_per_site(const tq_field *f);
 /* Bytes the field occupies in one memory (all blocks, both parities it holds). */
 size_t tq_field_bytes(const tq_field *f);

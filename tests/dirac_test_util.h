@@ -53,7 +53,7 @@ static inline int setup_make_op(setup *S, const int dims[4], const int *block, c
     S->bc[3] = -1.0;
     S->lat = tq_test_lattice(dims, block);
     if (!S->lat) return -1;
-    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, recon};
+    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, recon, 0};
     CHECK_OK(tq_field_create(S->lat, &gp, &S->gauge));
     if (!S->gauge) return -1;
     CHECK_OK(tq_gauge_field_import(S->gauge, hg));
@@ -81,7 +81,7 @@ static inline void setup_free(setup *S)
 
 static inline tq_field *spinor(const setup *S, tq_precision prec, tq_subset sub, const double *host)
 {
-    tq_field_params fp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0, 0};
     tq_field *f = NULL;
     CHECK_OK(tq_field_create(S->lat, &fp, &f));
     if (f && host) CHECK_OK(tq_field_import(f, host));

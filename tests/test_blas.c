@@ -96,7 +96,7 @@ static void run_case(const lat_setup *L, tq_field_kind kind, tq_subset sub, tq_p
 
     tq_field *f[6] = {0};
     double *hin[6] = {0}, *hq[6] = {0}, *href[6] = {0}, *hout[6] = {0};
-    tq_field_params fp = {kind, prec, sub, (tq_recon)0};
+    tq_field_params fp = {kind, prec, sub, (tq_recon)0, 0};
     int ok = 1;
     for (int i = 0; i < d->nop; i++) {
         hin[i] = malloc((size_t)n * sizeof(double));
@@ -170,7 +170,7 @@ static void run_copy(const lat_setup *L, tq_field_kind kind, tq_subset sub, tq_p
     snprintf(what, sizeof what, "copy %s -> %s on %s %s %s", tq_precision_name(ps), tq_precision_name(pd),
              L->name, kind_str(kind), sub_str(sub));
     ncases++;
-    tq_field_params fs = {kind, ps, sub, (tq_recon)0}, fd = {kind, pd, sub, (tq_recon)0};
+    tq_field_params fs = {kind, ps, sub, (tq_recon)0, 0}, fd = {kind, pd, sub, (tq_recon)0, 0};
     tq_field *src = NULL, *dst = NULL, *direct = NULL;
     double *hin = malloc((size_t)n * sizeof(double)), *hq = malloc((size_t)n * sizeof(double));
     double *hout = malloc((size_t)n * sizeof(double)), *hdir = malloc((size_t)n * sizeof(double));
@@ -264,7 +264,7 @@ static void lat_setup_free(lat_setup *L)
 static void test_identities(const lat_setup *L)
 {
     const int64_t n = L->V * 24;
-    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
     tq_field *x = NULL, *y = NULL;
     CHECK_OK(tq_field_create(L->lat, &fp, &x));
     CHECK_OK(tq_field_create(L->lat, &fp, &y));
@@ -293,7 +293,7 @@ static void test_identities(const lat_setup *L)
     CHECK_OK(tq_blas_norm2(y, &n2));
     CHECK(n2 == 0.0, "|x - x|^2 = %g", n2);
     /* scale by 0 in half precision (all-zero sites: norm 0) */
-    tq_field_params hp = {TQ_FIELD_STAGGERED, TQ_HALF, TQ_ODD, (tq_recon)0};
+    tq_field_params hp = {TQ_FIELD_STAGGERED, TQ_HALF, TQ_ODD, (tq_recon)0, 0};
     tq_field *h = NULL;
     CHECK_OK(tq_field_create(L->lat, &hp, &h));
     if (h) {
@@ -315,7 +315,7 @@ static void test_identities(const lat_setup *L)
 /* Misuse: mismatched operands, NULLs, wrong kinds, aliasing of written operands. */
 static void test_misuse(const lat_setup *L, const lat_setup *L2)
 {
-    tq_field_params ps = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0};
+    tq_field_params ps = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
     tq_field *a = NULL, *b = NULL, *c = NULL, *d = NULL, *stag = NULL, *sgl = NULL, *even = NULL, *odd = NULL;
     tq_field *other = NULL, *gauge = NULL, *clover = NULL, *even_s = NULL;
     CHECK_OK(tq_field_create(L->lat, &ps, &a));

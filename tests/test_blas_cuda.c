@@ -137,7 +137,7 @@ static void run_case(const lat_setup *L, tq_field_kind kind, tq_subset sub, tq_p
     double *hin[6] = {0}, *hq[6] = {0}, *hcpu[6] = {0}, *hgpu[6] = {0}, *href[6] = {0};
     int ok = 1;
     for (int i = 0; i < d->nop && ok; i++) {
-        tq_field_params fp = {kind, (is_copy && i == 1) ? pd : prec, sub, (tq_recon)0};
+        tq_field_params fp = {kind, (is_copy && i == 1) ? pd : prec, sub, (tq_recon)0, 0};
         hin[i] = malloc((size_t)n * sizeof(double));
         hq[i] = malloc((size_t)n * sizeof(double));
         hcpu[i] = malloc((size_t)n * sizeof(double));

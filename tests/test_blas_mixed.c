@@ -55,7 +55,7 @@ static void run_case(const shape *S, int op, tq_precision hi, tq_precision lo, t
     tq_scalars *sc = NULL;
     int ok = 1;
     for (int i = 0; i < nop && ok; i++) {
-        tq_field_params fp = {TQ_FIELD_SPINOR, prec[i], S->sub, (tq_recon)0};
+        tq_field_params fp = {TQ_FIELD_SPINOR, prec[i], S->sub, (tq_recon)0, 0};
         in[i] = malloc(n * sizeof(double));
         q[i] = malloc(n * sizeof(double));
         out[i] = malloc(n * sizeof(double));
@@ -162,7 +162,7 @@ int main(void)
 
     /* precision rules: r in the precise precision is refused */
     tq_field *b = NULL, *ax = NULL, *r = NULL, *p = NULL;
-    tq_field_params fd = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_EVEN, (tq_recon)0}, fs = fd;
+    tq_field_params fd = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_EVEN, (tq_recon)0, 0}, fs = fd;
     fs.prec = TQ_SINGLE;
     tq_scalars *sc = NULL;
     CHECK_OK(tq_field_create(S[0].lat, &fd, &b));

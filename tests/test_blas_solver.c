@@ -61,7 +61,7 @@ static void run_case(const shape *S, int guard, double go, tq_where where)
     double *q[3], *out[3];
     int ok = 1;
     for (int i = 0; i < 3; i++) {
-        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_SINGLE, S->sub, (tq_recon)0};
+        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_SINGLE, S->sub, (tq_recon)0, 0};
         double *in = calloc(S->n, sizeof(double));
         q[i] = calloc(S->n, sizeof(double));
         out[i] = calloc(S->n, sizeof(double));
@@ -147,7 +147,7 @@ static void set_case(const shape *S, int op_plus, int op_set, tq_precision prec,
     for (int v = 0; v < 2 && ok; v++) {
         const uint64_t seed = rng_state;
         for (int i = 0; i < nop && ok; i++) {
-            tq_field_params fp = {TQ_FIELD_SPINOR, prec, S->sub, (tq_recon)0};
+            tq_field_params fp = {TQ_FIELD_SPINOR, prec, S->sub, (tq_recon)0, 0};
             for (size_t j = 0; j < S->n; j++) in[j] = i == xi ? (v ? 7.0 * uniform() : 0.0) : uniform() * (1.0 + i);
             CHECK_OK(tq_field_create(S->lat, &fp, &f[v][i]));
             ok = f[v][i] && tq_field_import(f[v][i], in) == TQ_SUCCESS;

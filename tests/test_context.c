@@ -101,7 +101,7 @@ static void check_not_initialized(void)
     tq_lattice *lat = NULL;
     CHECK_OK(tq_lattice_create(&lp, &lat));
     if (lat) {
-        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0};
+        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0, 0};
         tq_field *f = (tq_field *)&fp;   /* must be reset to NULL */
         CHECK_ERR(tq_field_create(lat, &fp, &f), TQ_ERR_NOT_INITIALIZED);
         CHECK(f == NULL, "tq_field_create returned a field before tq_init");

@@ -34,7 +34,7 @@ static int site_parity(const int dims[4], int64_t s)
 static const char *kind_str(tq_field_kind k)
 {
     return k == TQ_FIELD_SPINOR ? "spinor" : k == TQ_FIELD_STAGGERED ? "staggered" :
-           k == TQ_FIELD_CLOVER ? "clover" : "gauge";
+           k == TQ_FIELD_CLOVER ? "clover" : k == TQ_FIELD_COARSE ? "coarse" : "gauge";
 }
 
 static const char *subset_str(tq_subset s)
@@ -42,17 +42,17 @@ static const char *subset_str(tq_subset s)
     return s == TQ_EVEN ? "even" : s == TQ_ODD ? "odd" : "full";
 }
 
-/* Round trip of a spinor/staggered/clover field. */
-static void check_vector_roundtrip(tq_lattice *lat, tq_field_kind kind, tq_precision prec, tq_subset subset)
+/* Round trip of a spinor/staggered/clover/coarse field (ndof: coarse only). */
+static void check_vector_roundtrip(tq_lattice *lat, tq_field_kind kind, tq_precision prec, tq_subset subset, int ndof)
 {
     tq_lattice_info li;
     tq_lattice_get_info(lat, &li);
     char what[160];
-    snprintf(what, sizeof what, "%s %s %s %dx%dx%dx%d/%dx%dx%dx%d", kind_str(kind), tq_precision_name(prec),
+    snprintf(what, sizeof what, "%s%.0d %s %s %dx%dx%dx%d/%dx%dx%dx%d", kind_str(kind), ndof, tq_precision_name(prec),
              subset_str(subset), li.dims[0], li.dims[1], li.dims[2], li.dims[3], li.block[0], li.block[1],
              li.block[2], li.block[3]);
-    int nreal = kind == TQ_FIELD_SPINOR ? 24 : kind == TQ_FIELD_STAGGERED ? 6 : 72;
-    tq_field_params fp = {kind, prec, subset, 0};
+    int nreal = kind == TQ_FIELD_SPINOR ? 24 : kind == TQ_FIELD_STAGGERED ? 6 : kind == TQ_FIELD_COARSE ? 2 * ndof : 72;
+    tq_field_params fp = {kind, prec, subset, 0, ndof};
     tq_field *f = NULL;
     tq_status s = tq_field_create(lat, &fp, &f);
     CHECK(s == TQ_SUCCESS, "%s: create: %s", what, tq_last_error());
@@ -60,11 +60,13 @@ static void check_vector_roundtrip(tq_lattice *lat, tq_field_kind kind, tq_preci
 
     tq_field_params got;
     CHECK_OK(tq_field_get_params(f, &got));
-    CHECK(got.kind == kind && got.prec == prec && got.subset == subset && got.recon == 0,
+    CHECK(got.kind == kind && got.prec == prec && got.subset == subset && got.recon == 0 && got.ndof == ndof,
           "%s: params %d %d %d %d", what, got.kind, got.prec, got.subset, got.recon);
     CHECK(tq_field_reals_per_site(f) == nreal, "%s: %d reals per site", what, tq_field_reals_per_site(f));
     int64_t sites = subset == TQ_FULL ? li.local_volume : li.local_volume / 2;
-    size_t expect_bytes = (size_t)sites * (size_t)(nreal * (int)prec + (prec == TQ_HALF ? 4 : 0));
+    /* half precision: a norm per site, per row of 24 reals on coarse fields */
+    const int norms = kind == TQ_FIELD_COARSE ? ndof / 12 : 1;
+    size_t expect_bytes = (size_t)sites * (size_t)(nreal * (int)prec + (prec == TQ_HALF ? 4 * norms : 0));
     CHECK(tq_field_bytes(f) == expect_bytes, "%s: %zu bytes (expected %zu)", what, tq_field_bytes(f), expect_bytes);
 
     int64_t vol = li.local_volume;
@@ -155,7 +157,7 @@ static void check_gauge_roundtrip(tq_lattice *lat, const tq_host_gauge *g, tq_pr
     snprintf(what, sizeof what, "gauge %s recon %d %dx%dx%dx%d/%dx%dx%dx%d%s", tq_precision_name(prec), recon,
              li.dims[0], li.dims[1], li.dims[2], li.dims[3], li.block[0], li.block[1], li.block[2],
              li.block[3], via_raw ? " (tq_field_import)" : "");
-    tq_field_params fp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
+    tq_field_params fp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon, 0};
     tq_field *f = NULL;
     tq_status s = tq_field_create(lat, &fp, &f);
     CHECK(s == TQ_SUCCESS, "%s: create: %s", what, tq_last_error());
@@ -260,9 +262,9 @@ static void check_gauge_roundtrip(tq_lattice *lat, const tq_host_gauge *g, tq_pr
 
 /* The StarPU buffers follow codelets/kernels/field_layout.h: real k of site s of the
  * block/parity buffer at tq_layout_index(). */
-static void check_buffer_layout(tq_lattice *lat, tq_precision prec, tq_field_kind kind)
+static void check_buffer_layout(tq_lattice *lat, tq_precision prec, tq_field_kind kind, int ndof)
 {
-    tq_field_params fp = {kind, prec, TQ_FULL, 0};
+    tq_field_params fp = {kind, prec, TQ_FULL, 0, ndof};
     tq_field *f = NULL;
     CHECK_OK(tq_field_create(lat, &fp, &f));
     if (!f) return;
@@ -291,7 +293,8 @@ static void check_buffer_layout(tq_lattice *lat, tq_precision prec, tq_field_kin
                 if (blk != b || par != f->parity[i]) continue;
                 int64_t lex = ((x[3] * lat->local[2] + x[2]) * lat->local[1] + x[1]) * lat->local[0] + x[0];
                 for (int k = 0; k < nreal; k++) {
-                    int64_t idx = tq_layout_index(&f->layout, cb, k);
+                    /* coarse fields: rows of 24 reals (field_internal.h) */
+                    int64_t idx = tq_layout_index(&f->layout, tq_field_row(f, cb, k / 24), k % 24);
                     double v = prec == TQ_DOUBLE ? ((const double *)buf)[idx] : (double)((const float *)buf)[idx];
                     if (v != in[lex * nreal + k]) bad++;
                 }
@@ -359,7 +362,7 @@ static void check_bytes_examples(tq_lattice *lat4)
         {TQ_FIELD_GAUGE, TQ_HALF, TQ_FULL, 8, 256 * 32 * 2},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
-        tq_field_params fp = {ex[i].k, ex[i].p, ex[i].s, (tq_recon)ex[i].recon};
+        tq_field_params fp = {ex[i].k, ex[i].p, ex[i].s, (tq_recon)ex[i].recon, 0};
         tq_field *f = NULL;
         CHECK_OK(tq_field_create(lat4, &fp, &f));
         if (!f) continue;
@@ -371,7 +374,7 @@ static void check_bytes_examples(tq_lattice *lat4)
         tq_field_destroy(f);
     }
     /* recon is ignored for non-gauge fields */
-    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, TQ_RECON_8};
+    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, TQ_RECON_8, 0};
     tq_field *f = NULL;
     CHECK_OK(tq_field_create(lat4, &fp, &f));
     if (f) {
@@ -394,21 +397,70 @@ static void expect_create_error(tq_lattice *lat, tq_field_params fp, tq_status c
     if (s == TQ_SUCCESS && f && f != (tq_field *)lat) tq_field_destroy(f);
 }
 
+/* The BLAS on coarse fields (they see rows of 24 reals): norm2, cdot and axpy against the
+ * host arrays, and fields of different ndof refused. */
+static void check_coarse_blas(tq_lattice *lat)
+{
+    const int ndof = 24, nreal = 2 * ndof;
+    const int64_t vol = lat->local_volume;
+    tq_field_params fp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, 0, ndof};
+    tq_field *x = NULL, *y = NULL, *z = NULL;
+    CHECK_OK(tq_field_create(lat, &fp, &x));
+    CHECK_OK(tq_field_create(lat, &fp, &y));
+    fp.ndof = 12;
+    CHECK_OK(tq_field_create(lat, &fp, &z));
+    double *a = malloc((size_t)vol * nreal * sizeof *a), *b = malloc((size_t)vol * nreal * sizeof *b);
+    double *c = malloc((size_t)vol * nreal * sizeof *c);
+    if (x && y && z && a && b && c) {
+        double n2 = 0, re = 0, im = 0;
+        for (int64_t i = 0; i < vol * nreal; i++) a[i] = 2 * urand() - 1, b[i] = 2 * urand() - 1;
+        for (int64_t i = 0; i < vol * ndof; i++) {
+            n2 += a[2 * i] * a[2 * i] + a[2 * i + 1] * a[2 * i + 1];
+            re += a[2 * i] * b[2 * i] + a[2 * i + 1] * b[2 * i + 1];
+            im += a[2 * i] * b[2 * i + 1] - a[2 * i + 1] * b[2 * i];
+        }
+        CHECK_OK(tq_field_import(x, a));
+        CHECK_OK(tq_field_import(y, b));
+        double got = 0;
+        tq_complex d = {0, 0};
+        CHECK_OK(tq_blas_norm2(x, &got));
+        CHECK(fabs(got - n2) <= 1e-12 * n2, "coarse norm2 %.15g, host %.15g", got, n2);
+        CHECK_OK(tq_blas_cdot(x, y, &d));
+        CHECK(fabs(d.re - re) <= 1e-12 * n2 && fabs(d.im - im) <= 1e-12 * n2, "coarse cdot (%.15g, %.15g), host (%.15g, %.15g)",
+              d.re, d.im, re, im);
+        CHECK_OK(tq_blas_axpy(0.5, x, y));
+        CHECK_OK(tq_field_export(y, c));
+        double worst = 0;
+        for (int64_t i = 0; i < vol * nreal; i++) worst = fmax(worst, fabs(c[i] - (0.5 * a[i] + b[i])));
+        CHECK(worst <= 1e-15, "coarse axpy differs from the host's by %.3g", worst);
+        CHECK_ERR(tq_blas_axpy(1.0, x, z), TQ_ERR_MISMATCH);
+    }
+    free(a);
+    free(b);
+    free(c);
+    tq_field_destroy(z);
+    tq_field_destroy(y);
+    tq_field_destroy(x);
+}
+
 static void check_errors(tq_lattice *lat4)
 {
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_EVEN, 18}, TQ_ERR_INVALID_ARG, "gauge even");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_SINGLE, TQ_ODD, 12}, TQ_ERR_INVALID_ARG, "gauge odd");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_CLOVER, TQ_DOUBLE, TQ_ODD, 0}, TQ_ERR_INVALID_ARG, "clover odd");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, (tq_recon)10}, TQ_ERR_INVALID_ARG, "recon 10");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, (tq_recon)9}, TQ_ERR_INVALID_ARG, "recon 9");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, (tq_precision)3, TQ_FULL, 0}, TQ_ERR_INVALID_ARG, "precision 3");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, (tq_precision)16, TQ_FULL, 0}, TQ_ERR_INVALID_ARG, "precision 16");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, (tq_precision)0, TQ_FULL, 0}, TQ_ERR_INVALID_ARG, "precision 0");
-    expect_create_error(lat4, (tq_field_params){(tq_field_kind)7, TQ_DOUBLE, TQ_FULL, 0}, TQ_ERR_INVALID_ARG, "kind 7");
-    expect_create_error(lat4, (tq_field_params){(tq_field_kind)-1, TQ_DOUBLE, TQ_FULL, 0}, TQ_ERR_INVALID_ARG, "kind -1");
-    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, TQ_DOUBLE, (tq_subset)3, 0}, TQ_ERR_INVALID_ARG, "subset 3");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_EVEN, 18, 0}, TQ_ERR_INVALID_ARG, "gauge even");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_SINGLE, TQ_ODD, 12, 0}, TQ_ERR_INVALID_ARG, "gauge odd");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_CLOVER, TQ_DOUBLE, TQ_ODD, 0, 0}, TQ_ERR_INVALID_ARG, "clover odd");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, (tq_recon)10, 0}, TQ_ERR_INVALID_ARG, "recon 10");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, (tq_recon)9, 0}, TQ_ERR_INVALID_ARG, "recon 9");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, (tq_precision)3, TQ_FULL, 0, 0}, TQ_ERR_INVALID_ARG, "precision 3");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, (tq_precision)16, TQ_FULL, 0, 0}, TQ_ERR_INVALID_ARG, "precision 16");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, (tq_precision)0, TQ_FULL, 0, 0}, TQ_ERR_INVALID_ARG, "precision 0");
+    expect_create_error(lat4, (tq_field_params){(tq_field_kind)7, TQ_DOUBLE, TQ_FULL, 0, 0}, TQ_ERR_INVALID_ARG, "kind 7");
+    expect_create_error(lat4, (tq_field_params){(tq_field_kind)-1, TQ_DOUBLE, TQ_FULL, 0, 0}, TQ_ERR_INVALID_ARG, "kind -1");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_SPINOR, TQ_DOUBLE, (tq_subset)3, 0, 0}, TQ_ERR_INVALID_ARG, "subset 3");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, 0, 0}, TQ_ERR_INVALID_ARG, "coarse ndof 0");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_COARSE, TQ_SINGLE, TQ_FULL, 0, 18}, TQ_ERR_INVALID_ARG, "coarse ndof 18");
+    expect_create_error(lat4, (tq_field_params){TQ_FIELD_COARSE, TQ_HALF, TQ_EVEN, 0, -24}, TQ_ERR_INVALID_ARG, "coarse ndof -24");
 
-    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0, 0};
     tq_field *f = NULL;
     CHECK_ERR(tq_field_create(NULL, &fp, &f), TQ_ERR_INVALID_ARG);
     CHECK_ERR(tq_field_create(lat4, NULL, &f), TQ_ERR_INVALID_ARG);
@@ -438,7 +490,7 @@ static void check_errors(tq_lattice *lat4)
     CHECK_ERR(tq_field_export(NULL, buf), TQ_ERR_INVALID_ARG);
 
     /* host gauge of the wrong dimensions */
-    fp = (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, TQ_RECON_12};
+    fp = (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, TQ_RECON_12, 0};
     CHECK_OK(tq_field_create(lat4, &fp, &f));
     if (f) {
         int bad_dims[3][4] = {{4, 4, 4, 2}, {2, 4, 4, 4}, {4, 4, 8, 4}};
@@ -503,8 +555,13 @@ int main(int argc, char **argv)
             for (int p = 0; p < 3; p++)
                 for (int s = 0; s < 3; s++) {
                     if (kinds[k] == TQ_FIELD_CLOVER && subsets[s] != TQ_FULL) continue;
-                    check_vector_roundtrip(lats[l], kinds[k], precs[p], subsets[s]);
+                    check_vector_roundtrip(lats[l], kinds[k], precs[p], subsets[s], 0);
                 }
+    for (int l = 0; l < 3; l++)
+        for (int p = 0; p < 3; p++)
+            for (int s = 0; s < 3; s++)
+                for (int nd = 12; nd <= 48; nd += 36) check_vector_roundtrip(lats[l], TQ_FIELD_COARSE, precs[p], subsets[s], nd);
+    check_coarse_blas(lats[1]);
 
     int recons[3] = {18, 12, 8};
     for (int l = 0; l < 3; l++) {
@@ -520,9 +577,11 @@ int main(int argc, char **argv)
     }
 
     for (int l = 0; l < 3; l++) {
-        check_buffer_layout(lats[l], TQ_SINGLE, TQ_FIELD_SPINOR);
-        check_buffer_layout(lats[l], TQ_DOUBLE, TQ_FIELD_SPINOR);
-        check_buffer_layout(lats[l], TQ_SINGLE, TQ_FIELD_STAGGERED);
+        check_buffer_layout(lats[l], TQ_SINGLE, TQ_FIELD_SPINOR, 0);
+        check_buffer_layout(lats[l], TQ_DOUBLE, TQ_FIELD_SPINOR, 0);
+        check_buffer_layout(lats[l], TQ_SINGLE, TQ_FIELD_STAGGERED, 0);
+        check_buffer_layout(lats[l], TQ_SINGLE, TQ_FIELD_COARSE, 36);
+        check_buffer_layout(lats[l], TQ_DOUBLE, TQ_FIELD_COARSE, 12);
     }
 
     for (int i = 0; i < 3; i++) tq_lattice_destroy(lats[i]);

@@ -39,7 +39,7 @@ static double roundtrip(tq_lattice *lat, const tq_host_gauge *g, const tq_plaque
 {
     char what[128];
     snprintf(what, sizeof what, "%s, %s, recon %d", name, tq_precision_name(prec), recon);
-    tq_field_params fp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
+    tq_field_params fp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon, 0};
     tq_field *U = NULL;
     tq_status s = tq_field_create(lat, &fp, &U);
     CHECK(s == TQ_SUCCESS, "%s: create: %s", what, tq_last_error());
@@ -102,7 +102,7 @@ static void check_unit(void)
     tq_lattice *lat = tq_test_lattice(dims, NULL);
     for (int p = 0; p < 3 && lat; p++)
         for (int r = 0; r < 3; r++) {
-            tq_field_params fp = {TQ_FIELD_GAUGE, precs[p], TQ_FULL, (tq_recon)recons[r]};
+            tq_field_params fp = {TQ_FIELD_GAUGE, precs[p], TQ_FULL, (tq_recon)recons[r], 0};
             tq_field *U = NULL;
             tq_host_gauge back;
             CHECK_OK(tq_field_create(lat, &fp, &U));

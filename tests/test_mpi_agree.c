@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     tq_lattice *lat = NULL;
     CHECK_OK(tq_lattice_create(&lp, &lat));
     if (lat) {
-        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0};
+        tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0, 0};
         tq_field *x = NULL;
         CHECK_OK(tq_field_create(lat, &fp, &x));
         if (x) {

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
             cim += xr * yi - xi * yr;
         }
 
-    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0, 0};
     tq_field *fx = NULL, *fy = NULL;
     CHECK_OK(tq_field_create(lat, &fp, &fx));
     CHECK_OK(tq_field_create(lat, &fp, &fy));

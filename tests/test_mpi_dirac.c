@@ -66,7 +66,7 @@ static void local_part(const double *global, double *local, int nreal)
 
 static tq_field *spinor(tq_lattice *lat, tq_precision prec, tq_subset sub)
 {
-    tq_field_params fp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, prec, sub, (tq_recon)0, 0};
     tq_field *f = NULL;
     CHECK_OK(tq_field_create(lat, &fp, &f));
     return f;
@@ -74,7 +74,7 @@ static tq_field *spinor(tq_lattice *lat, tq_precision prec, tq_subset sub)
 
 static tq_field *gauge(tq_lattice *lat, tq_precision prec, tq_recon recon, const tq_host_gauge *hg)
 {
-    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, recon};
+    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, recon, 0};
     tq_field *g = NULL;
     CHECK_OK(tq_field_create(lat, &gp, &g));
     if (g) CHECK_OK(tq_gauge_field_import(g, hg));

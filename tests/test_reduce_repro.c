@@ -79,7 +79,7 @@ static int compute(const int block[4], results *r)
     const tq_precision precs[3] = {TQ_DOUBLE, TQ_SINGLE, TQ_HALF};
     int rc = 0;
     for (int p = 0; p < 3 && !rc; p++) {
-        tq_field_params fp = {TQ_FIELD_SPINOR, precs[p], TQ_FULL, (tq_recon)0};
+        tq_field_params fp = {TQ_FIELD_SPINOR, precs[p], TQ_FULL, (tq_recon)0, 0};
         tq_field *f[6] = {0};
         for (int i = 0; i < 6; i++)
             if (tq_field_create(lat, &fp, &f[i]) != TQ_SUCCESS) rc = -1;

@@ -53,7 +53,7 @@ int tq_blas_benchmark(tq_lattice *lat, tq_precision prec, int niter, tq_where w,
         fprintf(out, "  %-12s %-5s skipped: %s\n", "-", where_name(w), tq_last_error());
         return 0;
     }
-    tq_field_params fp = {TQ_FIELD_SPINOR, prec, TQ_FULL, 0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, prec, TQ_FULL, 0, 0};
     tq_field *v[4] = {NULL, NULL, NULL, NULL};
     int rc = 0;
     for (int i = 0; i < 4 && !rc; i++)

@@ -98,7 +98,7 @@ static int gauge_round_trip(const tq_host_gauge *g)
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);
     memcpy(lp.dims, g->dims, sizeof lp.dims);
-    tq_field_params fp = {TQ_FIELD_GAUGE, TQ_SINGLE, TQ_FULL, TQ_RECON_12};
+    tq_field_params fp = {TQ_FIELD_GAUGE, TQ_SINGLE, TQ_FULL, TQ_RECON_12, 0};
     tq_host_gauge back = {{0, 0, 0, 0}, NULL};
     if (tq_lattice_create(&lp, &lat) || tq_field_create(lat, &fp, &U) || tq_gauge_field_import(U, g) ||
         tq_host_gauge_alloc(&back, g->dims) || tq_gauge_field_export(U, &back)) {

@@ -277,7 +277,7 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->block, sizeof lp.block);
     memcpy(lp.procs, o->procs, sizeof lp.procs);
-    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon};
+    tq_field_params gp = {TQ_FIELD_GAUGE, prec, TQ_FULL, (tq_recon)recon, 0};
     /* over several ranks: this rank's sites of the global gauge field and source */
     tq_host_gauge lg = *hg;
     double *lsrc = (double *)src;
@@ -482,7 +482,7 @@ static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double 
 {
     int rc = 1;
     tq_field *in = NULL, *out = NULL;
-    tq_field_params sp = {TQ_FIELD_SPINOR, prec, test == T_MAT ? TQ_FULL : TQ_EVEN, (tq_recon)0};
+    tq_field_params sp = {TQ_FIELD_SPINOR, prec, test == T_MAT ? TQ_FULL : TQ_EVEN, (tq_recon)0, 0};
     tq_field_params op_in = sp;
     if (test == T_DSLASH) op_in.subset = TQ_ODD;
     double t = 0;

@@ -274,8 +274,8 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->block, sizeof lp.block);
     memcpy(lp.procs, o->procs, sizeof lp.procs);
-    tq_field_params gp = {TQ_FIELD_GAUGE, o->prec, TQ_FULL, o->recon};
-    tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0};
+    tq_field_params gp = {TQ_FIELD_GAUGE, o->prec, TQ_FULL, o->recon, 0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0, 0};
     if (tq_lattice_create(&lp, &r->lat)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
     tq_lattice_get_info(r->lat, &r->li);
     /* a batch of at least one system per GPU: each system on one GPU (tq_solve_many) reads

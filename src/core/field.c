@@ -10,12 +10,13 @@
 
 int tq_field_kind_is_vector(tq_field_kind k)
 {
-    return k == TQ_FIELD_SPINOR || k == TQ_FIELD_STAGGERED;
+    return k == TQ_FIELD_SPINOR || k == TQ_FIELD_STAGGERED || k == TQ_FIELD_COARSE;
 }
 
-static int host_reals_per_site(tq_field_kind k)
+static int host_reals_per_site(tq_field_kind k, int ndof)
 {
     switch (k) {
+    case TQ_FIELD_COARSE: return 2 * ndof;
     case TQ_FIELD_SPINOR: return 24;
     case TQ_FIELD_STAGGERED: return 6;
     case TQ_FIELD_GAUGE: return 72;
@@ -31,6 +32,7 @@ static const char *kind_name(tq_field_kind k)
     case TQ_FIELD_STAGGERED: return "staggered";
     case TQ_FIELD_GAUGE: return "gauge";
     case TQ_FIELD_CLOVER: return "clover";
+    case TQ_FIELD_COARSE: return "coarse";
     }
     return "?";
 }
@@ -60,7 +62,7 @@ tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **
     if (!lat || !p || !out) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: NULL argument");
     *out = NULL;
     if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_field_create: call tq_init first");
-    if (p->kind < TQ_FIELD_SPINOR || p->kind > TQ_FIELD_CLOVER)
+    if (p->kind < TQ_FIELD_SPINOR || p->kind > TQ_FIELD_COARSE)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: unknown field kind %d", (int)p->kind);
     if (p->prec != TQ_DOUBLE && p->prec != TQ_SINGLE && p->prec != TQ_HALF)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: unknown precision %d", (int)p->prec);
@@ -72,15 +74,21 @@ tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **
     if (p->kind == TQ_FIELD_GAUGE && recon != 18 && recon != 12 && recon != 8)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: gauge compression %d is not 18, 12 or 8", recon);
 
+    if (p->kind == TQ_FIELD_COARSE && (p->ndof <= 0 || p->ndof % 12))
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_create: a coarse field's ndof is %d, not a positive multiple of 12 "
+                        "(2 nvec complex per coarse site: nvec a multiple of 6)", p->ndof);
+
     tq_field *f = calloc(1, sizeof *f);
     if (!f) return tq_error(TQ_ERR_NOMEM, "tq_field_create: out of memory");
     f->lat = lat;
     f->p = *p;
     f->p.recon = p->kind == TQ_FIELD_GAUGE ? (tq_recon)recon : (tq_recon)0;
+    f->p.ndof = p->kind == TQ_FIELD_COARSE ? p->ndof : 0;
+    f->rows = p->kind == TQ_FIELD_COARSE ? p->ndof / 12 : 1;
     if (p->subset == TQ_FULL) { f->nparity = 2; f->parity[0] = 0; f->parity[1] = 1; }
     else { f->nparity = 1; f->parity[0] = (int)p->subset; }
-    int nreal = p->kind == TQ_FIELD_GAUGE ? 4 * recon : host_reals_per_site(p->kind);
-    f->layout = tq_layout_make((int)p->prec, nreal, p->kind != TQ_FIELD_GAUGE, lat->block_cb);
+    int nreal = p->kind == TQ_FIELD_GAUGE ? 4 * recon : p->kind == TQ_FIELD_COARSE ? 24 : host_reals_per_site(p->kind, 0);
+    f->layout = tq_layout_make((int)p->prec, nreal, p->kind != TQ_FIELD_GAUGE, lat->block_cb * f->rows);
     /* 18-real links: vectors of 2 so every link starts on a vector (72 reals would give 4) */
     if (p->kind == TQ_FIELD_GAUGE && recon == 18) f->layout.vec = 2;
 
@@ -91,7 +99,7 @@ tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **
     for (int i = 0; i < nh; i++)
         /* home node -1: StarPU allocates on first use, wherever that is, so a field that
          * only lives on a GPU never takes host memory */
-        starpu_vector_data_register(&f->h[i], -1, 0, (uint32_t)lat->block_cb, site_bytes);
+        starpu_vector_data_register(&f->h[i], -1, 0, (uint32_t)f->layout.stride, site_bytes);
     lat->nfields++;
     *out = f;
     return TQ_SUCCESS;
@@ -114,7 +122,7 @@ tq_status tq_field_get_params(const tq_field *f, tq_field_params *p)
     return TQ_SUCCESS;
 }
 
-int tq_field_reals_per_site(const tq_field *f) { return f ? f->layout.nreal : 0; }
+int tq_field_reals_per_site(const tq_field *f) { return f ? f->layout.nreal * f->rows : 0; }
 
 size_t tq_field_bytes(const tq_field *f)
 {
@@ -133,6 +141,8 @@ tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq
         return tq_error(TQ_ERR_MISMATCH, "%s: precisions differ (%s vs %s); convert with tq_blas_copy", who,
                         tq_precision_name(a->p.prec), tq_precision_name(b->p.prec));
     if (a->p.recon != b->p.recon) return tq_error(TQ_ERR_MISMATCH, "%s: gauge compressions differ", who);
+    if (a->p.ndof != b->p.ndof)
+        return tq_error(TQ_ERR_MISMATCH, "%s: coarse fields of %d and %d complex per site", who, a->p.ndof, b->p.ndof);
     return TQ_SUCCESS;
 }
 
@@ -141,7 +151,7 @@ tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq
 static tq_status transfer(const tq_field *f, double *host_out, const double *host_in)
 {
     const tq_lattice *lat = f->lat;
-    int hreal = host_reals_per_site(f->p.kind);
+    int hreal = host_reals_per_site(f->p.kind, f->p.ndof);
     double site[TQ_MAX_REALS_PER_SITE];
     int gauge = f->p.kind == TQ_FIELD_GAUGE;
     int recon = (int)f->p.recon;
@@ -174,11 +184,11 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
                 if (host_in) {
                     const double *src = host_in + lex * hreal;
                     if (gauge) { tq_gauge_pack_site(recon, src, site); tq_store_site(buf, &f->layout, cb, site); }
-                    else tq_store_site(buf, &f->layout, cb, src);
+                    else for (int j = 0; j < f->rows; j++) tq_store_site(buf, &f->layout, tq_field_row(f, cb, j), src + 24 * j);
                 } else {
                     double *dst = host_out + lex * hreal;
                     if (gauge) { tq_load_site(buf, &f->layout, cb, site); tq_gauge_unpack_site(recon, site, dst); }
-                    else tq_load_site(buf, &f->layout, cb, dst);
+                    else for (int j = 0; j < f->rows; j++) tq_load_site(buf, &f->layout, tq_field_row(f, cb, j), dst + 24 * j);
                 }
             }
             starpu_data_release(h);

@@ -24,13 +24,24 @@ struct tq_field {
     tq_field_params p;
     int nparity;               /* 1 (single-parity spinor) or 2 */
     int parity[2];             /* the parities held, in handle order */
-    tq_layout layout;          /* per block and parity; stride = block_cb */
+    tq_layout layout;          /* per block and parity; stride = block_cb * rows */
+    int rows;                  /* coarse fields: a site's ndof complex are ndof / 12 rows of
+                                  24 reals, row j of site s stored as site j block_cb + s of
+                                  a 24-real layout (BLAS kernels see spinor-sized sites);
+                                  other fields: 1 */
     starpu_data_handle_t *h;   /* h[b * nparity + i] */
 };
 
 static inline starpu_data_handle_t tq_field_handle(const tq_field *f, int block, int i)
 {
     return f->h[block * f->nparity + i];
+}
+
+/* Where row j (reals 24 j .. 24 j + 23) of site s of one block and parity is stored: the
+ * site index in the field's layout. */
+static inline int64_t tq_field_row(const tq_field *f, int64_t s, int j)
+{
+    return (int64_t)j * f->lat->block_cb + s;
 }
 
 /* Block b's coordinates in the global block grid. */

@@ -43,7 +43,7 @@ static void sigma_matrices(double sig[6][4][4][2])
 
 static tq_status clover_field(const tq_field *gauge, tq_precision prec, tq_field **f)
 {
-    tq_field_params fp = {TQ_FIELD_CLOVER, prec, TQ_FULL, (tq_recon)0};
+    tq_field_params fp = {TQ_FIELD_CLOVER, prec, TQ_FULL, (tq_recon)0, 0};
     return tq_field_create(gauge->lat, &fp, f);
 }
 

@@ -11,7 +11,7 @@
 
 static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
 {
-    tq_field_params fp = {TQ_FIELD_SPINOR, d->gauge->p.prec, (tq_subset)parity, (tq_recon)0};
+    tq_field_params fp = {TQ_FIELD_SPINOR, d->gauge->p.prec, (tq_subset)parity, (tq_recon)0, 0};
     return tq_field_create(d->lat, &fp, f);
 }
 
