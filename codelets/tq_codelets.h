@@ -11,6 +11,7 @@
 #include "kernels/solver_scalars.h"
 #include "kernels/heatbath_site.h"
 #include "kernels/gauge_measure_site.h"
+#include "kernels/mg_transfer_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,6 +71,14 @@ void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K,
 /* Clover term and inverse of a range of sites, from the whole local gauge field
  * (codelets/clover_build.c documents the buffers). */
 extern struct starpu_codelet tq_cl_clover_build;
+
+/* Multigrid transfer of one block: restriction, prolongation, a null vector into the
+ * basis, block orthonormalisation (codelets/mg_transfer.c documents the buffers; CPU only
+ * so far). */
+extern struct starpu_codelet tq_cl_mg_restrict;
+extern struct starpu_codelet tq_cl_mg_prolong;
+extern struct starpu_codelet tq_cl_mg_basis_put;
+extern struct starpu_codelet tq_cl_mg_orthonormalise;
 
 /* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;

@@ -126,6 +126,19 @@ int tq_task_clover(const tq_task_options *opt, const tq_clover_args *a, starpu_d
 int tq_task_clover_build(const tq_task_options *opt, const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
                          starpu_data_handle_t Ainv, starpu_data_handle_t status);
 
+/* Multigrid transfer of one block (codelets/mg_transfer.c): each field given as its two
+ * parity handles of the block. out = R in (fine -> coarse) or P in (coarse -> fine);
+ * basis_put copies vector a->k into the basis; orthonormalise leaves in status (an int64
+ * handle) the number of vectors found dependent. */
+int tq_task_mg_restrict(const tq_task_options *opt, const tq_mg_transfer_args *a, starpu_data_handle_t const fine[2],
+                        starpu_data_handle_t const basis[2], starpu_data_handle_t const coarse[2]);
+int tq_task_mg_prolong(const tq_task_options *opt, const tq_mg_transfer_args *a, starpu_data_handle_t const coarse[2],
+                       starpu_data_handle_t const basis[2], starpu_data_handle_t const fine[2]);
+int tq_task_mg_basis_put(const tq_task_options *opt, const tq_mg_transfer_args *a, starpu_data_handle_t const vec[2],
+                         starpu_data_handle_t const basis[2]);
+int tq_task_mg_orthonormalise(const tq_task_options *opt, const tq_mg_transfer_args *a, starpu_data_handle_t const basis[2],
+                              starpu_data_handle_t status);
+
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter
  * (codelets/heatbath.c). */

@@ -42,4 +42,33 @@ void tq_mg_params_default(tq_mg_params *p);
 tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattice *lat, int coarse[][4],
                          int coarse_block[][4]);
 
+/* ---- transfer between a level and the next (src/solvers/mg_transfer.c) ----------------
+ * The coarse lattice: fine extents / agg, the same rank grid and the same block grid (coarse
+ * block b is the aggregates of fine block b, owned by the same rank and worker). The basis:
+ * nvec null vectors orthonormalised per aggregate and chirality, a coarse-kind field of
+ * 12 rows nvec complex per fine site on the fine lattice (kernels/mg_transfer_site.h). The
+ * tasks run on CPU workers until their CUDA codelets exist. */
+typedef struct tq_mg_transfer {
+    tq_lattice *fine, *coarse;   /* coarse: made and owned here */
+    int agg[4], nvec, fine_ndof; /* fine_ndof: 12 (Wilson spinors) or a coarse level's ndof */
+    tq_precision prec;           /* of the basis */
+    tq_field *basis;
+} tq_mg_transfer;
+
+/* A transfer for vectors of fine_ndof complex per site (12: spinor fields, else coarse
+ * fields of that ndof), aggregates agg, nvec null vectors (a multiple of 6), the basis
+ * stored in prec. Errors name the mismatch. */
+tq_status tq_mg_transfer_create(const char *who, tq_lattice *fine, int fine_ndof, const int agg[4], int nvec,
+                                tq_precision prec, tq_mg_transfer **out);
+void tq_mg_transfer_destroy(tq_mg_transfer *t);
+/* The basis from nvec full fine vectors (spinor or coarse fields of fine_ndof), block-
+ * orthonormalised; TQ_ERR_BREAKDOWN when a vector is (numerically) dependent on the ones
+ * before it on some aggregate and chirality. */
+tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors);
+/* coarse = R fine (= P^dag fine); fine = P coarse. Full fields of the transfer's lattices. */
+tq_status tq_mg_restrict(const tq_mg_transfer *t, const tq_field *fine, tq_field *coarse);
+tq_status tq_mg_prolong(const tq_mg_transfer *t, const tq_field *coarse, tq_field *fine);
+/* Field parameters of a vector of the coarse lattice. */
+tq_field_params tq_mg_coarse_params(const tq_mg_transfer *t, tq_precision prec);
+
 #endif
