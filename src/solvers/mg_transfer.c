@@ -172,9 +172,10 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
     return TQ_SUCCESS;
 }
 
-tq_status tq_mg_restrict(const tq_mg_transfer *t, const tq_field *fine, tq_field *coarse)
+/* coarse = R fine (to_coarse) or fine = P coarse: a task per block */
+static tq_status transfer_vector(const char *who, const tq_mg_transfer *t, const tq_field *fine, const tq_field *coarse,
+                                 int to_coarse)
 {
-    const char *who = "tq_mg_restrict";
     if (!t) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL transfer", who);
     tq_status s = check_fine(who, t, fine);
     if (s == TQ_SUCCESS) s = check_coarse(who, t, coarse);
@@ -189,29 +190,17 @@ tq_status tq_mg_restrict(const tq_mg_transfer *t, const tq_field *fine, tq_field
         pair(t->basis, b, B);
         pair(coarse, b, c);
         const tq_task_options o = transfer_options(t->fine, b);
-        ret = tq_task_mg_restrict(&o, &a, f, B, c);
+        ret = to_coarse ? tq_task_mg_restrict(&o, &a, f, B, c) : tq_task_mg_prolong(&o, &a, c, B, f);
     }
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
 }
 
+tq_status tq_mg_restrict(const tq_mg_transfer *t, const tq_field *fine, tq_field *coarse)
+{
+    return transfer_vector("tq_mg_restrict", t, fine, coarse, 1);
+}
+
 tq_status tq_mg_prolong(const tq_mg_transfer *t, const tq_field *coarse, tq_field *fine)
 {
-    const char *who = "tq_mg_prolong";
-    if (!t) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL transfer", who);
-    tq_status s = check_fine(who, t, fine);
-    if (s == TQ_SUCCESS) s = check_coarse(who, t, coarse);
-    if (s != TQ_SUCCESS) return s;
-    int ret = 0;
-    for (int b = 0; b < t->fine->nblocks && !ret; b++) {
-        tq_mg_transfer_args a = base_args(t);
-        a.Lf = fine->layout;
-        a.Lc = coarse->layout;
-        starpu_data_handle_t f[2], B[2], c[2];
-        pair(fine, b, f);
-        pair(t->basis, b, B);
-        pair(coarse, b, c);
-        const tq_task_options o = transfer_options(t->fine, b);
-        ret = tq_task_mg_prolong(&o, &a, c, B, f);
-    }
-    return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
+    return transfer_vector("tq_mg_prolong", t, fine, coarse, 0);
 }
