@@ -12,6 +12,7 @@
 #include "kernels/heatbath_site.h"
 #include "kernels/gauge_measure_site.h"
 #include "kernels/mg_transfer_site.h"
+#include "kernels/coarse_op_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,6 +80,12 @@ extern struct starpu_codelet tq_cl_mg_restrict;
 extern struct starpu_codelet tq_cl_mg_prolong;
 extern struct starpu_codelet tq_cl_mg_basis_put;
 extern struct starpu_codelet tq_cl_mg_orthonormalise;
+
+/* Multigrid coarse operator of one block and parity: pack, interior, exterior
+ * (codelets/coarse_op.c documents the buffers; CPU only so far). */
+extern struct starpu_codelet tq_cl_coarse_pack;
+extern struct starpu_codelet tq_cl_coarse_interior;
+extern struct starpu_codelet tq_cl_coarse_exterior;
 
 /* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;

@@ -38,3 +38,27 @@ int tq_task_mg_orthonormalise(const tq_task_options *opt, const tq_mg_transfer_a
     struct starpu_data_descr d[3] = {{basis[0], STARPU_RW}, {basis[1], STARPU_RW}, {status, STARPU_W}};
     return tq_task_submit_descr(opt, &tq_cl_mg_orthonormalise, a, sizeof *a, d, 3, STARPU_DEFAULT_PRIO);
 }
+
+int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in,
+                        starpu_data_handle_t *faces)
+{
+    struct starpu_data_descr d[9] = {{in, STARPU_R}};
+    for (int i = 0; i < a->nfaces; i++) d[1 + i] = (struct starpu_data_descr){faces[i], STARPU_W};
+    return tq_task_submit_descr(opt, &tq_cl_coarse_pack, a, sizeof *a, d, 1 + a->nfaces, STARPU_MAX_PRIO);
+}
+
+int tq_task_coarse_interior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
+                            starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out)
+{
+    struct starpu_data_descr d[4] = {{in_same, STARPU_R}, {in, STARPU_R}, {links, STARPU_R}, {out, STARPU_W}};
+    return tq_task_submit_descr(opt, &tq_cl_coarse_interior, a, sizeof *a, d, 4, STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
+                            starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
+                            starpu_data_handle_t *from)
+{
+    struct starpu_data_descr d[12] = {{in_same, STARPU_R}, {in, STARPU_R}, {links, STARPU_R}, {out, STARPU_RW}};
+    for (int i = 0; i < a->nfaces; i++) d[4 + i] = (struct starpu_data_descr){from[i], STARPU_R};
+    return tq_task_submit_descr(opt, &tq_cl_coarse_exterior, a, sizeof *a, d, 4 + a->nfaces, STARPU_DEFAULT_PRIO);
+}

@@ -139,6 +139,18 @@ int tq_task_mg_basis_put(const tq_task_options *opt, const tq_mg_transfer_args *
 int tq_task_mg_orthonormalise(const tq_task_options *opt, const tq_mg_transfer_args *a, starpu_data_handle_t const basis[2],
                               starpu_data_handle_t status);
 
+/* The multigrid coarse operator on one block (codelets/coarse_op.c): pack of in's face
+ * sites into faces[0 .. a->nfaces - 1]; the interior and exterior of out (parity
+ * a->parity) from in_same (the same parity, for the local term), in (the other parity),
+ * the links, and for the exterior the faces read. */
+int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in,
+                        starpu_data_handle_t *faces);
+int tq_task_coarse_interior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
+                            starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out);
+int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
+                            starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
+                            starpu_data_handle_t *from);
+
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter
  * (codelets/heatbath.c). */

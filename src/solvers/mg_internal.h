@@ -5,6 +5,8 @@
 #define TQ_MG_INTERNAL_H
 
 #include "core/field_internal.h"
+#include "core/stencil.h"
+#include "tasks/tq_tasks.h"
 
 #define TQ_MG_MAX_LEVELS 4
 #define TQ_MG_MAX_NVEC 64
@@ -42,6 +44,11 @@ void tq_mg_params_default(tq_mg_params *p);
 tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattice *lat, int coarse[][4],
                          int coarse_block[][4]);
 
+/* The options of block b's multigrid tasks: its owner's, but the multigrid codelets have
+ * CPU implementations only so far, so a block owned by a GPU has them run by any CPU
+ * worker. */
+tq_task_options tq_mg_block_options(const tq_lattice *lat, int b);
+
 /* ---- transfer between a level and the next (src/solvers/mg_transfer.c) ----------------
  * The coarse lattice: fine extents / agg, the same rank grid and the same block grid (coarse
  * block b is the aggregates of fine block b, owned by the same rank and worker). The basis:
@@ -70,5 +77,24 @@ tq_status tq_mg_restrict(const tq_mg_transfer *t, const tq_field *fine, tq_field
 tq_status tq_mg_prolong(const tq_mg_transfer *t, const tq_field *coarse, tq_field *fine);
 /* Field parameters of a vector of the coarse lattice. */
 tq_field_params tq_mg_coarse_params(const tq_mg_transfer *t, tq_precision prec);
+
+/* ---- the coarse operator (src/solvers/mg_coarse_op.c) -----------------------------------
+ * D_c v(x) = X(x) v(x) + sum_mu [Yf_mu(x) v(x + mu) + Yb_mu(x) v(x - mu)] on a lattice of
+ * n complex per site (reference/mg_reference.h's stencil form), its links a coarse field of
+ * 9 n^2 complex per site (kernels/coarse_op_site.h), applied per parity through the
+ * stencil layer: faces of one layer of n complex per site between blocks, owners and ranks. */
+typedef struct tq_mg_coarse_op {
+    tq_lattice *lat;
+    int n;
+    tq_precision vec_prec;     /* of the vectors it applies to (and of its faces) */
+    tq_field *links;
+    tq_stencil stencil;
+} tq_mg_coarse_op;
+
+tq_status tq_mg_coarse_op_create(const char *who, tq_lattice *lat, int n, tq_precision link_prec, tq_precision vec_prec,
+                                 tq_mg_coarse_op **out);
+void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op);
+/* out = D_c in: full coarse fields of n complex per site in vec_prec, out != in. */
+tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 
 #endif

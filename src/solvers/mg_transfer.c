@@ -10,9 +10,7 @@
 
 static const char dirname[4] = {'x', 'y', 'z', 't'};
 
-/* The transfer tasks have CPU implementations only so far: a block owned by a GPU has them
- * run by any CPU worker. */
-static tq_task_options transfer_options(const tq_lattice *lat, int b)
+tq_task_options tq_mg_block_options(const tq_lattice *lat, int b)
 {
     tq_task_options o = tq_internal_block_options(lat, b);
     if (o.worker >= 0 && starpu_worker_get_type(o.worker) != STARPU_CPU_WORKER) o.worker = -1;
@@ -141,7 +139,7 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
             starpu_data_handle_t v[2], B[2];
             pair(vectors[k], b, v);
             pair(t->basis, b, B);
-            const tq_task_options o = transfer_options(t->fine, b);
+            const tq_task_options o = tq_mg_block_options(t->fine, b);
             ret = tq_task_mg_basis_put(&o, &a, v, B);
         }
     starpu_data_handle_t hs = NULL;
@@ -153,7 +151,7 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
             const tq_mg_transfer_args a = base_args(t);
             starpu_data_handle_t B[2];
             pair(t->basis, b, B);
-            const tq_task_options o = transfer_options(t->fine, b);
+            const tq_task_options o = tq_mg_block_options(t->fine, b);
             ret = tq_task_mg_orthonormalise(&o, &a, B, starpu_data_get_sub_data(hs, 1, (unsigned)b));
         }
         starpu_data_unpartition(hs, STARPU_MAIN_RAM);   /* waits for the tasks */
@@ -189,7 +187,7 @@ static tq_status transfer_vector(const char *who, const tq_mg_transfer *t, const
         pair(fine, b, f);
         pair(t->basis, b, B);
         pair(coarse, b, c);
-        const tq_task_options o = transfer_options(t->fine, b);
+        const tq_task_options o = tq_mg_block_options(t->fine, b);
         ret = to_coarse ? tq_task_mg_restrict(&o, &a, f, B, c) : tq_task_mg_prolong(&o, &a, c, B, f);
     }
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;

@@ -1,0 +1,60 @@
+/* Multigrid coarse-operator codelets (CPU; per-site arithmetic in kernels/coarse_op_site.h):
+ * per block and output parity, pack, interior and exterior, as the stencil layer
+ * (src/core/stencil.h) submits them. Buffers:
+ *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
+ *   interior:  in of the output's parity (R), in of the other parity (R), links (R), out (W)
+ *   exterior:  the same with out (RW), then the faces read (R) x nfaces
+ * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
+ * The CUDA versions are not written yet: these tasks run on CPU workers. */
+#include "config.h"
+#include "tq_codelets.h"
+#include "kernels/coarse_op_site.h"
+
+#define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
+
+static void pack_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    void *faces[8];
+    for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(1 + i);
+    for (int64_t s = 0; s < a->cb; s++) tq_coarse_pack_site(a, PTR(0), faces, s);
+}
+
+static void interior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    for (int64_t s = 0; s < a->cb; s++) {
+        int x[4];
+        tq_block_coords(a->B, a->parity, s, x);
+        if (!tq_coarse_on_face(a, x)) tq_coarse_site(a, PTR(0), PTR(1), PTR(2), NULL, PTR(3), s);
+    }
+}
+
+static void exterior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    const void *from[8];
+    for (int i = 0; i < a->nfaces && i < 8; i++) from[i] = PTR(4 + i);
+    for (int64_t s = 0; s < a->cb; s++) {
+        int x[4];
+        tq_block_coords(a->B, a->parity, s, x);
+        if (tq_coarse_on_face(a, x)) tq_coarse_site(a, PTR(0), PTR(1), PTR(2), from, PTR(3), s);
+    }
+}
+
+static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_pack_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_interior_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_exterior_v1", .footprint = tq_footprint_bytes};
+
+struct starpu_codelet tq_cl_coarse_pack = {
+    .cpu_funcs = {pack_cpu}, .cpu_funcs_name = {"pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &pack_model, .name = "tq_coarse_pack",
+};
+struct starpu_codelet tq_cl_coarse_interior = {
+    .cpu_funcs = {interior_cpu}, .cpu_funcs_name = {"interior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &interior_model, .name = "tq_coarse_interior",
+};
+struct starpu_codelet tq_cl_coarse_exterior = {
+    .cpu_funcs = {exterior_cpu}, .cpu_funcs_name = {"exterior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &exterior_model, .name = "tq_coarse_exterior",
+};

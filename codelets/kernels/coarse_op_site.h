@@ -1,0 +1,124 @@
+/* The multigrid coarse operator per site, shared by the CPU codelets (codelets/coarse_op.c)
+ * and, later, the CUDA ones: on the sites x of parity p of one block,
+ *     out(x) = [X(x) in(x)] + sum_mu [Yf_mu(x) in(x + mu) + Yb_mu(x) in(x - mu)]
+ * (reference/mg_reference.h's stencil form; boundary phases are folded into the Y), with
+ * in(x +- mu) of parity 1 - p from the block itself or, across a split direction, from the
+ * neighbour block's face. A site is computed whole by one task (the interior for sites
+ * with no hop across a split direction, the exterior for the others), every product in the
+ * reference's order, so results are bitwise the same for every block decomposition.
+ *
+ * Vectors: coarse fields of n complex per site (n / 12 rows of 24 reals, row j of site s
+ * at site j cb + s). Links: a coarse field of 9 n^2 complex per site, matrix m (0: X,
+ * 1 + 2 mu: Yf_mu, 2 + 2 mu: Yb_mu) row-major at m n^2 + i n + j. Faces: one layer of
+ * parity 1 - p's sites of a block's lower / upper boundary in mu, 2 n reals each
+ * (kernels/field_layout.h), indexed by tq_face_index. */
+#ifndef TQ_COARSE_OP_SITE_H
+#define TQ_COARSE_OP_SITE_H
+
+#include "kernels/field_layout.h"
+#include "kernels/dslash_wilson_site.h"   /* tq_block_coords, tq_block_cb, tq_face_index */
+
+#include <stdint.h>
+
+#define TQ_COARSE_MAX_N 128   /* complex per coarse site: 2 x TQ_MG_MAX_NVEC */
+
+typedef struct tq_coarse_args {
+    int B[4], split[4];
+    int n, parity, local;     /* local: add the X term */
+    int nfaces;               /* 2 x the split directions */
+    int64_t cb;               /* sites of one parity in the block */
+    tq_layout L_in, L_out, L_links, L_face[4];
+} tq_coarse_args;
+
+/* Whether site x of the block has a hop across a split direction. */
+TQ_HD int tq_coarse_on_face(const tq_coarse_args *a, const int x[4])
+{
+    for (int mu = 0; mu < 4; mu++)
+        if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return 1;
+    return 0;
+}
+
+TQ_HD void tq_coarse_load_vector(const void *buf, const tq_layout *L, int n, int64_t cb, int64_t s, double *v)
+{
+    for (int j = 0; j < n / 12; j++) tq_load_site(buf, L, j * cb + s, v + 24 * j);
+}
+
+/* out += M v for matrix m of the links at site s (sums per output row in column order,
+ * then added, as mgref_matvec_add does). */
+TQ_HD void tq_coarse_matvec_add(const tq_coarse_args *a, const void *links, int m, int64_t s, const double *v, double *out)
+{
+    const int n = a->n, rows = n * n / 12;
+    double re = 0, im = 0;
+    for (int r = 0; r < rows; r++) {
+        double y[24];
+        tq_load_site(links, &a->L_links, ((int64_t)m * rows + r) * a->cb + s, y);
+        for (int e = 0; e < 12; e++) {
+            const int idx = 12 * r + e, i = idx / n, j = idx % n;
+            re += y[2 * e] * v[2 * j] - y[2 * e + 1] * v[2 * j + 1];
+            im += y[2 * e] * v[2 * j + 1] + y[2 * e + 1] * v[2 * j];
+            if (j == n - 1) {
+                out[2 * i] += re;
+                out[2 * i + 1] += im;
+                re = im = 0;
+            }
+        }
+    }
+}
+
+/* Site s (parity a->parity) computed whole. in: the block's input of the other parity;
+ * from[2 k + side]: per split direction k the block below's upper face (side 0: the x - mu
+ * neighbours of the sites at x_mu = 0) and the block above's lower face (the x + mu
+ * neighbours at x_mu = B - 1), or NULL where the caller knows no hop crosses. */
+TQ_HD void tq_coarse_site(const tq_coarse_args *a, const void *in_same, const void *in, const void *links,
+                          const void *const *from, void *out, int64_t s)
+{
+    const int n = a->n;
+    int x[4];
+    tq_block_coords(a->B, a->parity, s, x);
+    double acc[2 * TQ_COARSE_MAX_N], v[2 * TQ_COARSE_MAX_N];
+    for (int i = 0; i < 2 * n; i++) acc[i] = 0;
+    if (a->local) {
+        tq_coarse_load_vector(in_same, &a->L_in, n, a->cb, s, v);
+        tq_coarse_matvec_add(a, links, 0, s, v, acc);
+    }
+    int k = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        for (int dir = 0; dir < 2; dir++) {   /* forward (x + mu), then backward */
+            int y[4] = {x[0], x[1], x[2], x[3]};
+            const int step = dir ? -1 : 1;
+            y[mu] += step;
+            const int crosses = y[mu] < 0 || y[mu] >= a->B[mu];
+            if (crosses && a->split[mu]) {
+                const void *face = from[2 * k + (dir ? 0 : 1)];
+                tq_load_site(face, &a->L_face[mu], tq_face_index(a->B, mu, y), v);
+            } else {
+                y[mu] = (y[mu] + a->B[mu]) % a->B[mu];   /* periodic inside an unsplit direction */
+                tq_coarse_load_vector(in, &a->L_in, n, a->cb, tq_block_cb(a->B, y), v);
+            }
+            tq_coarse_matvec_add(a, links, 1 + 2 * mu + dir, s, v, acc);
+        }
+        k += a->split[mu];
+    }
+    for (int j = 0; j < n / 12; j++) tq_store_site(out, &a->L_out, j * a->cb + s, acc + 24 * j);
+}
+
+/* Pack: the input's sites (parity a->parity here: the one the readers hop to) on the
+ * block's lower and upper boundary in each split direction into faces[2 k + side]. */
+TQ_HD void tq_coarse_pack_site(const tq_coarse_args *a, const void *in, void *const *faces, int64_t s)
+{
+    int x[4];
+    tq_block_coords(a->B, a->parity, s, x);
+    double v[2 * TQ_COARSE_MAX_N];
+    int k = 0, loaded = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        if (!a->split[mu]) continue;
+        for (int side = 0; side < 2; side++)
+            if (x[mu] == (side ? a->B[mu] - 1 : 0)) {
+                if (!loaded) tq_coarse_load_vector(in, &a->L_in, a->n, a->cb, s, v), loaded = 1;
+                tq_store_site(faces[2 * k + side], &a->L_face[mu], tq_face_index(a->B, mu, x), v);
+            }
+        k++;
+    }
+}
+
+#endif

@@ -1,0 +1,155 @@
+/* The multigrid coarse operator of the library (src/solvers/mg_coarse_op.c,
+ * codelets/coarse_op.c) against the plain-loop stencil of reference/mg_reference.h on random
+ * links: bitwise in double, to rounding in single, bitwise the same on one block and on
+ * decompositions whose faces cross every direction (blocks of extent 2: every site on a
+ * face), for 12 and 24 complex per site; clear errors for bad operators and fields. */
+#include "tq_test.h"
+#include "solvers/mg_internal.h"
+#include "../reference/mg_reference.h"
+
+static uint64_t rng_state = 0x853c49e6748fea9bull;
+static double urand(void)   /* uniform in [-1, 1) (splitmix64) */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* The links in the library's host order: [site][m][i][j][2], m = 0 X, 1 + 2 mu Yf, 2 + 2 mu Yb. */
+static double *links_host(const mgref_stencil *s)
+{
+    const int64_t m = mgref_mat_reals(s->ndof);
+    double *h = malloc(sizeof(double) * (size_t)(s->nsite * 9 * m));
+    if (!h) return NULL;
+    for (int64_t x = 0; x < s->nsite; x++) {
+        memcpy(h + (x * 9) * m, s->x + x * m, sizeof(double) * (size_t)m);
+        for (int mu = 0; mu < 4; mu++) {
+            memcpy(h + (x * 9 + 1 + 2 * mu) * m, s->yf + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
+            memcpy(h + (x * 9 + 2 + 2 * mu) * m, s->yb + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
+        }
+    }
+    return h;
+}
+
+/* D_c in on `block`, exported into got; 0 on success. */
+static int apply(const int dims[4], const int block[4], int n, tq_precision prec, const double *links, const double *in,
+                 double *got)
+{
+    tq_lattice *lat = tq_test_lattice(dims, block);
+    if (!lat) return -1;
+    tq_mg_coarse_op *op = NULL;
+    tq_field *x = NULL, *y = NULL;
+    tq_field_params fp = {TQ_FIELD_COARSE, prec, TQ_FULL, (tq_recon)0, n};
+    CHECK_OK(tq_mg_coarse_op_create("test", lat, n, prec, prec, &op));
+    CHECK_OK(tq_field_create(lat, &fp, &x));
+    CHECK_OK(tq_field_create(lat, &fp, &y));
+    int ok = op && x && y;
+    if (ok) {
+        CHECK_OK(tq_field_import(op->links, links));
+        CHECK_OK(tq_field_import(x, in));
+        CHECK_OK(tq_mg_coarse_apply(op, y, x));
+        CHECK_OK(tq_mg_coarse_apply(op, y, x));   /* again: the second set of faces */
+        CHECK_OK(tq_field_export(y, got));
+    }
+    tq_field_destroy(x);
+    tq_field_destroy(y);
+    tq_mg_coarse_op_destroy(op);
+    tq_lattice_destroy(lat);
+    return ok ? 0 : -1;
+}
+
+static void check_operator(const int dims[4], int n, const int blocks[][4], int nblocks)
+{
+    mgref_stencil s;
+    if (mgref_stencil_alloc(&s, dims, n)) { CHECK(0, "out of memory"); return; }
+    const int64_t m = mgref_mat_reals(n), nv = s.nsite * n * 2;
+    for (int64_t i = 0; i < s.nsite * m; i++) s.x[i] = urand();
+    for (int64_t i = 0; i < s.nsite * 4 * m; i++) s.yf[i] = urand(), s.yb[i] = urand();
+    double *links = links_host(&s), *in = malloc(sizeof(double) * (size_t)nv), *want = malloc(sizeof(double) * (size_t)nv);
+    double *first = malloc(sizeof(double) * (size_t)nv), *got = malloc(sizeof(double) * (size_t)nv);
+    if (!links || !in || !want || !first || !got) { CHECK(0, "out of memory"); goto out; }
+    for (int64_t i = 0; i < nv; i++) in[i] = urand();
+    mgref_stencil_apply(want, &s, in);
+    for (int pi = 0; pi < 2; pi++) {
+        const tq_precision prec = pi ? TQ_SINGLE : TQ_DOUBLE;
+        for (int b = 0; b < nblocks; b++) {
+            char what[160];
+            snprintf(what, sizeof what, "n %d %dx%dx%dx%d, blocks %dx%dx%dx%d, %s", n, dims[0], dims[1], dims[2], dims[3],
+                     blocks[b][0], blocks[b][1], blocks[b][2], blocks[b][3], tq_precision_name(prec));
+            if (apply(dims, blocks[b], n, prec, links, in, b ? got : first)) continue;
+            const double *r = b ? got : first;
+            double worst = 0, scale = 0;
+            for (int64_t i = 0; i < nv; i++) worst = fmax(worst, fabs(r[i] - want[i])), scale = fmax(scale, fabs(want[i]));
+            if (prec == TQ_DOUBLE) CHECK(worst == 0, "%s: differs from the reference by %.3g", what, worst);
+            else CHECK(worst <= 1e-5 * scale, "%s: differs from the reference by %.3g (scale %.3g)", what, worst, scale);
+            if (b) CHECK(!memcmp(got, first, sizeof(double) * (size_t)nv), "%s: not bitwise the same as one block", what);
+            printf("  %-58s max |D_c v - reference| / max %.2g\n", what, worst / scale);
+        }
+    }
+out:
+    free(links);
+    free(in);
+    free(want);
+    free(first);
+    free(got);
+    mgref_stencil_free(&s);
+}
+
+static void check_errors(void)
+{
+    const int dims[4] = {4, 4, 4, 4};
+    tq_lattice *lat = tq_test_lattice(dims, NULL), *other = tq_test_lattice(dims, NULL);
+    if (!lat || !other) return;
+    tq_mg_coarse_op *op = NULL;
+    CHECK_ERR(tq_mg_coarse_op_create("test", lat, 18, TQ_DOUBLE, TQ_DOUBLE, &op), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_mg_coarse_op_create("test", lat, 0, TQ_DOUBLE, TQ_DOUBLE, &op), TQ_ERR_INVALID_ARG);
+    CHECK(op == NULL, "a refused operator was returned");
+    CHECK_OK(tq_mg_coarse_op_create("test", lat, 12, TQ_DOUBLE, TQ_DOUBLE, &op));
+    tq_field_params fp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 12};
+    tq_field *x = NULL, *y = NULL, *wide = NULL, *single = NULL, *elsewhere = NULL;
+    CHECK_OK(tq_field_create(lat, &fp, &x));
+    CHECK_OK(tq_field_create(lat, &fp, &y));
+    CHECK_OK(tq_field_create(other, &fp, &elsewhere));
+    fp.ndof = 24;
+    CHECK_OK(tq_field_create(lat, &fp, &wide));
+    fp.ndof = 12;
+    fp.prec = TQ_SINGLE;
+    CHECK_OK(tq_field_create(lat, &fp, &single));
+    if (op && x && y && wide && single && elsewhere) {
+        CHECK_ERR(tq_mg_coarse_apply(op, x, x), TQ_ERR_INVALID_ARG);
+        CHECK_ERR(tq_mg_coarse_apply(op, y, wide), TQ_ERR_MISMATCH);
+        CHECK_ERR(tq_mg_coarse_apply(op, single, x), TQ_ERR_MISMATCH);
+        CHECK_ERR(tq_mg_coarse_apply(op, elsewhere, x), TQ_ERR_MISMATCH);
+        CHECK_ERR(tq_mg_coarse_apply(NULL, y, x), TQ_ERR_INVALID_ARG);
+        printf("  %s\n", tq_last_error());
+    }
+    tq_field_destroy(x);
+    tq_field_destroy(y);
+    tq_field_destroy(wide);
+    tq_field_destroy(single);
+    tq_field_destroy(elsewhere);
+    tq_mg_coarse_op_destroy(op);
+    tq_lattice_destroy(other);
+    tq_lattice_destroy(lat);
+}
+
+int main(void)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.ncpus = 2;
+    ip.ncuda = 0;
+    ip.use_mpi = 0;
+    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
+    const int d[4] = {4, 4, 4, 8};
+    const int blocks[3][4] = {{4, 4, 4, 8}, {4, 4, 2, 4}, {2, 2, 2, 2}};
+    check_operator(d, 12, blocks, 3);
+    const int d2[4] = {2, 4, 2, 4}, blocks2[2][4] = {{2, 4, 2, 4}, {2, 2, 2, 2}};
+    check_operator(d2, 24, blocks2, 2);
+    printf("errors:\n");
+    check_errors();
+    tq_finalize();
+    return tq_test_finish("test_mg_coarse_op");
+}
