@@ -8,6 +8,19 @@ mkdir -p "$out"
 export LD_LIBRARY_PATH="${TQ_LIBDIR:+$TQ_LIBDIR:}$top/build/.libs:$top/.deps/starpu/lib:${LD_LIBRARY_PATH:-}"
 export STARPU_HOME=/tmp/taskqcd-starpu-home STARPU_SILENT=1
 mkdir -p "$STARPU_HOME"
+# The device tool brings back at most 8 files from $OUT: when a script run there ends (a
+# time limit's SIGTERM included) with more than 7 files under $OUT, they go into one
+# $OUT/logs-<time>.tgz (earlier archives kept; unpack with tar xzf).
+pack_logs() {
+    [ -n "${OUT:-}" ] && [ -d "$out" ] || return 0
+    [ "$(find "$out" -type f ! -name '*.tgz' | wc -l)" -gt 7 ] || return 0
+    local a
+    a=logs-$(date +%H%M%S%N).tgz
+    tar czf "/tmp/$a" -C "$out" --exclude='*.tgz' . && find "$out" -mindepth 1 -depth ! -name '*.tgz' -delete 2>/dev/null
+    mv "/tmp/$a" "$out/$a"
+}
+trap pack_logs EXIT
+trap 'exit 143' TERM INT
 # bench_row DIR NAME PATTERN [VAR=VALUE ...] -- COMMAND...: runs COMMAND (at most 120 s) with
 # the variables set, its output in DIR/NAME.txt, and appends a line to the array rows:
 # NAME and what grep -o PATTERN finds in the output (its last word before the unit kept).
