@@ -137,12 +137,7 @@ static void check_errors(void)
 
 int main(void)
 {
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    ip.ncpus = 2;
-    ip.ncuda = 0;
-    ip.use_mpi = 0;
-    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
+    if (tq_test_init_cpus(2)) return 1;
     const int d[4] = {4, 4, 4, 8};
     const int blocks[3][4] = {{4, 4, 4, 8}, {4, 4, 2, 4}, {2, 2, 2, 2}};
     check_operator(d, 12, blocks, 3);

@@ -234,12 +234,7 @@ static void check_errors(void)
 
 int main(void)
 {
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    ip.ncpus = 2;
-    ip.ncuda = 0;
-    ip.use_mpi = 0;
-    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
+    if (tq_test_init_cpus(2)) return 1;
 
     /* the Wilson level: spinors, aggregates 2^4, one block and four */
     const int d8[4] = {8, 8, 8, 8}, agg2[4] = {2, 2, 2, 2};

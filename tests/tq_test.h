@@ -102,6 +102,22 @@ static inline tq_lattice *tq_test_lattice(const int dims[4], const int *block)
     return lat;
 }
 
+/* Starts the runtime on ncpus CPU workers alone, without MPI (the CPU-only tests of one
+ * process); 0 on success. */
+static inline int tq_test_init_cpus(int ncpus)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.ncpus = ncpus;
+    ip.ncuda = 0;
+    ip.use_mpi = 0;
+    if (tq_init(&ip) != TQ_SUCCESS) {
+        fprintf(stderr, "tq_init: %s\n", tq_last_error());
+        return -1;
+    }
+    return 0;
+}
+
 /* Starts the runtime quietly with default parameters and prints what it got; 0 on success. */
 static inline int tq_test_init_quiet(tq_runtime_info *info)
 {
