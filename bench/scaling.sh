@@ -12,7 +12,8 @@
 #   - GPU + CPU workers (--where any) against the GPU alone: M_pc and one BiCGstab solve
 #     (double with single-precision reliable updates) on 1, 2 and 4 blocks.
 #   - gpus: every GPU of the node against one (one process and one rank per GPU).
-#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het|blocks|gpus]   (quick: the 32^4
+#   - weak: 32^4 per GPU on 1, 2, 4 (and 8) GPUs; huge: 96^3x192 on every GPU of the node.
+#   Usage: bash bench/scaling.sh [all|dslash|prop|quick|big|het|blocks|gpus|weak|huge]   (quick: the 32^4
 #   dslash rows, big: the 64^4 ones, het: the --where any rows and the one-source solves,
 #   blocks: the 32^4 rows of several blocks on the GPU alone: M_pc, one solve, 12 sources;
 #   a part appends to the table of an earlier part in the same $OUT)
@@ -145,6 +146,32 @@ dslash "wilson-64-${ng}gpu-any" 1 --dim 64 64 64 64 --dslash-type wilson $g --nc
 dslash "clover-48-1gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda 1
 dslash "clover-48-${ng}gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda $ng
 wilson_rows 48
+fi
+
+if [ "$part" = weak ] || [ "$part" = huge ]; then
+ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$ng" -ge 1 ] || ng=1
+g="--where cuda --niter 200 --recon 12 --prec single,half --ncpus 8 --test matpc"
+fi
+
+if [ "$part" = weak ]; then
+# weak scaling, 32^4 per GPU: the lattice grows in t, then z, then y with the GPUs
+# (1: 32^4, 2: 32^3x64, 4: 32^2x64^2, 8: 32x64^3); one process and one rank per GPU
+for n in 1 2 4 8; do
+    [ "$n" -le "$ng" ] || break
+    case $n in 1) d="32 32 32 32";; 2) d="32 32 32 64";; 4) d="32 32 64 64";; 8) d="32 64 64 64";; esac
+    dslash "weak-wilson-${n}gpu" 1 --dim $d --dslash-type wilson $g --ncuda $n
+    [ "$n" -gt 1 ] && dslash "weak-wilson-${n}ranks" $n --dim $d --dslash-type wilson $g
+    dslash "weak-clover-${n}gpu" 1 --dim $d --dslash-type clover $g --ncuda $n
+done
+fi
+
+if [ "$part" = huge ]; then
+# 96^3x192 (issue 31: on 4 and 8 GPUs): every GPU in one process and one rank per GPU
+# (each rank makes only its part of the weak field and source); set-up is most of the time
+d="96 96 96 192"
+dslash "wilson-96x192-${ng}gpu" 1 --dim $d --dslash-type wilson $g --ncuda $ng --no-check
+dslash "wilson-96x192-${ng}ranks" $ng --dim $d --dslash-type wilson $g --no-check
 fi
 
 echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"

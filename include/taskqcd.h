@@ -294,6 +294,16 @@ tq_status tq_host_gauge_unit(tq_host_gauge *g);
 tq_status tq_host_gauge_random(tq_host_gauge *g, uint64_t seed);
 /* Unit links plus noise of size epsilon, re-unitarised (paper 001 §VII). */
 tq_status tq_host_gauge_weak(tq_host_gauge *g, uint64_t seed, double epsilon);
+/* The sites of that weak field of the lattice global_dims that lie in the box of g->dims
+ * sites starting at offset (e.g. a rank's local volume at coords[mu] * local[mu]): equal
+ * to the global field's there, so each rank makes only its own part. */
+tq_status tq_host_gauge_weak_part(tq_host_gauge *g, const int global_dims[4], const int offset[4], uint64_t seed,
+                                  double epsilon);
+/* nreal Gaussian reals (mean 0, variance 1) per site for the box of local sites starting
+ * at offset of the lattice global_dims (x fastest, site by site), keyed by seed and the
+ * global site: the same numbers at a site whatever the box (random sources on many ranks). */
+tq_status tq_host_gaussian_sites(double *dst, int nreal, const int global_dims[4], const int local[4],
+                                 const int offset[4], uint64_t seed);
 /* U_mu(x) -> G(x) U_mu(x) G(x+mu)^dag with Haar-random G from seed; when transform is not
  * NULL it receives G (18 doubles per site, row-major complex). */
 tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double *transform);

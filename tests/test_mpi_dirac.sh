@@ -57,7 +57,8 @@ for c in "3 1 1 1:does not divide" "1 1 1 1:2 MPI rank(s)" "1 1 1 2:must be even
     [ "$n" -ge 2 ] || { echo "test_mpi_dirac: FAIL: grid $grid block $blk: '$msg' from $n of 2 ranks"; fail=1; }
 done
 # the command-line tool under mpirun: the propagator's correlator bitwise the same on 1 and
-# 2 ranks (and with a grid given), dslash checked against the reference on 2 ranks
+# 2 ranks (and with a grid given), dslash checked against the reference on 2 ranks (each
+# rank makes its own part of the weak field and the source)
 tool=$builddir/taskqcd
 for c in "1:" "2:" "2:--gridsize 2 1 1 1"; do
     np=${c%%:*} grid=${c#*:}

@@ -48,6 +48,7 @@ enum { T_DSLASH, T_MAT, T_MATPC, T_MATPCDAG };
 typedef struct dslash_opts {
     int dims[4], block[4], procs[4];
     int niter, tests[4], ntests, dagger, check, clover, asym;
+    int by_parts;            /* under mpirun: each rank makes its sites of the weak field and source */
     double kappa, csw;
     const char *where, *gauge_file;
     tq_precision precs[3];
@@ -193,7 +194,7 @@ static int load_gauge(dslash_opts *o, tq_host_gauge *hg)
         if (tq_gauge_read(o->gauge_file, TQ_FORMAT_AUTO, hg, NULL)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 1; }
         memcpy(o->dims, hg->dims, sizeof o->dims);
         tq_host_gauge_reunitarize(hg);   /* single-precision files: SU(3) in double */
-    } else {
+    } else if (!o->by_parts || o->check) {   /* the check's reference takes the global field */
         if (tq_host_gauge_alloc(hg, o->dims)) { fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error()); return 2; }
         tq_host_gauge_weak(hg, 1, 0.2);
     }
@@ -219,23 +220,30 @@ int tq_cmd_dslash(int argc, char **argv)
     const int init = tq_cli_init("taskqcd dslash", &ip);
     if (init) return init;
     /* read after tq_init: under mpirun every rank must learn that one could not read it */
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    /* each rank of several makes only its part of the weak field and the source (the same
+     * values as the global ones: the check, on the global lattice, compares them too) */
+    const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
+    if (o.check < 0) o.check = vol <= 65536;
+    o.by_parts = ri.mpi_size > 1 && !o.gauge_file;
     tq_host_gauge hg;
     if ((rc = tq_cli_agree("taskqcd dslash", load_gauge(&o, &hg)))) {
         tq_host_gauge_free(&hg);
         tq_finalize();
         return rc;
     }
-    const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
-    if (o.check < 0) o.check = vol <= 65536;
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
-    /* the source, made once (at 64^4 making it costs more than the timing) */
-    double *src = malloc((size_t)vol * 24 * sizeof *src);
-    if (!src) {
+    /* the global source, made once (at 64^4 making it costs more than the timing) */
+    static const int origin[4] = {0, 0, 0, 0};
+    const int global_src = !o.by_parts || o.check;
+    double *src = global_src ? malloc((size_t)vol * 24 * sizeof *src) : NULL;
+    if (!src && global_src) {
         fprintf(stderr, "taskqcd dslash: out of memory for the source\n");
         rc = 1;
     } else {
-        ref_spinor_random(src, vol, 2);
+        if (src) tq_host_gaussian_sites(src, 24, o.dims, o.dims, origin, 2);
         for (int k = 0; k < o.nprec; k++)
             for (int ir = 0; ir < o.nrecon; ir++)
                 if (run_case(&o, &hg, src, o.precs[k], o.recons[ir])) rc = 1;
@@ -248,18 +256,28 @@ int tq_cmd_dslash(int argc, char **argv)
 }
 
 /* This rank's sites of the global gauge field and source (*split = 1: new arrays to free),
- * or the global ones themselves on one rank. Returns 0 or a failure status. */
-static tq_status local_sites(const tq_lattice *lat, const tq_host_gauge *hg, const double *src, tq_host_gauge *lg,
-                             double **lsrc, int *split)
+ * or the global ones themselves on one rank; by_parts: made here for this rank's sites
+ * only (the same values as the global ones). Returns 0 or a failure status. */
+static tq_status local_sites(const tq_lattice *lat, const tq_host_gauge *hg, const double *src, int by_parts,
+                             tq_host_gauge *lg, double **lsrc, int *split)
 {
     tq_lattice_info li;
     tq_lattice_get_info(lat, &li);
-    if (li.local_volume == li.global_volume) return TQ_SUCCESS;
+    if (li.local_volume == li.global_volume && !by_parts) return TQ_SUCCESS;
     tq_status st = tq_host_gauge_alloc(lg, li.local);
     if (st) return st;
     *lsrc = malloc((size_t)li.local_volume * 24 * sizeof **lsrc);
     *split = 1;
-    if (!*lsrc) return TQ_ERR_NOMEM;
+    if (!*lsrc) {
+        fprintf(stderr, "taskqcd dslash: out of memory for this rank's source\n");
+        return TQ_ERR_NOMEM;
+    }
+    if (by_parts) {
+        int offset[4];
+        for (int mu = 0; mu < 4; mu++) offset[mu] = li.coords[mu] * li.local[mu];
+        st = tq_host_gauge_weak_part(lg, li.dims, offset, 1, 0.2);
+        return st ? st : tq_host_gaussian_sites(*lsrc, 24, li.dims, li.local, offset, 2);
+    }
     st = tq_lattice_scatter_sites(lat, hg->links, lg->links, 72);
     return st ? st : tq_lattice_scatter_sites(lat, src, *lsrc, 24);
 }
@@ -289,7 +307,7 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     dp.csw = o->csw;
     dp.matpc = o->asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
     double setup[3] = {0, 0, 0};   /* gauge import start, operator start, end */
-    if (tq_lattice_create(&lp, &lat) || local_sites(lat, hg, src, &lg, &lsrc, &split) || tq_field_create(lat, &gp, &gauge) ||
+    if (tq_lattice_create(&lp, &lat) || local_sites(lat, hg, src, o->by_parts, &lg, &lsrc, &split) || tq_field_create(lat, &gp, &gauge) ||
         (setup[0] = tq_cli_now(), tq_gauge_field_import(gauge, &lg)) || (setup[1] = tq_cli_now(), tq_dirac_create(gauge, &dp, &d))) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
     } else {

@@ -86,6 +86,7 @@ typedef struct prop_opts {
     double weak;             /* > 0: --weak-field's epsilon */
     int generator_option;    /* an option of the generated configuration was given */
     int by_parts;            /* under mpirun: each rank reads only its sites of --gauge */
+    int weak_parts;          /* under mpirun: each rank makes only its sites of --weak-field's */
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
@@ -256,6 +257,9 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
         memcpy(o->dims, hg->dims, sizeof o->dims);
         tq_host_gauge_reunitarize(hg);
         snprintf(desc, desc_len, "%s", o->gauge_file);
+    } else if (o->weak > 0 && ri.mpi_size > 1) {
+        o->weak_parts = 1;
+        snprintf(desc, desc_len, "weak field, epsilon %g, seed 1 (each rank makes its part)", o->weak);
     } else if (o->weak > 0) {
         if (tq_host_gauge_alloc(hg, o->dims)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
         tq_host_gauge_weak(hg, 1, o->weak);
@@ -304,6 +308,14 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
             return 1;
         }
         tq_host_gauge_reunitarize(&lg);   /* single-precision files: SU(3) in double */
+    } else if (o->weak_parts) {
+        int offset[4];
+        for (int mu = 0; mu < 4; mu++) offset[mu] = r->li.coords[mu] * r->li.local[mu];
+        if (tq_host_gauge_alloc(&lg, r->li.local) || tq_host_gauge_weak_part(&lg, o->dims, offset, 1, o->weak)) {
+            fprintf(stderr, "%s: %s\n", me, tq_last_error());
+            tq_host_gauge_free(&lg);
+            return 1;
+        }
     } else if (split && (tq_host_gauge_alloc(&lg, r->li.local) || tq_lattice_scatter_sites(r->lat, hg->links, lg.links, 72))) {
         fprintf(stderr, "%s: %s\n", me, tq_last_error());
         return 1;
@@ -311,7 +323,7 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     r->t_setup = tq_cli_now();
     const int bad = !r->host || !r->corr || tq_field_create(r->lat, &gp, &r->gauge) || tq_gauge_field_import(r->gauge, &lg) ||
                     tq_dirac_create(r->gauge, &o->dp, &r->d);
-    if (split || o->by_parts) tq_host_gauge_free(&lg);
+    if (split || o->by_parts || o->weak_parts) tq_host_gauge_free(&lg);
     if (bad) {
         fprintf(stderr, "%s: %s\n", me, r->host && r->corr ? tq_last_error() : "out of memory");
         return 1;
@@ -581,7 +593,7 @@ int tq_cmd_propagator(int argc, char **argv)
         return rc;
     }
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
-    if (!hg.links && !o.by_parts) {
+    if (!hg.links && !o.by_parts && !o.weak_parts) {
         memcpy(o.q.dims, o.dims, sizeof o.q.dims);
         int made = tq_cli_quenched_gauge(&o.q, o.json ? 0 : ip.verbosity, &hg, gauge_desc, sizeof gauge_desc);
         if (made) fprintf(stderr, "%s: generating the gauge field: %s\n", me, tq_last_error());

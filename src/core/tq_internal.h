@@ -26,6 +26,9 @@ int tq_internal_mpi_size(void);
 int tq_internal_rank_gpus(int local_rank, int local_ranks, int ngpus, int *gpus);
 /* Monotonic wall clock in seconds (timings the library reports). */
 double tq_internal_now(void);
+/* Calls fn(begin, end, arg) on disjoint ranges covering [0, n), on up to 32 threads of the
+ * cores this process may use (host set-up loops; fn must not call tq_error). */
+void tq_host_parallel_for(int64_t n, void (*fn)(int64_t begin, int64_t end, void *arg), void *arg);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
 /* root's bytes into buf on every rank (collective; MPI builds). */
@@ -48,6 +51,19 @@ int tq_internal_at_finalize(void (*fn)(void));
 static inline int64_t tq_volume4(const int d[4])
 {
     return (int64_t)d[0] * d[1] * d[2] * d[3];
+}
+
+/* The global lexicographic index (x fastest) of site s of a box of local sites that starts
+ * at offset in the lattice global. */
+static inline int64_t tq_box_global_site(int64_t s, const int local[4], const int offset[4], const int global[4])
+{
+    int64_t gs = 0, stride = 1;
+    for (int d = 0; d < 4; d++) {
+        gs += (s % local[d] + offset[d]) * stride;
+        s /= local[d];
+        stride *= global[d];
+    }
+    return gs;
 }
 
 #endif

@@ -65,23 +65,57 @@ tq_status tq_host_gauge_random(tq_host_gauge *g, uint64_t seed)
     return TQ_SUCCESS;
 }
 
-tq_status tq_host_gauge_weak(tq_host_gauge *g, uint64_t seed, double epsilon)
+/* A box of a global lattice: the sites of g (g->dims) start at offset of global. */
+typedef struct weak_box {
+    double *links;
+    int local[4], global[4], offset[4];
+    uint64_t seed;
+    double epsilon;
+} weak_box;
+
+static void weak_sites(int64_t begin, int64_t end, void *arg)
 {
-    TQ_CHECK(check_gauge(g, "tq_host_gauge_weak"));
-    if (!(epsilon >= 0.0) || isinf(epsilon))
-        return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_weak: epsilon is %g (must be finite and >= 0)", epsilon);
-    int64_t vol = tq_volume4(g->dims);
-    for (int64_t s = 0; s < vol; s++)
+    const weak_box *b = arg;
+    for (int64_t s = begin; s < end; s++) {
+        const int64_t gs = tq_box_global_site(s, b->local, b->offset, b->global);
         for (int mu = 0; mu < 4; mu++) {
-            double *u = g->links + (s * 4 + mu) * 18;
+            double *u = b->links + (s * 4 + mu) * 18;
             tq_rng_stream rng;
-            tq_rng_stream_init(&rng, seed, TQ_RNG_STREAM_GAUGE_WEAK + (uint32_t)mu, (uint64_t)s);
+            tq_rng_stream_init(&rng, b->seed, TQ_RNG_STREAM_GAUGE_WEAK + (uint32_t)mu, (uint64_t)gs);
             tq_su3_unit(u);
             /* Only rows a, b matter: reunitarize rebuilds c from them. */
-            for (int k = 0; k < 12; k++) u[k] += epsilon * tq_rng_stream_gaussian(&rng);
+            for (int k = 0; k < 12; k++) u[k] += b->epsilon * tq_rng_stream_gaussian(&rng);
             tq_su3_reunitarize(u);
         }
+    }
+}
+
+tq_status tq_host_gauge_weak_part(tq_host_gauge *g, const int global_dims[4], const int offset[4], uint64_t seed,
+                                  double epsilon)
+{
+    TQ_CHECK(check_gauge(g, "tq_host_gauge_weak_part"));
+    if (!global_dims || !offset) return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_weak_part: NULL dimensions or offset");
+    if (!(epsilon >= 0.0) || isinf(epsilon))
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_weak_part: epsilon is %g (must be finite and >= 0)", epsilon);
+    weak_box b = {g->links, {0}, {0}, {0}, seed, epsilon};
+    for (int mu = 0; mu < 4; mu++) {
+        if (offset[mu] < 0 || global_dims[mu] <= 0 || offset[mu] + g->dims[mu] > global_dims[mu])
+            return tq_error(TQ_ERR_INVALID_ARG,
+                            "tq_host_gauge_weak_part: in direction %d the box of %d sites at %d does not fit the "
+                            "lattice of %d", mu, g->dims[mu], offset[mu], global_dims[mu]);
+        b.local[mu] = g->dims[mu];
+        b.global[mu] = global_dims[mu];
+        b.offset[mu] = offset[mu];
+    }
+    tq_host_parallel_for(tq_volume4(g->dims), weak_sites, &b);
     return TQ_SUCCESS;
+}
+
+tq_status tq_host_gauge_weak(tq_host_gauge *g, uint64_t seed, double epsilon)
+{
+    static const int origin[4] = {0, 0, 0, 0};
+    TQ_CHECK(check_gauge(g, "tq_host_gauge_weak"));
+    return tq_host_gauge_weak_part(g, g->dims, origin, seed, epsilon);
 }
 
 tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double *transform)
