@@ -146,15 +146,55 @@ tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq
     return TQ_SUCCESS;
 }
 
+/* One block's buffer (parity i) and the host array it is copied from or to. */
+typedef struct block_copy {
+    const tq_field *f;
+    void *buf;
+    int bx[4];                /* the block's place among this rank's blocks */
+    int i, hreal;
+    double *host_out;
+    const double *host_in;
+} block_copy;
+
+/* Sites [begin, end) of the block (x fastest); those of another parity are skipped. */
+static void copy_block_sites(int64_t begin, int64_t end, void *arg)
+{
+    const block_copy *c = arg;
+    const tq_field *f = c->f;
+    const tq_lattice *lat = f->lat;
+    const int gauge = f->p.kind == TQ_FIELD_GAUGE, recon = (int)f->p.recon;
+    double site[TQ_MAX_REALS_PER_SITE];
+    for (int64_t k = begin; k < end; k++) {
+        int x[4];
+        int64_t q = k;
+        for (int mu = 0; mu < 4; mu++) {
+            x[mu] = c->bx[mu] * lat->block[mu] + (int)(q % lat->block[mu]);
+            q /= lat->block[mu];
+        }
+        int blk, par;
+        int64_t cb;
+        tq_lattice_locate(lat, x, &blk, &par, &cb);
+        if (par != f->parity[c->i]) continue;
+        int64_t lex = (((int64_t)x[3] * lat->local[2] + x[2]) * lat->local[1] + x[1]) * lat->local[0] + x[0];
+        if (c->host_in) {
+            const double *src = c->host_in + lex * c->hreal;
+            if (gauge) { tq_gauge_pack_site(recon, src, site); tq_store_site(c->buf, &f->layout, cb, site); }
+            else for (int j = 0; j < f->rows; j++) tq_store_site(c->buf, &f->layout, tq_field_row(f, cb, j), src + 24 * j);
+        } else {
+            double *dst = c->host_out + lex * c->hreal;
+            if (gauge) { tq_load_site(c->buf, &f->layout, cb, site); tq_gauge_unpack_site(recon, site, dst); }
+            else for (int j = 0; j < f->rows; j++) tq_load_site(c->buf, &f->layout, tq_field_row(f, cb, j), dst + 24 * j);
+        }
+    }
+}
+
 /* Visit every local site of the field's parities, block by block (this rank's blocks), with
- * the block's buffer acquired in main memory (StarPU fetches or allocates it there). */
+ * the block's buffer acquired in main memory (StarPU fetches or allocates it there); the
+ * sites of a block are converted on host threads (at 64^4 one thread takes seconds). */
 static tq_status transfer(const tq_field *f, double *host_out, const double *host_in)
 {
     const tq_lattice *lat = f->lat;
-    int hreal = host_reals_per_site(f->p.kind, f->p.ndof);
-    double site[TQ_MAX_REALS_PER_SITE];
-    int gauge = f->p.kind == TQ_FIELD_GAUGE;
-    int recon = (int)f->p.recon;
+    block_copy c = {f, NULL, {0}, 0, host_reals_per_site(f->p.kind, f->p.ndof), host_out, host_in};
     for (int b = 0; b < lat->nblocks; b++) {
         const int rank = tq_block_rank(lat, b);
         if (rank != lat->rank) {
@@ -163,34 +203,16 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
                 for (int i = 0; i < f->nparity; i++) tq_task_data_written_on(tq_field_handle(f, b, i), rank);
             continue;
         }
-        int bx[4];
-        tq_block_grid_coords(lat, b, bx);
-        for (int mu = 0; mu < 4; mu++) bx[mu] -= lat->coords[mu] * lat->nbl[mu];   /* in this rank's blocks */
+        tq_block_grid_coords(lat, b, c.bx);
+        for (int mu = 0; mu < 4; mu++) c.bx[mu] -= lat->coords[mu] * lat->nbl[mu];   /* in this rank's blocks */
         for (int i = 0; i < f->nparity; i++) {
             starpu_data_handle_t h = tq_field_handle(f, b, i);
             if (host_in) tq_task_data_written_on(h, rank);
             if (starpu_data_acquire(h, host_in ? STARPU_W : STARPU_R))
                 return tq_error(TQ_ERR_RUNTIME, "field transfer: cannot acquire block %d in main memory", b);
-            void *buf = (void *)STARPU_VECTOR_GET_PTR(starpu_data_get_interface_on_node(h, STARPU_MAIN_RAM));
-            int x[4];
-            for (x[3] = bx[3] * lat->block[3]; x[3] < (bx[3] + 1) * lat->block[3]; x[3]++)
-            for (x[2] = bx[2] * lat->block[2]; x[2] < (bx[2] + 1) * lat->block[2]; x[2]++)
-            for (x[1] = bx[1] * lat->block[1]; x[1] < (bx[1] + 1) * lat->block[1]; x[1]++)
-            for (x[0] = bx[0] * lat->block[0]; x[0] < (bx[0] + 1) * lat->block[0]; x[0]++) {
-                int blk, par; int64_t cb;
-                tq_lattice_locate(lat, x, &blk, &par, &cb);
-                if (par != f->parity[i]) continue;
-                int64_t lex = (((int64_t)x[3] * lat->local[2] + x[2]) * lat->local[1] + x[1]) * lat->local[0] + x[0];
-                if (host_in) {
-                    const double *src = host_in + lex * hreal;
-                    if (gauge) { tq_gauge_pack_site(recon, src, site); tq_store_site(buf, &f->layout, cb, site); }
-                    else for (int j = 0; j < f->rows; j++) tq_store_site(buf, &f->layout, tq_field_row(f, cb, j), src + 24 * j);
-                } else {
-                    double *dst = host_out + lex * hreal;
-                    if (gauge) { tq_load_site(buf, &f->layout, cb, site); tq_gauge_unpack_site(recon, site, dst); }
-                    else for (int j = 0; j < f->rows; j++) tq_load_site(buf, &f->layout, tq_field_row(f, cb, j), dst + 24 * j);
-                }
-            }
+            c.buf = (void *)STARPU_VECTOR_GET_PTR(starpu_data_get_interface_on_node(h, STARPU_MAIN_RAM));
+            c.i = i;
+            tq_host_parallel_for(tq_volume4(lat->block), copy_block_sites, &c);
             starpu_data_release(h);
         }
     }
