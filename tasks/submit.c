@@ -100,8 +100,9 @@ static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int o
             task->callback_arg = (void *)(intptr_t)worker;
         }
     }
+    if (tq_task_log_on()) tq_task_log_attach(task);
     int ret = starpu_task_submit(task);
-    if (ret) starpu_task_destroy(task);   /* frees an owned argument */
+    if (ret) starpu_task_destroy(task);   /* frees an owned argument (and the log's) */
     return ret;
 }
 
@@ -119,6 +120,12 @@ void tq_task_set_ranks(int rank, int n)
     my_rank = rank;
     nranks = n;
     transfer_seq = 0;
+}
+
+void tq_task_get_ranks(int *rank, int *n)
+{
+    *rank = my_rank;
+    *n = nranks;
 }
 
 long tq_internal_transfers_posted(void) { return __atomic_load_n(&transfers_posted, __ATOMIC_RELAXED); }
@@ -147,6 +154,22 @@ static int note_received(starpu_data_handle_t h);
  * only says whether this rank takes part in one (1); with post == 1 posts them and records
  * the new holders (inputs: the receivers too; outputs: the ranks that run the task).
  * Returns 0, 1 or a StarPU error. */
+#ifdef TQ_HAVE_MPI
+/* A face transfer between ranks in the task log: what, the other rank, when posted. */
+typedef struct logged_transfer {
+    const char *what;
+    int peer;
+    double posted;
+} logged_transfer;
+
+static void transfer_done(void *p)
+{
+    logged_transfer *lt = p;
+    tq_task_log_transfer(lt->what, lt->peer, lt->posted);
+    free(lt);
+}
+#endif
+
 static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int post)
 {
     int involved = 0;
@@ -165,11 +188,18 @@ static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int 
             const int64_t tag = TQ_TRANSFER_TAG_BASE + transfer_seq++;
 #ifdef TQ_HAVE_MPI
             int ret = 0;
-            if (my_rank == from) ret = starpu_mpi_isend_detached(d[i].handle, r, tag, MPI_COMM_WORLD, NULL, NULL);
+            logged_transfer *lt = NULL;
+            if ((my_rank == from || my_rank == r) && tq_task_log_on() && (lt = malloc(sizeof *lt)))
+                *lt = (logged_transfer){my_rank == from ? "mpi_send" : "mpi_recv", my_rank == from ? r : from,
+                                        tq_task_log_now()};
+            void (*done)(void *) = lt ? transfer_done : NULL;
+            if (my_rank == from) ret = starpu_mpi_isend_detached(d[i].handle, r, tag, MPI_COMM_WORLD, done, lt);
             else if (my_rank == r) {
-                ret = starpu_mpi_irecv_detached(d[i].handle, from, tag, MPI_COMM_WORLD, NULL, NULL);
-                if (!ret) ret = note_received(d[i].handle);
-            }
+                ret = starpu_mpi_irecv_detached(d[i].handle, from, tag, MPI_COMM_WORLD, done, lt);
+                if (ret) free(lt);   /* posted, the callback frees it */
+                else ret = note_received(d[i].handle);
+            } else free(lt);
+            if (my_rank == from && ret) free(lt);
             if (ret) return ret;
             if (my_rank == from || my_rank == r) __atomic_add_fetch(&transfers_posted, 1, __ATOMIC_RELAXED);
 #else

@@ -69,6 +69,17 @@ int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
  * to StarPU before a face or partial sum moves between ranks. */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
+/* The task log (tasks/task_log.c): on when TQ_TASK_LOG names a file (looked at once per
+ * tq_init); attach makes a task record its codelet, worker and times when it has run;
+ * transfer records a face that moved between ranks (posted at tq_task_log_now's time);
+ * finish, at tq_finalize, writes the file (FILE.RANK on several ranks). */
+int tq_task_log_on(void);
+void tq_task_log_attach(struct starpu_task *task);
+double tq_task_log_now(void);
+void tq_task_log_transfer(const char *what, int peer, double posted);
+void tq_task_log_finish(void);
+/* This rank and the number of ranks (tq_task_set_ranks). */
+void tq_task_get_ranks(int *rank, int *n);
 /* Chain tasks submitted so far (two or more tasks as one), for tests. */
 long tq_internal_chains_submitted(void);
 /* Owner checks, for tests: while on, every task submitted with an owner (opt->worker >= 0)

@@ -49,6 +49,7 @@ typedef struct dslash_opts {
     int dims[4], block[4], procs[4];
     int niter, tests[4], ntests, dagger, check, clover, asym;
     int by_parts;            /* under mpirun: each rank makes its sites of the weak field and source */
+    int progress;            /* large lattices: set-up steps reported on stderr (rank 0) */
     double kappa, csw;
     const char *where, *gauge_file;
     tq_precision precs[3];
@@ -201,6 +202,14 @@ static int load_gauge(dslash_opts *o, tq_host_gauge *hg)
     return 0;
 }
 
+/* Set-up of a large lattice takes a while: says which step ended, and when. */
+static void note_step(const dslash_opts *o, const char *step)
+{
+    static double start = -1;
+    if (start < 0) start = tq_cli_now();
+    if (o->progress) fprintf(stderr, "taskqcd dslash: %s (%.1f s)\n", step, tq_cli_now() - start);
+}
+
 static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_precision prec, int recon);
 static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double *src, tq_lattice *lat, tq_dirac *d,
                     tq_precision prec, int recon, int test, const double *setup);
@@ -227,12 +236,15 @@ int tq_cmd_dslash(int argc, char **argv)
     const int64_t vol = (int64_t)o.dims[0] * o.dims[1] * o.dims[2] * o.dims[3];
     if (o.check < 0) o.check = vol <= 65536;
     o.by_parts = ri.mpi_size > 1 && !o.gauge_file;
+    o.progress = vol >= (1 << 24) && ri.mpi_rank == 0;
+    note_step(&o, "started");
     tq_host_gauge hg;
     if ((rc = tq_cli_agree("taskqcd dslash", load_gauge(&o, &hg)))) {
         tq_host_gauge_free(&hg);
         tq_finalize();
         return rc;
     }
+    if (hg.links) note_step(&o, o.gauge_file ? "gauge field read" : "weak gauge field made on the host");
     tq_set_placement(!strcmp(o.where, "cpu") ? TQ_WHERE_CPU : !strcmp(o.where, "cuda") ? TQ_WHERE_CUDA : TQ_WHERE_ANY);
 
     /* the global source, made once (at 64^4 making it costs more than the timing) */
@@ -243,7 +255,10 @@ int tq_cmd_dslash(int argc, char **argv)
         fprintf(stderr, "taskqcd dslash: out of memory for the source\n");
         rc = 1;
     } else {
-        if (src) tq_host_gaussian_sites(src, 24, o.dims, o.dims, origin, 2);
+        if (src) {
+            tq_host_gaussian_sites(src, 24, o.dims, o.dims, origin, 2);
+            note_step(&o, "source made on the host");
+        }
         for (int k = 0; k < o.nprec; k++)
             for (int ir = 0; ir < o.nrecon; ir++)
                 if (run_case(&o, &hg, src, o.precs[k], o.recons[ir])) rc = 1;
@@ -307,8 +322,10 @@ static int run_case(const dslash_opts *o, const tq_host_gauge *hg, const double 
     dp.csw = o->csw;
     dp.matpc = o->asym ? TQ_MATPC_ASYMMETRIC : TQ_MATPC_SYMMETRIC;
     double setup[3] = {0, 0, 0};   /* gauge import start, operator start, end */
-    if (tq_lattice_create(&lp, &lat) || local_sites(lat, hg, src, o->by_parts, &lg, &lsrc, &split) || tq_field_create(lat, &gp, &gauge) ||
-        (setup[0] = tq_cli_now(), tq_gauge_field_import(gauge, &lg)) || (setup[1] = tq_cli_now(), tq_dirac_create(gauge, &dp, &d))) {
+    if (tq_lattice_create(&lp, &lat) || local_sites(lat, hg, src, o->by_parts, &lg, &lsrc, &split) ||
+        (note_step(o, split ? "this rank's sites of the gauge field and source" : "lattice"), tq_field_create(lat, &gp, &gauge)) ||
+        (setup[0] = tq_cli_now(), tq_gauge_field_import(gauge, &lg)) ||
+        (note_step(o, "gauge field imported"), setup[1] = tq_cli_now(), tq_dirac_create(gauge, &dp, &d))) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
     } else {
         setup[2] = tq_cli_now();

@@ -289,6 +289,7 @@ tq_status tq_finalize(void)
 #endif
     starpu_task_wait_for_all();
     run_at_finalize();
+    tq_task_log_finish();   /* TQ_TASK_LOG: the file, while the workers still have names */
     tq_codelets_shutdown();
 #ifdef TQ_HAVE_MPI
     if (ctx.mpi_active) starpu_mpi_shutdown();
