@@ -374,7 +374,11 @@ static tq_status time_operator(const dslash_opts *o, tq_dirac *d, tq_field *out,
     tq_status st = TQ_SUCCESS;
     double t0 = 0;
     for (int it = -3; it < o->niter && st == TQ_SUCCESS; it++) {
-        if (it == 0) { tq_wait_all(); t0 = tq_cli_now(); }
+        if (it == 0) {
+            tq_wait_all();
+            note_step(o, "warm-up applications done");
+            t0 = tq_cli_now();
+        }
         switch (test) {
         case T_DSLASH:
             /* clover: A^-1 D, the "dslash" of the even-odd clover operator (one fused kernel) */
@@ -524,6 +528,7 @@ static int run_test(const dslash_opts *o, const tq_host_gauge *hg, const double 
     if (tq_field_create(lat, &op_in, &in) || tq_field_create(lat, &sp, &out) || tq_field_import(in, src)) {
         fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
     } else {
+        note_step(o, "source imported");
         print_test_header(o, lat, prec, recon, test, setup);
         if (time_operator(o, d, out, in, test, &t)) {
             fprintf(stderr, "taskqcd dslash: %s\n", tq_last_error());
