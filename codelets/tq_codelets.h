@@ -13,6 +13,7 @@
 #include "kernels/gauge_measure_site.h"
 #include "kernels/mg_transfer_site.h"
 #include "kernels/coarse_op_site.h"
+#include "kernels/mg_coarsen_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +87,11 @@ extern struct starpu_codelet tq_cl_mg_orthonormalise;
 extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
 extern struct starpu_codelet tq_cl_coarse_exterior;
+/* Multigrid Galerkin coarse operator of one block: the basis's boundary layers into faces,
+ * and the coarse links from the fine links, the basis and the faces (codelets/mg_coarsen.c;
+ * CPU only so far). */
+extern struct starpu_codelet tq_cl_mg_coarsen_pack;
+extern struct starpu_codelet tq_cl_mg_coarsen;
 
 /* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;

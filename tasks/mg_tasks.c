@@ -62,3 +62,23 @@ int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a,
     for (int i = 0; i < a->nfaces; i++) d[4 + i] = (struct starpu_data_descr){from[i], STARPU_R};
     return tq_task_submit_descr(opt, &tq_cl_coarse_exterior, a, sizeof *a, d, 4 + a->nfaces, STARPU_DEFAULT_PRIO);
 }
+
+int tq_task_mg_coarsen_pack(const tq_task_options *opt, const tq_mg_coarsen_args *a, starpu_data_handle_t const basis[2],
+                            starpu_data_handle_t *faces)
+{
+    struct starpu_data_descr d[10] = {{basis[0], STARPU_R}, {basis[1], STARPU_R}};
+    for (int i = 0; i < a->nfaces; i++) d[2 + i] = (struct starpu_data_descr){faces[i], STARPU_W};
+    return tq_task_submit_descr(opt, &tq_cl_mg_coarsen_pack, a, sizeof *a, d, 2 + a->nfaces, STARPU_MAX_PRIO);
+}
+
+int tq_task_mg_coarsen(const tq_task_options *opt, const tq_mg_coarsen_args *a, starpu_data_handle_t const basis[2],
+                       starpu_data_handle_t const flinks[2], starpu_data_handle_t const clinks[2], starpu_data_handle_t status,
+                       starpu_data_handle_t *from)
+{
+    struct starpu_data_descr d[15] = {
+        {basis[0], STARPU_R}, {basis[1], STARPU_R}, {flinks[0], STARPU_R}, {flinks[1], STARPU_R},
+        {clinks[0], STARPU_W}, {clinks[1], STARPU_W}, {status, STARPU_W},
+    };
+    for (int i = 0; i < a->nfaces; i++) d[7 + i] = (struct starpu_data_descr){from[i], STARPU_R};
+    return tq_task_submit_descr(opt, &tq_cl_mg_coarsen, a, sizeof *a, d, 7 + a->nfaces, STARPU_DEFAULT_PRIO);
+}

@@ -150,6 +150,15 @@ int tq_task_mg_basis_put(const tq_task_options *opt, const tq_mg_transfer_args *
 int tq_task_mg_orthonormalise(const tq_task_options *opt, const tq_mg_transfer_args *a, starpu_data_handle_t const basis[2],
                               starpu_data_handle_t status);
 
+/* The multigrid Galerkin product on one block (codelets/mg_coarsen.c): pack of the basis's
+ * boundary layers into faces (a->nfaces handles), and the coarse links of the block from
+ * its basis, fine links and the faces read (from, a->nfaces handles; NULL when none);
+ * status: the block's int64 (0, or -1: no workspace). */
+int tq_task_mg_coarsen_pack(const tq_task_options *opt, const tq_mg_coarsen_args *a, starpu_data_handle_t const basis[2],
+                            starpu_data_handle_t *faces);
+int tq_task_mg_coarsen(const tq_task_options *opt, const tq_mg_coarsen_args *a, starpu_data_handle_t const basis[2],
+                       starpu_data_handle_t const flinks[2], starpu_data_handle_t const clinks[2], starpu_data_handle_t status,
+                       starpu_data_handle_t *from);
 /* The multigrid coarse operator on one block (codelets/coarse_op.c): pack of in's face
  * sites into faces[0 .. a->nfaces - 1]; the interior and exterior of out (parity
  * a->parity) from in_same (the same parity, for the local term), in (the other parity),

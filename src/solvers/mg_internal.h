@@ -77,6 +77,10 @@ tq_status tq_mg_restrict(const tq_mg_transfer *t, const tq_field *fine, tq_field
 tq_status tq_mg_prolong(const tq_mg_transfer *t, const tq_field *coarse, tq_field *fine);
 /* Field parameters of a vector of the coarse lattice. */
 tq_field_params tq_mg_coarse_params(const tq_mg_transfer *t, tq_precision prec);
+/* The per-block arguments of the transfer's tasks (extents, nvec, rows, the basis layout),
+ * and block b's two parity handles of field f. */
+tq_mg_transfer_args tq_mg_transfer_block_args(const tq_mg_transfer *t);
+void tq_mg_field_pair(const tq_field *f, int b, starpu_data_handle_t h[2]);
 
 /* ---- the coarse operator (src/solvers/mg_coarse_op.c) -----------------------------------
  * D_c v(x) = X(x) v(x) + sum_mu [Yf_mu(x) v(x + mu) + Yb_mu(x) v(x - mu)] on a lattice of
@@ -96,5 +100,14 @@ tq_status tq_mg_coarse_op_create(const char *who, tq_lattice *lat, int n, tq_pre
 void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op);
 /* out = D_c in: full coarse fields of n complex per site in vec_prec, out != in. */
 tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
+
+/* ---- the Galerkin product (src/solvers/mg_coarsen.c) ------------------------------------
+ * coarse's links = R D P for the stencil-form operator fine on t's fine lattice (fine->n ==
+ * t->fine_ndof) and t's basis; coarse on t's coarse lattice with n = 2 nvec. One task per
+ * block after the basis's boundary layers moved through the stencil layer's faces
+ * (kernels/mg_coarsen_site.h); waits for them. Bitwise reference/mg_reference.h's
+ * mgref_coarsen with a double basis and double links, and the same for every block
+ * decomposition. */
+tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq_mg_coarse_op *coarse);
 
 #endif

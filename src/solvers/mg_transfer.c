@@ -18,7 +18,7 @@ tq_task_options tq_mg_block_options(const tq_lattice *lat, int b)
     return o;
 }
 
-static tq_mg_transfer_args base_args(const tq_mg_transfer *t)
+tq_mg_transfer_args tq_mg_transfer_block_args(const tq_mg_transfer *t)
 {
     tq_mg_transfer_args a;
     memset(&a, 0, sizeof a);
@@ -113,7 +113,7 @@ static tq_status check_coarse(const char *who, const tq_mg_transfer *t, const tq
     return TQ_SUCCESS;
 }
 
-static void pair(const tq_field *f, int b, starpu_data_handle_t h[2])
+void tq_mg_field_pair(const tq_field *f, int b, starpu_data_handle_t h[2])
 {
     h[0] = tq_field_handle(f, b, 0);
     h[1] = tq_field_handle(f, b, 1);
@@ -133,12 +133,12 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
     int ret = 0;
     for (int k = 0; k < t->nvec && !ret; k++)
         for (int b = 0; b < nb && !ret; b++) {
-            tq_mg_transfer_args a = base_args(t);
+            tq_mg_transfer_args a = tq_mg_transfer_block_args(t);
             a.k = k;
             a.Lf = vectors[k]->layout;
             starpu_data_handle_t v[2], B[2];
-            pair(vectors[k], b, v);
-            pair(t->basis, b, B);
+            tq_mg_field_pair(vectors[k], b, v);
+            tq_mg_field_pair(t->basis, b, B);
             const tq_task_options o = tq_mg_block_options(t->fine, b);
             ret = tq_task_mg_basis_put(&o, &a, v, B);
         }
@@ -148,9 +148,9 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
         struct starpu_data_filter one_each = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)nb};
         starpu_data_partition(hs, &one_each);
         for (int b = 0; b < nb && !ret; b++) {
-            const tq_mg_transfer_args a = base_args(t);
+            const tq_mg_transfer_args a = tq_mg_transfer_block_args(t);
             starpu_data_handle_t B[2];
-            pair(t->basis, b, B);
+            tq_mg_field_pair(t->basis, b, B);
             const tq_task_options o = tq_mg_block_options(t->fine, b);
             ret = tq_task_mg_orthonormalise(&o, &a, B, starpu_data_get_sub_data(hs, 1, (unsigned)b));
         }
@@ -180,13 +180,13 @@ static tq_status transfer_vector(const char *who, const tq_mg_transfer *t, const
     if (s != TQ_SUCCESS) return s;
     int ret = 0;
     for (int b = 0; b < t->fine->nblocks && !ret; b++) {
-        tq_mg_transfer_args a = base_args(t);
+        tq_mg_transfer_args a = tq_mg_transfer_block_args(t);
         a.Lf = fine->layout;
         a.Lc = coarse->layout;
         starpu_data_handle_t f[2], B[2], c[2];
-        pair(fine, b, f);
-        pair(t->basis, b, B);
-        pair(coarse, b, c);
+        tq_mg_field_pair(fine, b, f);
+        tq_mg_field_pair(t->basis, b, B);
+        tq_mg_field_pair(coarse, b, c);
         const tq_task_options o = tq_mg_block_options(t->fine, b);
         ret = to_coarse ? tq_task_mg_restrict(&o, &a, f, B, c) : tq_task_mg_prolong(&o, &a, c, B, f);
     }

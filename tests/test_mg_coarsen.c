@@ -1,0 +1,261 @@
+/* The multigrid Galerkin product of the library (src/solvers/mg_coarsen.c,
+ * codelets/mg_coarsen.c) against reference/mg_reference.h's mgref_coarsen: bitwise in
+ * double, for random stencil operators of 12 and 24 complex per site and the Wilson-clover
+ * matrix of a weak gauge field, on one block and on decompositions that split x and t (the
+ * basis's boundary layers through faces); the library's own R D P c equals D_c c; clear
+ * errors for mismatched operators. */
+#include "tq_test.h"
+#include "solvers/mg_internal.h"
+#include "../reference/mg_reference.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static double urand(void)   /* uniform in [-1, 1) (splitmix64) */
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* A stencil's matrices in the library's host order: [site][m][i][j][2], m = 0 X,
+ * 1 + 2 mu Yf_mu, 2 + 2 mu Yb_mu (and back). */
+static void links_to_host(const mgref_stencil *s, double *h)
+{
+    const int64_t m = mgref_mat_reals(s->ndof);
+    for (int64_t x = 0; x < s->nsite; x++) {
+        memcpy(h + (x * 9) * m, s->x + x * m, sizeof(double) * (size_t)m);
+        for (int mu = 0; mu < 4; mu++) {
+            memcpy(h + (x * 9 + 1 + 2 * mu) * m, s->yf + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
+            memcpy(h + (x * 9 + 2 + 2 * mu) * m, s->yb + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
+        }
+    }
+}
+
+static double max_abs_diff(const double *a, const double *b, int64_t n, double *scale)
+{
+    double d = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) d = fmax(d, fabs(a[i] - b[i])), s = fmax(s, fabs(b[i]));
+    if (scale) *scale = s;
+    return d;
+}
+
+/* The library's coarse links of fine operator f (host order) for the basis made from vecs,
+ * on `block`; also its basis ([site][k nf + d][2]) and the largest |R D P c - D_c c| over
+ * max |D_c c| for a random c. Returns 0 on success. */
+static int library_coarsen(const mgref_stencil *f, const int block[4], const int agg[4], int nvec, const double *vecs,
+                           double *clinks, double *basis, double *rdp_err)
+{
+    const int nf = f->ndof, nc = 2 * nvec;
+    tq_lattice *lat = tq_test_lattice(f->dims, block);
+    if (!lat) return -1;
+    tq_mg_transfer *t = NULL;
+    tq_mg_coarse_op *fop = NULL, *cop = NULL;
+    tq_field *v[TQ_MG_MAX_NVEC] = {NULL};
+    tq_field *c = NULL, *dc = NULL, *pc = NULL, *dpc = NULL, *rdpc = NULL;
+    double *flinks = malloc(sizeof(double) * (size_t)(f->nsite * 9 * mgref_mat_reals(nf)));
+    int ok = flinks != NULL;
+    CHECK_OK(tq_mg_transfer_create("test", lat, nf, agg, nvec, TQ_DOUBLE, &t));
+    CHECK_OK(tq_mg_coarse_op_create("test", lat, nf, TQ_DOUBLE, TQ_DOUBLE, &fop));
+    ok = ok && t && fop;
+    if (ok) CHECK_OK(tq_mg_coarse_op_create("test", t->coarse, nc, TQ_DOUBLE, TQ_DOUBLE, &cop));
+    ok = ok && cop;
+    tq_field_params fp = {nf == 12 ? TQ_FIELD_SPINOR : TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, nf == 12 ? 0 : nf};
+    tq_field_params ffp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, nf};   /* what the fine stencil applies to */
+    for (int k = 0; ok && k < nvec; k++) {
+        CHECK_OK(tq_field_create(lat, &fp, &v[k]));
+        ok = v[k] && !tq_field_import(v[k], vecs + (int64_t)k * f->nsite * nf * 2);
+    }
+    if (ok) {
+        links_to_host(f, flinks);
+        CHECK_OK(tq_field_import(fop->links, flinks));
+        CHECK_OK(tq_mg_transfer_set_basis(t, v));
+        CHECK_OK(tq_mg_coarsen(fop, t, cop));
+        CHECK_OK(tq_field_export(cop->links, clinks));
+        CHECK_OK(tq_field_export(t->basis, basis));
+        /* R D P c against D_c c, every step by the library */
+        const tq_field_params cp = tq_mg_coarse_params(t, TQ_DOUBLE);
+        CHECK_OK(tq_field_create(t->coarse, &cp, &c));
+        CHECK_OK(tq_field_create(t->coarse, &cp, &dc));
+        CHECK_OK(tq_field_create(t->coarse, &cp, &rdpc));
+        CHECK_OK(tq_field_create(lat, &ffp, &pc));
+        CHECK_OK(tq_field_create(lat, &ffp, &dpc));
+        const int64_t ncr = t->coarse->local_volume * nc * 2;
+        double *hc = malloc(sizeof(double) * (size_t)ncr), *h1 = malloc(sizeof(double) * (size_t)ncr),
+               *h2 = malloc(sizeof(double) * (size_t)ncr);
+        ok = hc && h1 && h2 && c && dc && rdpc && pc && dpc;
+        /* the transfer takes the fine level's vector kind: coarse kind of nf (nf > 12), else a
+         * spinor; the fine stencil applies to coarse kind: for nf 12 go through a spinor */
+        tq_field *pcs = NULL, *dpcs = NULL;
+        if (ok && nf == 12) {
+            CHECK_OK(tq_field_create(lat, &fp, &pcs));
+            CHECK_OK(tq_field_create(lat, &fp, &dpcs));
+            ok = pcs && dpcs;
+        }
+        double *hf = ok && nf == 12 ? malloc(sizeof(double) * (size_t)(f->nsite * 24)) : NULL;
+        if (ok && nf == 12 && !hf) ok = 0;
+        if (ok) {
+            for (int64_t i = 0; i < ncr; i++) hc[i] = urand();
+            CHECK_OK(tq_field_import(c, hc));
+            CHECK_OK(tq_mg_coarse_apply(cop, dc, c));
+            if (nf == 12) {
+                CHECK_OK(tq_mg_prolong(t, c, pcs));
+                CHECK_OK(tq_field_export(pcs, hf));
+                CHECK_OK(tq_field_import(pc, hf));
+                CHECK_OK(tq_mg_coarse_apply(fop, dpc, pc));
+                CHECK_OK(tq_field_export(dpc, hf));
+                CHECK_OK(tq_field_import(dpcs, hf));
+                CHECK_OK(tq_mg_restrict(t, dpcs, rdpc));
+            } else {
+                CHECK_OK(tq_mg_prolong(t, c, pc));
+                CHECK_OK(tq_mg_coarse_apply(fop, dpc, pc));
+                CHECK_OK(tq_mg_restrict(t, dpc, rdpc));
+            }
+            CHECK_OK(tq_field_export(dc, h1));
+            CHECK_OK(tq_field_export(rdpc, h2));
+            double scale;
+            *rdp_err = max_abs_diff(h2, h1, ncr, &scale) / scale;
+        }
+        free(hf);
+        tq_field_destroy(pcs);
+        tq_field_destroy(dpcs);
+        free(hc);
+        free(h1);
+        free(h2);
+    }
+    for (int k = 0; k < nvec; k++) tq_field_destroy(v[k]);
+    tq_field_destroy(c);
+    tq_field_destroy(dc);
+    tq_field_destroy(pc);
+    tq_field_destroy(dpc);
+    tq_field_destroy(rdpc);
+    tq_mg_coarse_op_destroy(cop);
+    tq_mg_coarse_op_destroy(fop);
+    tq_mg_transfer_destroy(t);
+    tq_lattice_destroy(lat);
+    free(flinks);
+    return ok ? 0 : -1;
+}
+
+/* Coarsens f on each decomposition: bitwise mgref_coarsen with the library's basis, and
+ * bitwise the first decomposition's links. */
+static void check_coarsen(const char *name, const mgref_stencil *f, const int agg[4], int nvec, const int blocks[][4],
+                          int nblocks)
+{
+    const int nf = f->ndof, nc = 2 * nvec;
+    const int64_t nvr = f->nsite * nf * 2;
+    mgref_transfer tr;
+    memset(&tr, 0, sizeof tr);
+    double *vecs = malloc(sizeof(double) * (size_t)(nvr * nvec));
+    double *basis = malloc(sizeof(double) * (size_t)(nvr * nvec));
+    int64_t ncs = f->nsite;
+    for (int mu = 0; mu < 4; mu++) ncs /= agg[mu];
+    const int64_t nl = ncs * 9 * mgref_mat_reals(nc);
+    double *first = malloc(sizeof(double) * (size_t)nl), *got = malloc(sizeof(double) * (size_t)nl);
+    double *want = malloc(sizeof(double) * (size_t)nl);
+    if (!vecs || !basis || !first || !got || !want) { CHECK(0, "out of memory"); goto out; }
+    for (int64_t i = 0; i < nvr * nvec; i++) vecs[i] = urand();
+    for (int b = 0; b < nblocks; b++) {
+        double rdp = 1;
+        double *links = b ? got : first;
+        if (library_coarsen(f, blocks[b], agg, nvec, vecs, links, basis, &rdp)) continue;
+        /* the reference on the library's basis (host [site][k nf + d] -> [k][site][d]) */
+        if (mgref_transfer_make(&tr, f->dims, agg, nf, nvec, vecs)) { CHECK(0, "reference basis"); break; }
+        for (int k = 0; k < nvec; k++)
+            for (int64_t s = 0; s < f->nsite; s++)
+                memcpy(tr.basis + ((int64_t)k * f->nsite + s) * nf * 2, basis + (s * nvec + k) * nf * 2, sizeof(double) * (size_t)nf * 2);
+        mgref_stencil c;
+        if (mgref_coarsen(&c, f, &tr)) { CHECK(0, "out of memory"); mgref_transfer_free(&tr); break; }
+        links_to_host(&c, want);
+        mgref_stencil_free(&c);
+        mgref_transfer_free(&tr);
+        double scale;
+        const double worst = max_abs_diff(links, want, nl, &scale);
+        char what[160];
+        snprintf(what, sizeof what, "%s, blocks %dx%dx%dx%d", name, blocks[b][0], blocks[b][1], blocks[b][2], blocks[b][3]);
+        CHECK(worst == 0, "%s: coarse links differ from the reference by %.3g", what, worst);
+        if (b) CHECK(!memcmp(got, first, sizeof(double) * (size_t)nl), "%s: not bitwise the links of one block", what);
+        CHECK(rdp < 1e-13, "%s: R D P c differs from D_c c by %.3g", what, rdp);
+        printf("  %-56s links - reference %.2g (of %.2g), |R D P c - D_c c| %.2g\n", what, worst, scale, rdp);
+    }
+out:
+    free(vecs);
+    free(basis);
+    free(first);
+    free(got);
+    free(want);
+}
+
+static void random_stencil(mgref_stencil *s, const int dims[4], int n)
+{
+    if (mgref_stencil_alloc(s, dims, n)) return;
+    const int64_t m = mgref_mat_reals(n);
+    for (int64_t i = 0; i < s->nsite * m; i++) s->x[i] = urand();
+    for (int64_t i = 0; i < s->nsite * 4 * m; i++) s->yf[i] = urand(), s->yb[i] = urand();
+}
+
+static void check_errors(void)
+{
+    const int dims[4] = {4, 4, 4, 4}, agg[4] = {2, 2, 2, 2};
+    tq_lattice *lat = tq_test_lattice(dims, dims), *other = tq_test_lattice(dims, dims);
+    tq_mg_transfer *t = NULL;
+    tq_mg_coarse_op *fop = NULL, *wide = NULL, *elsewhere = NULL, *cop = NULL, *cwrong = NULL;
+    if (!lat || !other) goto out;
+    CHECK_OK(tq_mg_transfer_create("test", lat, 12, agg, 6, TQ_DOUBLE, &t));
+    CHECK_OK(tq_mg_coarse_op_create("test", lat, 12, TQ_DOUBLE, TQ_DOUBLE, &fop));
+    CHECK_OK(tq_mg_coarse_op_create("test", lat, 24, TQ_DOUBLE, TQ_DOUBLE, &wide));
+    CHECK_OK(tq_mg_coarse_op_create("test", other, 12, TQ_DOUBLE, TQ_DOUBLE, &elsewhere));
+    if (!t || !fop || !wide || !elsewhere) goto out;
+    CHECK_OK(tq_mg_coarse_op_create("test", t->coarse, 12, TQ_DOUBLE, TQ_DOUBLE, &cop));
+    CHECK_OK(tq_mg_coarse_op_create("test", t->coarse, 24, TQ_DOUBLE, TQ_DOUBLE, &cwrong));
+    if (!cop || !cwrong) goto out;
+    CHECK_ERR(tq_mg_coarsen(NULL, t, cop), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_mg_coarsen(wide, t, cop), TQ_ERR_MISMATCH);
+    CHECK_ERR(tq_mg_coarsen(elsewhere, t, cop), TQ_ERR_MISMATCH);
+    CHECK_ERR(tq_mg_coarsen(fop, t, cwrong), TQ_ERR_MISMATCH);
+    CHECK_ERR(tq_mg_coarsen(fop, t, fop), TQ_ERR_MISMATCH);
+    printf("  %s\n", tq_last_error());
+out:
+    tq_mg_coarse_op_destroy(cop);
+    tq_mg_coarse_op_destroy(cwrong);
+    tq_mg_coarse_op_destroy(fop);
+    tq_mg_coarse_op_destroy(wide);
+    tq_mg_coarse_op_destroy(elsewhere);
+    tq_mg_transfer_destroy(t);
+    tq_lattice_destroy(other);
+    tq_lattice_destroy(lat);
+}
+
+int main(void)
+{
+    if (tq_test_init_cpus(2)) return 1;
+    const int agg[4] = {2, 2, 2, 2};
+    /* fine 8x4x4x8 (coarse 4x2x2x4): one block, split in x, split in x and t */
+    const int d[4] = {8, 4, 4, 8};
+    const int blocks[3][4] = {{8, 4, 4, 8}, {4, 4, 4, 8}, {4, 4, 4, 4}};
+    mgref_stencil s;
+    memset(&s, 0, sizeof s);
+    random_stencil(&s, d, 12);
+    if (s.x) check_coarsen("random, 12 complex, nvec 6", &s, agg, 6, blocks, 3);
+    mgref_stencil_free(&s);
+    /* the Wilson-clover matrix of a weak field, antiperiodic in t */
+    tq_host_gauge g;
+    CHECK_OK(tq_host_gauge_alloc(&g, d));
+    if (g.links) {
+        CHECK_OK(tq_host_gauge_weak(&g, 3, 0.3));
+        const double bc[4] = {1, 1, 1, -1};
+        if (!mgref_wilson_clover_stencil(&s, g.links, d, bc, 0.124, 1.1))
+            check_coarsen("Wilson-clover, nvec 12", &s, agg, 12, blocks, 3);
+        mgref_stencil_free(&s);
+        tq_host_gauge_free(&g);
+    }
+    /* a coarse level's operator coarsened again: 24 complex per site */
+    const int d2[4] = {4, 4, 4, 8}, blocks2[2][4] = {{4, 4, 4, 8}, {4, 4, 4, 4}};
+    random_stencil(&s, d2, 24);
+    if (s.x) check_coarsen("random, 24 complex, nvec 6", &s, agg, 6, blocks2, 2);
+    mgref_stencil_free(&s);
+    printf("errors:\n");
+    check_errors();
+    tq_finalize();
+    return tq_test_finish("test_mg_coarsen");
+}
