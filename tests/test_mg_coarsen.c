@@ -2,10 +2,12 @@
  * codelets/mg_coarsen.c) against reference/mg_reference.h's mgref_coarsen: bitwise in
  * double, for random stencil operators of 12 and 24 complex per site and the Wilson-clover
  * matrix of a weak gauge field, on one block and on decompositions that split x and t (the
- * basis's boundary layers through faces); the library's own R D P c equals D_c c; clear
- * errors for mismatched operators. */
+ * basis's boundary layers through faces); the library's own R D P c equals D_c c; GCR and
+ * BiCGstab solve the Wilson-clover coarse operator (tq_mg_coarse_solve); clear errors for
+ * mismatched operators and solver parameters. */
 #include "tq_test.h"
 #include "solvers/mg_internal.h"
+#include "solvers/solver_internal.h"   /* tq_krylov_out, tq_field_like */
 #include "../reference/mg_reference.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -40,11 +42,45 @@ static double max_abs_diff(const double *a, const double *b, int64_t n, double *
     return d;
 }
 
+/* D_c x = c by GCR and BiCGstab on the coarse level (tq_mg_coarse_solve): the true residual
+ * |c - D_c x| / |c| below 1e-9. hc: c on the host; dx, h: work (ncr reals). */
+static void check_coarse_solves(const tq_mg_coarse_op *op, const tq_field *c, tq_field *dx, const double *hc, double *h,
+                                int64_t ncr)
+{
+    const tq_inverter inv[2] = {TQ_INV_GCR, TQ_INV_BICGSTAB};
+    tq_field *x = NULL;
+    CHECK_OK(tq_field_like(c, &x));
+    for (int i = 0; x && i < 2; i++) {
+        tq_solver_params p;
+        tq_solver_params_default(&p);
+        p.inverter = inv[i];
+        p.tol = 1e-10;
+        p.maxiter = 2000;
+        tq_krylov_out out;
+        memset(&out, 0, sizeof out);
+        CHECK_OK(tq_mg_coarse_solve(op, x, c, &p, &out));
+        CHECK_OK(tq_mg_coarse_apply(op, dx, x));
+        CHECK_OK(tq_field_export(dx, h));
+        double num = 0, den = 0;
+        for (int64_t j = 0; j < ncr; j++) num += (hc[j] - h[j]) * (hc[j] - h[j]), den += hc[j] * hc[j];
+        const double res = sqrt(num / den);
+        CHECK(res < 1e-9, "coarse %s solve: true residual %.3g after %d iterations", tq_inverter_name(inv[i]), res,
+              out.iterations);
+        printf("    coarse %-8s solve: %3d iterations, true residual %.2g\n", tq_inverter_name(inv[i]), out.iterations, res);
+    }
+    tq_solver_params p;
+    tq_solver_params_default(&p);
+    if (x) CHECK_ERR(tq_mg_coarse_solve(op, x, c, &p, NULL), TQ_ERR_INVALID_ARG);   /* CG: D_c is not Hermitian */
+    p.inverter = TQ_INV_GCR;
+    if (x) CHECK_ERR(tq_mg_coarse_solve(op, x, x, &p, NULL), TQ_ERR_INVALID_ARG);
+    tq_field_destroy(x);
+}
+
 /* The library's coarse links of fine operator f (host order) for the basis made from vecs,
  * on `block`; also its basis ([site][k nf + d][2]) and the largest |R D P c - D_c c| over
  * max |D_c c| for a random c. Returns 0 on success. */
 static int library_coarsen(const mgref_stencil *f, const int block[4], const int agg[4], int nvec, const double *vecs,
-                           double *clinks, double *basis, double *rdp_err)
+                           double *clinks, double *basis, double *rdp_err, int solves)
 {
     const int nf = f->ndof, nc = 2 * nvec;
     tq_lattice *lat = tq_test_lattice(f->dims, block);
@@ -115,6 +151,7 @@ static int library_coarsen(const mgref_stencil *f, const int block[4], const int
             CHECK_OK(tq_field_export(rdpc, h2));
             double scale;
             *rdp_err = max_abs_diff(h2, h1, ncr, &scale) / scale;
+            if (solves) check_coarse_solves(cop, c, dc, hc, h1, ncr);
         }
         free(hf);
         tq_field_destroy(pcs);
@@ -140,7 +177,7 @@ static int library_coarsen(const mgref_stencil *f, const int block[4], const int
 /* Coarsens f on each decomposition: bitwise mgref_coarsen with the library's basis, and
  * bitwise the first decomposition's links. */
 static void check_coarsen(const char *name, const mgref_stencil *f, const int agg[4], int nvec, const int blocks[][4],
-                          int nblocks)
+                          int nblocks, int solves)
 {
     const int nf = f->ndof, nc = 2 * nvec;
     const int64_t nvr = f->nsite * nf * 2;
@@ -158,7 +195,7 @@ static void check_coarsen(const char *name, const mgref_stencil *f, const int ag
     for (int b = 0; b < nblocks; b++) {
         double rdp = 1;
         double *links = b ? got : first;
-        if (library_coarsen(f, blocks[b], agg, nvec, vecs, links, basis, &rdp)) continue;
+        if (library_coarsen(f, blocks[b], agg, nvec, vecs, links, basis, &rdp, solves && b == nblocks - 1)) continue;
         /* the reference on the library's basis (host [site][k nf + d] -> [k][site][d]) */
         if (mgref_transfer_make(&tr, f->dims, agg, nf, nvec, vecs)) { CHECK(0, "reference basis"); break; }
         for (int k = 0; k < nvec; k++)
@@ -236,7 +273,7 @@ int main(void)
     mgref_stencil s;
     memset(&s, 0, sizeof s);
     random_stencil(&s, d, 12);
-    if (s.x) check_coarsen("random, 12 complex, nvec 6", &s, agg, 6, blocks, 3);
+    if (s.x) check_coarsen("random, 12 complex, nvec 6", &s, agg, 6, blocks, 3, 0);
     mgref_stencil_free(&s);
     /* the Wilson-clover matrix of a weak field, antiperiodic in t */
     tq_host_gauge g;
@@ -245,14 +282,14 @@ int main(void)
         CHECK_OK(tq_host_gauge_weak(&g, 3, 0.3));
         const double bc[4] = {1, 1, 1, -1};
         if (!mgref_wilson_clover_stencil(&s, g.links, d, bc, 0.124, 1.1))
-            check_coarsen("Wilson-clover, nvec 12", &s, agg, 12, blocks, 3);
+            check_coarsen("Wilson-clover, nvec 12", &s, agg, 12, blocks, 3, 1);
         mgref_stencil_free(&s);
         tq_host_gauge_free(&g);
     }
     /* a coarse level's operator coarsened again: 24 complex per site */
     const int d2[4] = {4, 4, 4, 8}, blocks2[2][4] = {{4, 4, 4, 8}, {4, 4, 4, 4}};
     random_stencil(&s, d2, 24);
-    if (s.x) check_coarsen("random, 24 complex, nvec 6", &s, agg, 6, blocks2, 2);
+    if (s.x) check_coarsen("random, 24 complex, nvec 6", &s, agg, 6, blocks2, 2, 0);
     mgref_stencil_free(&s);
     printf("errors:\n");
     check_errors();

@@ -14,6 +14,7 @@
  * (Algorithm 1) instead restarts the Krylov recurrence at each update. Convergence is
  * decided on the true residual after a final update. */
 #include "solvers/krylov_internal.h"
+#include "solvers/mg_internal.h"   /* a coarse operator's vector precision */
 
 #include <math.h>
 #include <stdio.h>
@@ -102,7 +103,7 @@ static const tq_krylov_method *method_table(int method)
  * switches TQ_SOLVER_PIPELINE=0, TQ_SOLVER_FUSE=0 turn the two off). */
 static void configure(tq_krylov *k, const tq_solver_params *p)
 {
-    k->mixed = k->ops->d != k->op->d;
+    k->mixed = k->ops->d != k->op->d || k->ops->coarse != k->op->coarse;
     k->defect = k->mixed && p->mixed == TQ_MIXED_DEFECT;
     k->delta = p->reliable_delta > 0 ? p->reliable_delta : 0.1;
     k->nkrylov = p->gcr_nkrylov > 0 ? p->gcr_nkrylov : 8;
@@ -112,12 +113,12 @@ static void configure(tq_krylov *k, const tq_solver_params *p)
     k->pipelined = k->m->pipelines && !(pipe_env && pipe_env[0] == '0');
     const char *fuse_env = getenv("TQ_SOLVER_FUSE");
     const tq_linop *ops = k->ops;
-    k->fused = k->m->fused_form >= 0 && (int)ops->kind == k->m->fused_form && ops->shift == 0.0 &&
+    k->fused = k->m->fused_form >= 0 && (int)ops->kind == k->m->fused_form && ops->shift == 0.0 && ops->d &&
                tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
     /* Where this rank's blocks share one worker an iteration's tasks run one after another
      * anyway; as one task they pay StarPU's task-to-task gap once instead of once per kernel. */
-    k->chained = tq_internal_dirac_can_chain(ops->d);
-    k->chained_restarts = k->chained && tq_internal_dirac_can_chain(k->op->d);
+    k->chained = ops->d && tq_internal_dirac_can_chain(ops->d);   /* a coarse operator: not yet */
+    k->chained_restarts = k->chained && k->op->d && tq_internal_dirac_can_chain(k->op->d);
 }
 
 /* The work fields in sloppy precision sp (mixed: a sloppy solution and a precise residual
@@ -176,7 +177,7 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     tq_status st = TQ_SUCCESS;
     if (k->m->hermitian && !tq_linop_hermitian(op))
         st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
-    if (st == TQ_SUCCESS) st = create_state(k, tq_internal_dirac_gauge(ops->d)->p.prec);
+    if (st == TQ_SUCCESS) st = create_state(k, ops->d ? tq_internal_dirac_gauge(ops->d)->p.prec : ops->coarse->vec_prec);
     if (st == TQ_SUCCESS) st = submit_start(k);
     if (st == TQ_SUCCESS) st = tq_scalars_mark(k->sc, SNAP_RESTART);   /* the iterations' clock starts there */
     k->out.blas_flops += 2 * k->n_precise + 2 * k->n_sloppy;

@@ -110,4 +110,12 @@ tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_
  * decomposition. */
 tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq_mg_coarse_op *coarse);
 
+/* ---- solves on a level (src/solvers/mg_solve.c) ------------------------------------------
+ * D_c x = b from x = 0 with p's inverter (GCR, with or without its MR preconditioner,
+ * BiCGstab or MR), tolerance and iteration limit, on full coarse fields of op's lattice in
+ * op->vec_prec; out (may be NULL): iterations and the iterated relative residual. */
+struct tq_krylov_out;
+tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             struct tq_krylov_out *out);
+
 #endif

@@ -1,6 +1,7 @@
 /* tq_solve: solve types (even-odd preparation and reconstruction, normal equations), the
  * linear operators the inverters see, parameter checks, and the true residual. */
 #include "solvers/solver_internal.h"
+#include "solvers/mg_internal.h"   /* TQ_LINOP_COARSE */
 #include "core/placement.h"
 
 #include <math.h>
@@ -48,6 +49,7 @@ static tq_status linop_apply_unshifted(tq_linop *op, tq_field *out, const tq_fie
     case TQ_LINOP_MAT_MAT_DAG:
         TQ_CHECK(tq_dirac_mat(d, op->tmp, in, 1));
         return tq_dirac_mat(d, out, op->tmp, 0);
+    case TQ_LINOP_COARSE: return tq_mg_coarse_apply(op->coarse, out, in);
     case TQ_LINOP_MATPC: return tq_dirac_matpc(d, out, in, op->parity, 0);
     case TQ_LINOP_MATPC_DAG: return tq_dirac_matpc(d, out, in, op->parity, 1);
     case TQ_LINOP_MATPC_DAG_MATPC:

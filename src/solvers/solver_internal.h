@@ -16,10 +16,13 @@ typedef enum tq_linop_kind {
     TQ_LINOP_MATPC_DAG,
     TQ_LINOP_MATPC_DAG_MATPC,
     TQ_LINOP_MATPC_MATPC_DAG,
+    TQ_LINOP_COARSE,           /* a multigrid level's operator D_c (full coarse fields; d NULL) */
 } tq_linop_kind;
 
+struct tq_mg_coarse_op;
 typedef struct tq_linop {
     const tq_dirac *d;
+    const struct tq_mg_coarse_op *coarse;   /* TQ_LINOP_COARSE */
     tq_linop_kind kind;
     tq_subset parity;          /* even-odd forms */
     tq_field *tmp;             /* work field of the composite forms (made by the solver) */
