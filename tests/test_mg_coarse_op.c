@@ -5,31 +5,13 @@
  * face), for 12 and 24 complex per site; clear errors for bad operators and fields. */
 #include "tq_test.h"
 #include "solvers/mg_internal.h"
-#include "../reference/mg_reference.h"
+#include "mg_test.h"
 
-static uint64_t rng_state = 0x853c49e6748fea9bull;
-static double urand(void)   /* uniform in [-1, 1) (splitmix64) */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
-/* The links in the library's host order: [site][m][i][j][2], m = 0 X, 1 + 2 mu Yf, 2 + 2 mu Yb. */
+/* The links in the library's host order (mg_test.h), a new array. */
 static double *links_host(const mgref_stencil *s)
 {
-    const int64_t m = mgref_mat_reals(s->ndof);
-    double *h = malloc(sizeof(double) * (size_t)(s->nsite * 9 * m));
-    if (!h) return NULL;
-    for (int64_t x = 0; x < s->nsite; x++) {
-        memcpy(h + (x * 9) * m, s->x + x * m, sizeof(double) * (size_t)m);
-        for (int mu = 0; mu < 4; mu++) {
-            memcpy(h + (x * 9 + 1 + 2 * mu) * m, s->yf + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
-            memcpy(h + (x * 9 + 2 + 2 * mu) * m, s->yb + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
-        }
-    }
+    double *h = malloc(sizeof(double) * (size_t)(s->nsite * 9 * mgref_mat_reals(s->ndof)));
+    if (h) mg_links_to_host(s, h);
     return h;
 }
 
@@ -137,6 +119,7 @@ static void check_errors(void)
 
 int main(void)
 {
+    mg_rng_state = 0x853c49e6748fea9bull;
     if (tq_test_init_cpus(2)) return 1;
     const int d[4] = {4, 4, 4, 8};
     const int blocks[3][4] = {{4, 4, 4, 8}, {4, 4, 2, 4}, {2, 2, 2, 2}};

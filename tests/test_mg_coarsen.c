@@ -8,31 +8,7 @@
 #include "tq_test.h"
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"   /* tq_krylov_out, tq_field_like */
-#include "../reference/mg_reference.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-static double urand(void)   /* uniform in [-1, 1) (splitmix64) */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
-/* A stencil's matrices in the library's host order: [site][m][i][j][2], m = 0 X,
- * 1 + 2 mu Yf_mu, 2 + 2 mu Yb_mu (and back). */
-static void links_to_host(const mgref_stencil *s, double *h)
-{
-    const int64_t m = mgref_mat_reals(s->ndof);
-    for (int64_t x = 0; x < s->nsite; x++) {
-        memcpy(h + (x * 9) * m, s->x + x * m, sizeof(double) * (size_t)m);
-        for (int mu = 0; mu < 4; mu++) {
-            memcpy(h + (x * 9 + 1 + 2 * mu) * m, s->yf + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
-            memcpy(h + (x * 9 + 2 + 2 * mu) * m, s->yb + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
-        }
-    }
-}
+#include "mg_test.h"
 
 static double max_abs_diff(const double *a, const double *b, int64_t n, double *scale)
 {
@@ -103,7 +79,7 @@ static int library_coarsen(const mgref_stencil *f, const int block[4], const int
         ok = v[k] && !tq_field_import(v[k], vecs + (int64_t)k * f->nsite * nf * 2);
     }
     if (ok) {
-        links_to_host(f, flinks);
+        mg_links_to_host(f, flinks);
         CHECK_OK(tq_field_import(fop->links, flinks));
         CHECK_OK(tq_mg_transfer_set_basis(t, v));
         CHECK_OK(tq_mg_coarsen(fop, t, cop));
@@ -203,7 +179,7 @@ static void check_coarsen(const char *name, const mgref_stencil *f, const int ag
                 memcpy(tr.basis + ((int64_t)k * f->nsite + s) * nf * 2, basis + (s * nvec + k) * nf * 2, sizeof(double) * (size_t)nf * 2);
         mgref_stencil c;
         if (mgref_coarsen(&c, f, &tr)) { CHECK(0, "out of memory"); mgref_transfer_free(&tr); break; }
-        links_to_host(&c, want);
+        mg_links_to_host(&c, want);
         mgref_stencil_free(&c);
         mgref_transfer_free(&tr);
         double scale;
@@ -265,6 +241,7 @@ out:
 
 int main(void)
 {
+    mg_rng_state = 0x9e3779b97f4a7c15ull;
     if (tq_test_init_cpus(2)) return 1;
     const int agg[4] = {2, 2, 2, 2};
     /* fine 8x4x4x8 (coarse 4x2x2x4): one block, split in x, split in x and t */

@@ -5,17 +5,7 @@
  * complex per site), and clear errors for bad transfers and fields. */
 #include "tq_test.h"
 #include "solvers/mg_internal.h"
-#include "../reference/mg_reference.h"
-
-static uint64_t rng_state = 0x2545f4914f6cdd1dull;
-static double urand(void)   /* uniform in [-1, 1) (splitmix64) */
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
+#include "mg_test.h"
 
 static double max_diff(const double *a, const double *b, int64_t n, double *scale)
 {
@@ -234,6 +224,7 @@ static void check_errors(void)
 
 int main(void)
 {
+    mg_rng_state = 0x2545f4914f6cdd1dull;
     if (tq_test_init_cpus(2)) return 1;
 
     /* the Wilson level: spinors, aggregates 2^4, one block and four */

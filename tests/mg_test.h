@@ -1,0 +1,35 @@
+/* What the multigrid tests share: uniform random numbers (splitmix64; each test seeds
+ * mg_rng_state) and a reference stencil's matrices in the library's host order of a coarse
+ * operator's links. */
+#ifndef TQ_MG_TEST_H
+#define TQ_MG_TEST_H
+
+#include "../reference/mg_reference.h"
+
+static uint64_t mg_rng_state = 0x9e3779b97f4a7c15ull;
+
+/* Uniform in [-1, 1). */
+static inline double urand(void)
+{
+    uint64_t z = (mg_rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* h[site][m][i][j][2] with m = 0 X, 1 + 2 mu Yf_mu, 2 + 2 mu Yb_mu (s->nsite 9 ndof^2
+ * complex). */
+static inline void mg_links_to_host(const mgref_stencil *s, double *h)
+{
+    const int64_t m = mgref_mat_reals(s->ndof);
+    for (int64_t x = 0; x < s->nsite; x++) {
+        memcpy(h + (x * 9) * m, s->x + x * m, sizeof(double) * (size_t)m);
+        for (int mu = 0; mu < 4; mu++) {
+            memcpy(h + (x * 9 + 1 + 2 * mu) * m, s->yf + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
+            memcpy(h + (x * 9 + 2 + 2 * mu) * m, s->yb + (x * 4 + mu) * m, sizeof(double) * (size_t)m);
+        }
+    }
+}
+
+#endif
