@@ -14,6 +14,7 @@
 #include "kernels/mg_transfer_site.h"
 #include "kernels/coarse_op_site.h"
 #include "kernels/mg_coarsen_site.h"
+#include "kernels/mg_fine_op_site.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,12 @@ extern struct starpu_codelet tq_cl_coarse_exterior;
  * CPU only so far). */
 extern struct starpu_codelet tq_cl_mg_coarsen_pack;
 extern struct starpu_codelet tq_cl_mg_coarsen;
+/* The Wilson-clover matrix as the fine level's stencil-form operator: X and Yf of a block's
+ * parity, the upper layers' Yf into faces, every Yb from the Yf below (codelets/mg_fine_op.c;
+ * CPU only so far). */
+extern struct starpu_codelet tq_cl_mg_fine_local;
+extern struct starpu_codelet tq_cl_mg_fine_pack;
+extern struct starpu_codelet tq_cl_mg_fine_back;
 
 /* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;

@@ -82,3 +82,26 @@ int tq_task_mg_coarsen(const tq_task_options *opt, const tq_mg_coarsen_args *a, 
     for (int i = 0; i < a->nfaces; i++) d[7 + i] = (struct starpu_data_descr){from[i], STARPU_R};
     return tq_task_submit_descr(opt, &tq_cl_mg_coarsen, a, sizeof *a, d, 7 + a->nfaces, STARPU_DEFAULT_PRIO);
 }
+
+int tq_task_mg_fine_local(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t gauge,
+                          starpu_data_handle_t clover, starpu_data_handle_t links)
+{
+    struct starpu_data_descr d[3] = {{gauge, STARPU_R}, {links, STARPU_W}, {clover, STARPU_R}};
+    return tq_task_submit_descr(opt, &tq_cl_mg_fine_local, a, sizeof *a, d, a->clover ? 3 : 2, STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_mg_fine_pack(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t const links[2],
+                         starpu_data_handle_t *faces)
+{
+    struct starpu_data_descr d[10] = {{links[0], STARPU_R}, {links[1], STARPU_R}};
+    for (int i = 0; i < a->nfaces; i++) d[2 + i] = (struct starpu_data_descr){faces[i], STARPU_W};
+    return tq_task_submit_descr(opt, &tq_cl_mg_fine_pack, a, sizeof *a, d, 2 + a->nfaces, STARPU_MAX_PRIO);
+}
+
+int tq_task_mg_fine_back(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t const links[2],
+                         starpu_data_handle_t *from)
+{
+    struct starpu_data_descr d[10] = {{links[0], STARPU_RW}, {links[1], STARPU_RW}};
+    for (int i = 0; i < a->nfaces; i++) d[2 + i] = (struct starpu_data_descr){from[i], STARPU_R};
+    return tq_task_submit_descr(opt, &tq_cl_mg_fine_back, a, sizeof *a, d, 2 + a->nfaces, STARPU_DEFAULT_PRIO);
+}

@@ -159,6 +159,15 @@ int tq_task_mg_coarsen_pack(const tq_task_options *opt, const tq_mg_coarsen_args
 int tq_task_mg_coarsen(const tq_task_options *opt, const tq_mg_coarsen_args *a, starpu_data_handle_t const basis[2],
                        starpu_data_handle_t const flinks[2], starpu_data_handle_t const clinks[2], starpu_data_handle_t status,
                        starpu_data_handle_t *from);
+/* The Wilson-clover matrix as a stencil-form operator on one block (codelets/mg_fine_op.c):
+ * X and Yf of parity a->parity (clover: NULL for Wilson), the upper layers' Yf into faces
+ * (a->nfaces handles), every Yb from the Yf below (from: a->nfaces handles, NULL when none). */
+int tq_task_mg_fine_local(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t gauge,
+                          starpu_data_handle_t clover, starpu_data_handle_t links);
+int tq_task_mg_fine_pack(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t const links[2],
+                         starpu_data_handle_t *faces);
+int tq_task_mg_fine_back(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t const links[2],
+                         starpu_data_handle_t *from);
 /* The multigrid coarse operator on one block (codelets/coarse_op.c): pack of in's face
  * sites into faces[0 .. a->nfaces - 1]; the interior and exterior of out (parity
  * a->parity) from in_same (the same parity, for the local term), in (the other parity),

@@ -32,4 +32,22 @@ static inline void mg_links_to_host(const mgref_stencil *s, double *h)
     }
 }
 
+/* A double-precision gauge field of lat from g (recon 18) and the Wilson (csw 0) or clover
+ * operator on it, antiperiodic in t; returns 0, or -1 with *gauge and *d as far as made. */
+static inline int mg_test_dirac(tq_lattice *lat, const tq_host_gauge *g, double kappa, double csw, tq_field **gauge,
+                                tq_dirac **d)
+{
+    tq_field_params gp = {TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, TQ_RECON_18, 0};
+    CHECK_OK(tq_field_create(lat, &gp, gauge));
+    if (!*gauge) return -1;
+    CHECK_OK(tq_gauge_field_import(*gauge, g));
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = csw != 0.0 ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
+    dp.kappa = kappa;
+    dp.csw = csw;
+    CHECK_OK(tq_dirac_create(*gauge, &dp, d));
+    return *d ? 0 : -1;
+}
+
 #endif

@@ -3,8 +3,9 @@
  * double, for random stencil operators of 12 and 24 complex per site and the Wilson-clover
  * matrix of a weak gauge field, on one block and on decompositions that split x and t (the
  * basis's boundary layers through faces); the library's own R D P c equals D_c c; GCR and
- * BiCGstab solve the Wilson-clover coarse operator (tq_mg_coarse_solve); clear errors for
- * mismatched operators and solver parameters. */
+ * BiCGstab solve the Wilson-clover coarse operator (tq_mg_coarse_solve); the fine level in
+ * stencil form (tq_mg_fine_op_create) equals the reference's matrices and applies as
+ * tq_dirac_mat does; clear errors for mismatched operators and solver parameters. */
 #include "tq_test.h"
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"   /* tq_krylov_out, tq_field_like */
@@ -207,6 +208,74 @@ static void random_stencil(mgref_stencil *s, const int dims[4], int n)
     for (int64_t i = 0; i < s->nsite * 4 * m; i++) s->yf[i] = urand(), s->yb[i] = urand();
 }
 
+/* The fine level in stencil form (tq_mg_fine_op_create) against mgref_wilson_clover_stencil
+ * (Wilson: bitwise; clover: to rounding, the clover terms being built apart), and its
+ * application against the library's tq_dirac_mat on a random spinor. */
+static void check_fine_op(const int dims[4], const int block[4], int clover)
+{
+    const double kappa = 0.124, csw = clover ? 1.1 : 0.0, bc[4] = {1, 1, 1, -1};
+    tq_host_gauge g;
+    mgref_stencil ref;
+    memset(&ref, 0, sizeof ref);
+    tq_lattice *lat = tq_test_lattice(dims, block);
+    tq_field *gauge = NULL, *v = NULL, *mv = NULL, *vc = NULL, *yc = NULL;
+    tq_dirac *d = NULL;
+    tq_mg_coarse_op *op = NULL;
+    const int64_t vol = (int64_t)dims[0] * dims[1] * dims[2] * dims[3], nl = vol * 9 * mgref_mat_reals(12);
+    double *want = malloc(sizeof(double) * (size_t)nl), *got = malloc(sizeof(double) * (size_t)nl);
+    double *hv = malloc(sizeof(double) * (size_t)(vol * 24)), *h1 = malloc(sizeof(double) * (size_t)(vol * 24)),
+           *h2 = malloc(sizeof(double) * (size_t)(vol * 24));
+    CHECK_OK(tq_host_gauge_alloc(&g, dims));
+    if (!lat || !g.links || !want || !got || !hv || !h1 || !h2) { CHECK(0, "set-up failed"); goto out; }
+    CHECK_OK(tq_host_gauge_weak(&g, 3, 0.3));
+    if (mgref_wilson_clover_stencil(&ref, g.links, dims, bc, kappa, csw)) { CHECK(0, "out of memory"); goto out; }
+    mg_links_to_host(&ref, want);
+    if (mg_test_dirac(lat, &g, kappa, csw, &gauge, &d)) goto out;
+    CHECK_OK(tq_mg_fine_op_create("test", d, TQ_DOUBLE, TQ_DOUBLE, &op));
+    if (!op) goto out;
+    CHECK_OK(tq_field_export(op->links, got));
+    double scale;
+    const double worst = max_abs_diff(got, want, nl, &scale);
+    char what[128];
+    snprintf(what, sizeof what, "%s, blocks %dx%dx%dx%d", clover ? "clover" : "Wilson", block[0], block[1], block[2], block[3]);
+    if (clover) CHECK(worst <= 1e-14 * scale, "%s: fine links differ from the reference by %.3g", what, worst);
+    else CHECK(worst == 0, "%s: fine links differ from the reference by %.3g", what, worst);
+    /* M v by the Dirac operator and by the stencil form */
+    tq_field_params sp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    tq_field_params cp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 12};
+    CHECK_OK(tq_field_create(lat, &sp, &v));
+    CHECK_OK(tq_field_create(lat, &sp, &mv));
+    CHECK_OK(tq_field_create(lat, &cp, &vc));
+    CHECK_OK(tq_field_create(lat, &cp, &yc));
+    if (!v || !mv || !vc || !yc) goto out;
+    for (int64_t i = 0; i < vol * 24; i++) hv[i] = urand();
+    CHECK_OK(tq_field_import(v, hv));
+    CHECK_OK(tq_field_import(vc, hv));
+    CHECK_OK(tq_dirac_mat(d, mv, v, 0));
+    CHECK_OK(tq_mg_coarse_apply(op, yc, vc));
+    CHECK_OK(tq_field_export(mv, h1));
+    CHECK_OK(tq_field_export(yc, h2));
+    const double eapp = max_abs_diff(h2, h1, vol * 24, &scale) / scale;
+    CHECK(eapp < 1e-14, "%s: the stencil form's M v differs from tq_dirac_mat's by %.3g", what, eapp);
+    printf("  fine level in stencil form, %-32s links - reference %.2g, M v - tq_dirac_mat %.2g\n", what, worst, eapp);
+out:
+    tq_field_destroy(v);
+    tq_field_destroy(mv);
+    tq_field_destroy(vc);
+    tq_field_destroy(yc);
+    tq_mg_coarse_op_destroy(op);
+    tq_dirac_destroy(d);
+    tq_field_destroy(gauge);
+    tq_lattice_destroy(lat);
+    mgref_stencil_free(&ref);
+    tq_host_gauge_free(&g);
+    free(want);
+    free(got);
+    free(hv);
+    free(h1);
+    free(h2);
+}
+
 static void check_errors(void)
 {
     const int dims[4] = {4, 4, 4, 4}, agg[4] = {2, 2, 2, 2};
@@ -268,6 +337,9 @@ int main(void)
     random_stencil(&s, d2, 24);
     if (s.x) check_coarsen("random, 24 complex, nvec 6", &s, agg, 6, blocks2, 2, 0);
     mgref_stencil_free(&s);
+    const int fb[2][4] = {{8, 4, 4, 8}, {4, 4, 4, 4}};
+    for (int cl = 0; cl < 2; cl++)
+        for (int b = 0; b < 2; b++) check_fine_op(d, fb[b], cl);
     printf("errors:\n");
     check_errors();
     tq_finalize();

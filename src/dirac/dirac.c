@@ -200,3 +200,4 @@ int tq_internal_dirac_can_chain(const tq_dirac *d)
 
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d) { return d->gauge; }
 const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d) { return &d->p; }
+const tq_field *tq_internal_dirac_clover(const tq_dirac *d) { return d->clover; }

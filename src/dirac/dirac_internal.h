@@ -39,6 +39,8 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
 /* The gauge field and parameters an operator was made with. */
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d);
 const tq_dirac_params *tq_internal_dirac_params(const tq_dirac *d);
+/* The clover term A (both parities; NULL for Wilson). */
+const tq_field *tq_internal_dirac_clover(const tq_dirac *d);
 
 /* A copy of d with its own work fields and faces, sharing gauge and clover fields (for
  * solves running at once); destroy it before d. */

@@ -1,5 +1,5 @@
-/* GCR, one iteration of the Krylov frame (src/solvers/krylov.c): z = K r (K: none, or a
- * fixed number of MR steps); Az; Az and z orthogonalised against the cycle's earlier (unit)
+/* GCR, one iteration of the Krylov frame (src/solvers/krylov.c): z = K r (K: none, a
+ * fixed number of MR steps, or the caller's, e.g. a multigrid cycle); Az; Az and z orthogonalised against the cycle's earlier (unit)
  * Az_j; normalised; alpha = <Az, r>; x += alpha z; r -= alpha Az; |r|^2. The cycle restarts
  * after nkrylov directions (and at each reliable update). Not pipelined: each iteration
  * needs the directions of the ones before it. */
@@ -67,7 +67,8 @@ static tq_status gcr_submit_iteration(tq_krylov *k)
     const signed char alpha_slots[4] = {GCR_ALPHA + 1, GCR_ALPHA + 2, 0, 0};
     const int j0 = k->kcycle;
     tq_field *z = k->z[j0], *az = k->az[j0];
-    if (k->p.precond == TQ_PRECOND_MR) TQ_CHECK(precondition_mr(k, z, az));
+    if (k->precond) TQ_CHECK(k->precond(k->precond_ctx, z, k->rs));
+    else if (k->p.precond == TQ_PRECOND_MR) TQ_CHECK(precondition_mr(k, z, az));
     else TQ_CHECK(tq_krylov_blas(k, TQ_OP_COPY, k->rs, z, NULL, NULL, 0, NULL, 0));
     TQ_CHECK(tq_linop_apply(k->ops, az, z));
     TQ_CHECK(orthonormalise(k, j0, z, az));

@@ -199,6 +199,12 @@ double tq_krylov_iter_start(const tq_krylov *k)
 
 int tq_krylov_done(const tq_krylov *k) { return k->done; }
 void tq_krylov_no_pipeline(tq_krylov *k) { k->pipelined = 0; }
+
+void tq_krylov_set_preconditioner(tq_krylov *k, tq_status (*fn)(void *ctx, tq_field *z, const tq_field *r), void *ctx)
+{
+    k->precond = fn;
+    k->precond_ctx = ctx;
+}
 tq_status tq_krylov_status(const tq_krylov *k) { return k->st; }
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }
 

@@ -54,6 +54,9 @@ struct tq_krylov {
     int nkrylov, kcycle;       /* GCR: directions per cycle, index of the next one */
     tq_field *z[TQ_GCR_MAX], *az[TQ_GCR_MAX];   /* GCR: directions and their A-images */
     tq_field *pr;              /* GCR's MR preconditioner: its residual */
+    /* GCR's preconditioner given by the caller (tq_krylov_set_preconditioner): z = K r */
+    tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r);
+    void *precond_ctx;
     const char *who;
     tq_solver_params p;
     double delta;

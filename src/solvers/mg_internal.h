@@ -101,6 +101,14 @@ void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op);
 /* out = D_c in: full coarse fields of n complex per site in vec_prec, out != in. */
 tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 
+/* The fine level in stencil form: M = A - kappa D of d (Wilson or clover, its boundary
+ * conditions) as the links of an operator with 12 complex per site on d's lattice
+ * (kernels/mg_fine_op_site.h), links stored in link_prec, applied to vectors in vec_prec
+ * (coarse-kind fields of 12 complex per site). Tasks per block; the links are ready when
+ * they are next read. */
+tq_status tq_mg_fine_op_create(const char *who, const tq_dirac *d, tq_precision link_prec, tq_precision vec_prec,
+                               tq_mg_coarse_op **out);
+
 /* ---- the Galerkin product (src/solvers/mg_coarsen.c) ------------------------------------
  * coarse's links = R D P for the stencil-form operator fine on t's fine lattice (fine->n ==
  * t->fine_ndof) and t's basis; coarse on t's coarse lattice with n = 2 nvec. One task per
@@ -117,5 +125,27 @@ tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq
 struct tq_krylov_out;
 tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              struct tq_krylov_out *out);
+/* The same with GCR preconditioned by precond(ctx, z, r): z = K r (e.g. a multigrid cycle). */
+tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                            tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx,
+                            struct tq_krylov_out *out);
+
+/* ---- a two-level cycle (src/solvers/mg_cycle.c) --------------------------------------------
+ * K r for the fine level's operator: pre MR steps on F z = r, the coarse correction
+ * z += P C^-1 R (r - F z) with C^-1 a coarse solve to coarse_p's tolerance (or its iteration
+ * limit), post MR steps on the new residual; a preconditioner for tq_mg_level_solve's GCR.
+ * Work fields are made at create. */
+typedef struct tq_mg_two_level {
+    const tq_mg_coarse_op *fine, *coarse;
+    const tq_mg_transfer *t;
+    int pre, post;
+    tq_solver_params coarse_p;
+    tq_field *rr, *az, *e, *rc, *ec;   /* fine: residual, F z, a correction; coarse: rhs, solution */
+    long coarse_iterations;            /* summed over applications */
+} tq_mg_two_level;
+tq_status tq_mg_two_level_create(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
+                                 int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out);
+void tq_mg_two_level_destroy(tq_mg_two_level *m);
+tq_status tq_mg_two_level_apply(void *m, tq_field *z, const tq_field *r);
 
 #endif

@@ -11,6 +11,12 @@
 tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_krylov_out *out)
 {
+    return tq_mg_level_solve(op, x, b, p, NULL, NULL, out);
+}
+
+tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                            tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+{
     const char *who = "tq_mg_coarse_solve";
     if (!op || !x || !b || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     if (p->inverter != TQ_INV_GCR && p->inverter != TQ_INV_BICGSTAB && p->inverter != TQ_INV_MR)
@@ -28,6 +34,8 @@ tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fi
             return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full coarse fields of the operator's lattice, %d complex per "
                             "site, in %s", who, op->n, tq_precision_name(op->vec_prec));
     if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
+    if (precond && p->inverter != TQ_INV_GCR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: a preconditioner needs GCR (flexible)", who);
     tq_linop L;
     memset(&L, 0, sizeof L);
     L.kind = TQ_LINOP_COARSE;
@@ -40,6 +48,7 @@ tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fi
                                                                                                        : TQ_KRYLOV_GCR;
     tq_krylov *k = NULL;
     tq_status st = tq_krylov_start(&k, method, &L, &L, x, b, &q);
+    if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
     while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
         st = tq_krylov_submit(k);
         if (st == TQ_SUCCESS) tq_krylov_check(k);

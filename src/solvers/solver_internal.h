@@ -52,6 +52,9 @@ tq_status tq_krylov_start(tq_krylov **k, int method, tq_linop *op, tq_linop *ops
 tq_status tq_krylov_submit(tq_krylov *k);
 tq_status tq_krylov_check(tq_krylov *k);
 int tq_krylov_done(const tq_krylov *k);
+/* GCR only: z = fn(ctx, z, r) as its preconditioner instead of p's (a multigrid cycle;
+ * flexible GCR takes one that changes between iterations). Set before the first submit. */
+void tq_krylov_set_preconditioner(tq_krylov *k, tq_status (*fn)(void *ctx, tq_field *z, const tq_field *r), void *ctx);
 /* One iteration at a time (the caller works on the solve's fields between iterations). */
 void tq_krylov_no_pipeline(tq_krylov *k);
 /* Each (re)start read as soon as it is queued (the host waits), instead of at the next
