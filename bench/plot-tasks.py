@@ -8,6 +8,7 @@ and its mean wait from submission to start. With OUT.png (needs matplotlib) draw
 per worker, a bar per task coloured by codelet (a chain by its first entry), and face
 transfers between ranks as thin bars on their own row."""
 import csv
+import signal
 import statistics
 import sys
 
@@ -25,6 +26,7 @@ def label(r):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)   # quiet when piped into head
     args = [a for a in sys.argv[1:]]
     lo, hi = None, None
     if "--from" in args:
