@@ -2,6 +2,9 @@
  * definitions and perf models. The per-site arithmetic is kernels/dslash_wilson_site.h.
  *
  * Buffers (variable count, modes given per task by tasks/dirac_tasks.c):
+ * Pack and exterior tasks take a tq_dslash_wilson_face_args: their faces between GPUs
+ * (peer faces, face_sync.h) are not buffers but pointers there, and a GPU's stream waits
+ * and signals around the kernel as it says.
  *   pack:      in (R), gauge of the packed parity (R), faces (W): per split mu, lower, upper
  *   interior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (W), [x (R) when xpay with x not out], [clover of the output parity (R)
@@ -26,24 +29,27 @@
 /* The CPU loops take precision, compression and dagger as compile-time constants through
  * TQ_DSLASH_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
 
-static void face_pointers(void *buffers[], int first, const tq_dslash_wilson_args *a, void *face[4][2])
+/* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
+ * set: only between GPUs, face_sync.h) is not a buffer. */
+static void face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
 {
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
         face[mu][0] = face[mu][1] = NULL;
-        if (!a->split[mu]) continue;
-        face[mu][0] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
-        face[mu][1] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        if (!fa->a.split[mu]) continue;
+        for (int side = 0; side < 2; side++)
+            face[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
 }
 
 static void dslash_wilson_pack_cpu(void *buffers[], void *cl_arg)
 {
-    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
+    const tq_dslash_wilson_args *a = &fa->a;
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *g = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     void *face[4][2];
-    face_pointers(buffers, 2, a, face);
+    face_pointers(buffers, 2, fa, face);
     const int64_t n = tq_face_total(a);
 #define PACK(P, R, D)                                                                        \
     for (int64_t e = 0; e < n; e++) {                                                     \
@@ -120,7 +126,8 @@ static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
 
 static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
 {
-    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
+    const tq_dslash_wilson_args *a = &fa->a;
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -129,7 +136,7 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
     const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
     void *face[4][2];
-    face_pointers(buffers, 4 + with_x + (a->clover ? 1 : 0), a, face);
+    face_pointers(buffers, 4 + with_x + (a->clover ? 1 : 0), fa, face);
     const void *const (*from)[2] = (const void *const (*)[2])face;
     const int64_t n = tq_face_total(a);
 #define EXTERIOR(P, R, D)                                                                    \

@@ -165,15 +165,16 @@ static unsigned grid_for(int64_t n)
     return (unsigned)((n + TQ_DSLASH_WILSON_THREADS - 1) / TQ_DSLASH_WILSON_THREADS);
 }
 
-static face_ptrs faces_of(void *buffers[], int first, const tq_dslash_wilson_args *a)
+/* As face_pointers in dslash_wilson.c: peer faces are pointers, not buffers. */
+static face_ptrs faces_of(void *buffers[], int first, const tq_dslash_wilson_face_args *fa)
 {
     face_ptrs f;
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
         f.p[mu][0] = f.p[mu][1] = NULL;
-        if (!a->split[mu]) continue;
-        f.p[mu][0] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
-        f.p[mu][1] = (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        if (!fa->a.split[mu]) continue;
+        for (int side = 0; side < 2; side++)
+            f.p[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
     return f;
 }
@@ -255,22 +256,26 @@ extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
 
 extern "C" void tq_dslash_wilson_pack_cuda(void *buffers[], void *cl_arg)
 {
-    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
+    const tq_dslash_wilson_args *a = &fa->a;
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *g = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
-    face_ptrs f = faces_of(buffers, 2, a);
+    face_ptrs f = faces_of(buffers, 2, fa);
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
     cudaStream_t stream = tq_cuda_stream();
+    tq_face_sync_wait(&fa->sync);   /* the peer faces' readers are done with their last use */
 #define LAUNCH(P, R, D) dslash_wilson_pack_kernel<P, R, D><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, g, f, n)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
     check_launch();
+    tq_face_sync_signal(&fa->sync);   /* the faces are there */
 }
 
 extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
 {
-    const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
+    const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
+    const tq_dslash_wilson_args *a = &fa->a;
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -278,16 +283,18 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     const int with_x = a->xpay && a->x_separate;
     const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
-    face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), a);
+    face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), fa);
     const int64_t n = tq_face_total(a);
     if (n == 0) return;
     cudaStream_t stream = tq_cuda_stream();
+    tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
 #define LAUNCH_K(P, R, D, C) dslash_wilson_exterior_kernel<P, R, D, C><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_K
     check_launch();
+    tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
 }
 
 extern "C" int tq_dslash_wilson_interior_bare_cuda(const tq_dslash_wilson_args *a, const void *in, const void *gp,

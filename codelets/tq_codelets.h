@@ -15,6 +15,7 @@
 #include "kernels/coarse_op_site.h"
 #include "kernels/mg_coarsen_site.h"
 #include "kernels/mg_fine_op_site.h"
+#include "face_sync.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,12 @@ extern struct starpu_codelet tq_cl_scalar_combine;
 extern struct starpu_codelet tq_cl_dslash_wilson_pack;
 extern struct starpu_codelet tq_cl_dslash_wilson_interior;
 extern struct starpu_codelet tq_cl_dslash_wilson_exterior;
+/* The pack and exterior tasks' argument: the operator's, then the order of their peer
+ * faces (face_sync.h; zeroed: every face is a StarPU buffer). */
+typedef struct tq_dslash_wilson_face_args {
+    tq_dslash_wilson_args a;
+    tq_face_sync sync;
+} tq_dslash_wilson_face_args;
 
 /* Clover term of one block and parity (codelets/clover.c documents the buffers). */
 extern struct starpu_codelet tq_cl_clover;

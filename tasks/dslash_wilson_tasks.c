@@ -2,15 +2,17 @@
  * (codelets/dslash_wilson.c). */
 #include "tq_tasks.h"
 
-int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
-                        const starpu_data_handle_t *faces, int nfaces)
+int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
+                               starpu_data_handle_t g, const starpu_data_handle_t *faces, int nfaces)
 {
     struct starpu_data_descr d[2 + 8];
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = g; d[1].mode = STARPU_R;
-    for (int i = 0; i < nfaces; i++) { d[2 + i].handle = faces[i]; d[2 + i].mode = STARPU_W; }
+    int n = 2;
+    for (int i = 0; i < nfaces; i++)   /* NULL: a peer face (a->sync), not a buffer */
+        if (faces[i]) { d[n].handle = faces[i]; d[n++].mode = STARPU_W; }
     /* faces gate other blocks' exterior work */
-    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_pack, a, sizeof *a, d, 2 + nfaces, STARPU_MAX_PRIO);
+    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_pack, a, sizeof *a, d, n, STARPU_MAX_PRIO);
 }
 
 int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
@@ -43,7 +45,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }
 
-int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
+int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *fa, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const starpu_data_handle_t *faces, int nfaces)
@@ -55,7 +57,8 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
     d[3].handle = out; d[3].mode = STARPU_RW;   /* the interior task wrote the other sites */
     int n = 4;
     if (x && x != out) { d[n].handle = x; d[n++].mode = STARPU_R; }
-    if (a->clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
-    for (int i = 0; i < nfaces; i++) { d[n + i].handle = faces[i]; d[n + i].mode = STARPU_R; }
-    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_exterior, a, sizeof *a, d, n + nfaces, STARPU_MAX_PRIO);
+    if (fa->a.clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
+    for (int i = 0; i < nfaces; i++)   /* NULL: a peer face */
+        if (faces[i]) { d[n].handle = faces[i]; d[n++].mode = STARPU_R; }
+    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
 }

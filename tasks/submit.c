@@ -311,6 +311,33 @@ static void builder_clear(chain_builder *c)
     c->priority = STARPU_MIN_PRIO;
 }
 
+/* Per worker, the handle that orders its tasks when it is sequenced (tq_task_sequence_worker). */
+static starpu_data_handle_t sequencer[STARPU_NMAXWORKERS];
+static int sequencer_value[STARPU_NMAXWORKERS];
+
+int tq_task_sequence_worker(int worker)
+{
+    if (worker < 0 || worker >= STARPU_NMAXWORKERS) return -EINVAL;
+    if (!sequencer[worker])
+        starpu_variable_data_register(&sequencer[worker], STARPU_MAIN_RAM, (uintptr_t)&sequencer_value[worker],
+                                      sizeof sequencer_value[worker]);
+    return 0;
+}
+
+void tq_task_sequencers_release(void)
+{
+    for (int w = 0; w < STARPU_NMAXWORKERS; w++)
+        if (sequencer[w]) {
+            starpu_data_unregister_no_coherency(sequencer[w]);
+            sequencer[w] = NULL;
+        }
+}
+
+static starpu_data_handle_t sequencer_of(int worker)
+{
+    return worker >= 0 && worker < STARPU_NMAXWORKERS ? sequencer[worker] : NULL;
+}
+
 static long chains_submitted;
 long tq_internal_chains_submitted(void) { return __atomic_load_n(&chains_submitted, __ATOMIC_RELAXED); }
 
@@ -318,13 +345,23 @@ long tq_internal_chains_submitted(void) { return __atomic_load_n(&chains_submitt
 static int builder_submit(chain_builder *c)
 {
     int ret = 0;
-    if (c->ntasks == 1) {
+    /* a sequenced worker's tasks always go as chain tasks holding its sequencer */
+    const starpu_data_handle_t seq = c->ntasks ? sequencer_of(c->worker) : NULL;
+    if (seq) {
+        if (grow((void **)&c->h, &c->cap_h, c->nh + 1, sizeof *c->h)) {
+            builder_clear(c);
+            return -ENOMEM;
+        }
+        c->h[c->nh].handle = seq;
+        c->h[c->nh].mode = STARPU_RW;   /* no entry's map points here */
+    }
+    if (c->ntasks == 1 && !seq) {
         chain_entry *t = &c->task[0];
         struct starpu_data_descr d[TQ_CHAIN_MAX_OP_BUFFERS];
         for (int j = 0; j < t->nbuf; j++) d[j] = c->h[c->map[t->first + j]];
         ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, c->priority, c->where, c->worker);
         t->arg = NULL;   /* the task owns it (or freed it) */
-    } else if (c->ntasks > 1) {
+    } else if (c->ntasks >= 1) {
         const size_t align = 16;
         size_t size = sizeof(tq_chain_head) + (size_t)c->ntasks * sizeof(tq_chain_op) + (size_t)c->nmap * sizeof(int16_t)
                       + (size_t)c->nmap;
@@ -351,7 +388,7 @@ static int builder_submit(chain_builder *c)
                 if (t->asize) memcpy(blob + at, t->arg, t->asize);
                 at += (t->asize + align - 1) / align * align;
             }
-            ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, c->nh, c->priority, c->where, c->worker);
+            ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, c->nh + (seq != NULL), c->priority, c->where, c->worker);
             if (!ret) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
         }
     }
@@ -770,5 +807,12 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
     if (recording)
         return record_task(opt, cl, arg, asize, d, n, priority, n > TQ_CHAIN_MAX_OP_BUFFERS || floats_across_kinds(opt));
+    if (sequencer_of(opt->worker) && n <= TQ_CHAIN_MAX_OP_BUFFERS && !rec.off) {
+        /* a sequenced worker's task alone: as a chain of one (builder_submit) */
+        tq_task_chain_begin();
+        int ret = record_task(opt, cl, arg, asize, d, n, priority, 0);
+        const int end = tq_task_chain_end();
+        return ret ? ret : end;
+    }
     return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w, opt->worker);
 }

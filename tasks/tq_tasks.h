@@ -69,6 +69,13 @@ int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
  * to StarPU before a face or partial sum moves between ranks. */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
+/* From now on every task of `worker` goes to StarPU as a chain task that also holds the
+ * worker's sequencer handle (read-write), so StarPU runs them in the order they were
+ * recorded (peer faces, core/stencil.h: a GPU's stream may wait for another GPU's earlier
+ * work; nothing recorded later may get ahead of it there). Returns 0 or a StarPU error.
+ * tq_task_sequencers_release at shutdown, once no task runs. */
+int tq_task_sequence_worker(int worker);
+void tq_task_sequencers_release(void);
 /* The task log (tasks/task_log.c): on when TQ_TASK_LOG names a file (looked at once per
  * tq_init); attach makes a task record its codelet, worker and times when it has run;
  * transfer records a face that moved between ranks (posted at tq_task_log_now's time);
@@ -109,9 +116,10 @@ int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_a
  * per split direction mu in order, two handles (pack: the lower and upper face it writes;
  * exterior: the face from the block below and the one from above). x: NULL, a field to add
  * (a->xpay), or out itself (in-place x + a D in). K: the clover field's handle of the
- * block and output parity when a->clover (out = a K D in (+ x)), otherwise ignored. */
-int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in, starpu_data_handle_t g,
-                        const starpu_data_handle_t *faces, int nfaces);
+ * block and output parity when a->clover (out = a K D in (+ x)), otherwise ignored. A NULL
+ * face is a peer face, written or read where a->sync.ptr says (face_sync.h). */
+int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
+                               starpu_data_handle_t g, const starpu_data_handle_t *faces, int nfaces);
 /* The interior task; with an epilogue (a->epi.kind) also the field w the epilogue reads
  * (unless a->epi.w_is_x), the field u when it reads one more (tq_epilogue_reads_u), the
  * solver scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
@@ -123,7 +131,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
                             starpu_data_handle_t snapshot, const starpu_data_handle_t *nbr, int nnbr);
-int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
+int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const starpu_data_handle_t *faces, int nfaces);

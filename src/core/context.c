@@ -189,6 +189,9 @@ tq_status tq_init(const tq_init_params *params)
      * aborts at shutdown on a write-back still queued (the assertion in
      * _starpu_data_request_prio_list_deinit). Simulated 48^4 solve on 2 GPUs: 0.75 s with
      * them, 0.26 s without (doc/design.md). A full GPU still evicts on demand. */
+    /* every stream its own hardware queue: a stream held by a peer face's value wait
+     * (core/stencil.h) must not hold up another stream's work behind it */
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
     setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 0);
     setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 0);
 
@@ -291,6 +294,7 @@ tq_status tq_finalize(void)
     run_at_finalize();
     tq_task_log_finish();   /* TQ_TASK_LOG: the file, while the workers still have names */
     tq_codelets_shutdown();
+    tq_task_sequencers_release();
 #ifdef TQ_HAVE_MPI
     if (ctx.mpi_active) starpu_mpi_shutdown();
     else

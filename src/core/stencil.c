@@ -1,7 +1,9 @@
 /* The generic stencil layer (core/stencil.h): face buffers, block neighbours, and the order
  * of one application's tasks. */
 #include "core/stencil.h"
+#include "tq_tasks.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +12,8 @@ tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int real
     memset(st, 0, sizeof *st);
     st->lat = lat;
     st->depth = depth;
+    st->prec = prec;
+    st->reals = reals;
     for (int mu = 0; mu < 4; mu++) {
         st->split[mu] = lat->nb[mu] > 1;   /* global block grid: rank boundaries included */
         st->nsplit += st->split[mu];
@@ -38,8 +42,25 @@ tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int real
     return TQ_SUCCESS;
 }
 
+static void peer_free(tq_stencil *st)
+{
+    tq_stencil_peer *pe = st->peer;
+    if (!pe) return;
+#ifdef TQ_HAVE_CUDA
+    for (int i = 0; i < pe->nalloc; i++) tq_cuda_free_on(pe->alloc[i].device, pe->alloc[i].p);
+#endif
+    free(pe->buf);
+    free(pe->ready);
+    free(pe->consumed);
+    free(pe);
+    st->peer = NULL;
+}
+
 void tq_stencil_destroy(tq_stencil *st)
 {
+    /* peer faces are plain device memory: freed once no task can still use them */
+    if (st->peer) starpu_task_wait_for_all();
+    peer_free(st);
     if (!st->faces) return;
     for (int i = 0; i < 2 * st->lat->nblocks * st->nfaces; i++) starpu_data_unregister_submit(st->faces[i]);
     free(st->faces);
@@ -68,6 +89,137 @@ int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side)
     int bc[4];
     tq_block_grid_coords(st->lat, b, bc);
     return side ? bc[mu] == st->lat->nb[mu] - 1 : bc[mu] == 0;
+}
+
+/* The direction of face slot j of a block (2 per split direction: lower, upper). */
+static int slot_direction(const tq_stencil *st, int j)
+{
+    for (int mu = 0, k = 0; mu < 4; mu++)
+        if (st->split[mu] && k++ == j / 2) return mu;
+    return -1;
+}
+
+#ifdef TQ_HAVE_CUDA
+/* The CUDA device of worker w, or -1 (not a CUDA worker). */
+static int cuda_device_of(int w)
+{
+    return w >= 0 && starpu_worker_get_type(w) == STARPU_CUDA_WORKER ? starpu_worker_get_devid(w) : -1;
+}
+
+/* Zeroed device memory of `bytes` on `device`, noted for peer_free. */
+static void *peer_alloc(tq_stencil_peer *pe, int device, size_t bytes)
+{
+    if (pe->nalloc == (int)(sizeof pe->alloc / sizeof pe->alloc[0])) return NULL;
+    void *p = tq_cuda_alloc_zeroed(device, bytes);
+    if (p) pe->alloc[pe->nalloc].device = device, pe->alloc[pe->nalloc++].p = p;
+    return p;
+}
+#endif
+
+int tq_stencil_use_peer_faces(tq_stencil *st)
+{
+#ifndef TQ_HAVE_CUDA
+    (void)st;
+    return 0;
+#else
+    if (st->peer || !st->nfaces) return st->peer != NULL;
+    const char *env;
+    if (((env = getenv("TQ_PEER_FACES")) && env[0] == '0') || ((env = getenv("TQ_CHAIN")) && env[0] == '0') ||
+        ((env = getenv("TQ_FACE_SETS")) && env[0] == '1'))
+        return 0;
+    const tq_lattice *lat = st->lat;
+    const int nb = lat->nblocks, nf = st->nfaces;
+    const size_t per_set = (size_t)nb * (size_t)nf;
+    enum { MAXDEV = 32 };
+    /* the reader's device of each peer face of one set (-1: not a peer face), and per
+     * device the bytes of the faces it reads */
+    int *reader_dev = malloc(per_set * sizeof *reader_dev), *writer_dev = malloc(per_set * sizeof *writer_dev);
+    size_t bytes_on[MAXDEV] = {0};
+    int counters_on[MAXDEV] = {0}, any = 0;
+    if (!reader_dev || !writer_dev) {
+        free(reader_dev);
+        free(writer_dev);
+        return -ENOMEM;
+    }
+    for (int b = 0; b < nb; b++)
+        for (int j = 0; j < nf; j++) {
+            const int mu = slot_direction(st, j), r = tq_stencil_neighbour(st, b, mu, j % 2 ? 1 : -1);
+            const int dw = tq_block_rank(lat, b) == lat->rank ? cuda_device_of(tq_internal_block_options(lat, b).worker) : -1;
+            const int dr = tq_block_rank(lat, r) == lat->rank ? cuda_device_of(tq_internal_block_options(lat, r).worker) : -1;
+            const int peer = dw >= 0 && dr >= 0 && dw < MAXDEV && dr < MAXDEV && dw != dr &&
+                             tq_cuda_peer_enable(dw, dr) && tq_cuda_peer_enable(dr, dw);
+            reader_dev[(size_t)b * nf + j] = peer ? dr : -1;
+            writer_dev[(size_t)b * nf + j] = peer ? dw : -1;
+            if (!peer) continue;
+            const tq_layout L = tq_layout_make(st->prec, st->reals, 1, st->depth * tq_stencil_face_sites(st, mu));
+            bytes_on[dr] += 2 * (((size_t)tq_layout_bytes(&L) + 255) / 256 * 256);
+            counters_on[dr] = counters_on[dw] = 1;
+            any = 1;
+        }
+    int ret = 0;
+    tq_stencil_peer *pe = any ? calloc(1, sizeof *pe) : NULL;
+    if (any && pe) {
+        pe->buf = calloc(2 * per_set, sizeof *pe->buf);
+        pe->ready = calloc(2 * per_set, sizeof *pe->ready);
+        pe->consumed = calloc(2 * per_set, sizeof *pe->consumed);
+    }
+    char *face_mem[MAXDEV] = {0};
+    uint32_t *ctr_mem[MAXDEV] = {0};   /* per device: 2 per_set ready counters, then as many consumed */
+    if (any && (!pe || !pe->buf || !pe->ready || !pe->consumed)) ret = -ENOMEM;
+    for (int d = 0; any && !ret && d < MAXDEV; d++) {
+        if (bytes_on[d] && !(face_mem[d] = peer_alloc(pe, d, bytes_on[d]))) ret = -ENOMEM;
+        if (counters_on[d] && !(ctr_mem[d] = peer_alloc(pe, d, 4 * per_set * sizeof(uint32_t)))) ret = -ENOMEM;
+    }
+    for (size_t i = 0; any && !ret && i < 2 * per_set; i++) {
+        const size_t f = i % per_set;
+        const int dr = reader_dev[f], dw = writer_dev[f];
+        if (dr < 0) continue;
+        const tq_layout L = tq_layout_make(st->prec, st->reals, 1, st->depth * tq_stencil_face_sites(st, slot_direction(st, (int)(f % nf))));
+        pe->buf[i] = face_mem[dr];
+        face_mem[dr] += ((size_t)tq_layout_bytes(&L) + 255) / 256 * 256;
+        pe->ready[i] = ctr_mem[dr] + i;
+        pe->consumed[i] = ctr_mem[dw] + 2 * per_set + i;
+    }
+    /* each GPU's tasks in recorded order (see tq_stencil_use_peer_faces in stencil.h) */
+    for (int b = 0; any && !ret && b < nb; b++)
+        for (int j = 0; j < nf && !ret; j++)
+            if (reader_dev[(size_t)b * nf + j] >= 0) ret = tq_task_sequence_worker(tq_internal_block_options(lat, b).worker);
+    free(reader_dev);
+    free(writer_dev);
+    st->peer = pe;
+    if (ret) {
+        peer_free(st);
+        return ret;
+    }
+    return any;
+#endif
+}
+
+/* The order of block b's peer faces in application n: as the writer of its own faces
+ * (pack: wait until their readers are done with application n - 2, which used the same
+ * set; then signal n + 1) or as the reader of its neighbours' (exterior: wait for n + 1,
+ * then signal it back). Returns 0 when none of them is a peer face. */
+static int peer_sync(const tq_stencil *st, int b, unsigned n, int exterior, const int *dir_of_face, tq_face_sync *s)
+{
+    const tq_stencil_peer *pe = st->peer;
+    if (!pe) return 0;
+    const int nf = st->nfaces;
+    const size_t set = (size_t)(n & 1) * (size_t)st->lat->nblocks * (size_t)nf;
+    int any = 0;
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < nf; i++) {
+        const int mu = dir_of_face[i], side = i % 2;
+        const size_t f = set + (exterior ? (size_t)tq_stencil_neighbour(st, b, mu, side ? 1 : -1) * nf + (size_t)(i ^ 1)
+                                         : (size_t)b * nf + (size_t)i);
+        if (!pe->buf[f]) continue;
+        any = 1;
+        s->ptr[mu][side] = pe->buf[f];
+        s->wait[mu][side] = exterior ? pe->ready[f] : pe->consumed[f];
+        s->signal[mu][side] = exterior ? pe->consumed[f] : pe->ready[f];
+    }
+    s->signal_value = n + 1;
+    s->wait_value = exterior ? n + 1 : n >= 2 ? n - 1 : 0;
+    return any;
 }
 
 /* Whether a face of `bytes` goes on to its reader's memory as soon as it is packed
@@ -99,12 +251,24 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
     static int one_set = -1;
     if (one_set < 0) one_set = getenv("TQ_FACE_SETS") && getenv("TQ_FACE_SETS")[0] == '1';
     starpu_data_handle_t *faces = st->faces;
-    if (nf && !direct && !one_set)
-        faces += (size_t)(__atomic_fetch_add(st->turn, 1, __ATOMIC_RELAXED) & 1) * (size_t)nb * (size_t)nf;
+    unsigned n = 0;   /* this application's number */
+    if (nf && !direct && !one_set) {
+        n = __atomic_fetch_add(st->turn, 1, __ATOMIC_RELAXED);
+        faces += (size_t)(n & 1) * (size_t)nb * (size_t)nf;
+    }
+    const int peer = st->peer && !direct && !one_set;
     for (int mu = 0; mu < 4; mu++)
         if (st->split[mu]) dir_of_face[nd++] = mu, dir_of_face[nd++] = mu;
     /* faces first: they gate the neighbours' exterior work */
-    for (int b = 0; b < nb && nf && !direct && !ret; b++) ret = ops->pack(ctx, b, faces + (size_t)b * nf);
+    for (int b = 0; b < nb && nf && !direct && !ret; b++) {
+        tq_face_sync sync;
+        starpu_data_handle_t mine[8];
+        memcpy(mine, faces + (size_t)b * nf, (size_t)nf * sizeof *mine);
+        const int has_peer = peer && peer_sync(st, b, n, 0, dir_of_face, &sync);
+        for (int i = 0; i < nf && has_peer; i++)
+            if (sync.ptr[dir_of_face[i]][i % 2]) mine[i] = NULL;
+        ret = ops->pack(ctx, b, mine, has_peer ? &sync : NULL);
+    }
     /* faces read on another rank leave as soon as they are packed: posted at the reader's
      * exterior, a send waited for the chain of the pack and the sender's interior
      * (48^4 Wilson M_pc on two ranks of two H200: 3.55 ms, 2.29 without chains) */
@@ -114,7 +278,7 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
             /* face i of block b comes from the neighbour below (even i: its upper face,
              * slot i + 1) or above (odd i: its lower face, slot i - 1) */
             const int from_block = tq_stencil_neighbour(st, b, dir_of_face[i], i % 2 ? 1 : -1);
-            if (tq_block_rank(st->lat, from_block) != mine.rank && mine.rank >= 0)
+            if (tq_block_rank(st->lat, from_block) != mine.rank && mine.rank >= 0)   /* never a peer face */
                 ret = tq_task_transfer(&mine, faces[(size_t)from_block * nf + (i ^ 1)]);
         }
     }
@@ -137,7 +301,11 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
             from[k++] = faces[(size_t)tq_stencil_neighbour(st, b, mu, 1) * nf + slot];
             slot += 2;
         }
-        ret = ops->exterior(ctx, b, from, nf);
+        tq_face_sync sync;
+        const int has_peer = peer && peer_sync(st, b, n, 1, dir_of_face, &sync);
+        for (int i = 0; i < nf && has_peer; i++)
+            if (sync.ptr[dir_of_face[i]][i % 2]) from[i] = NULL;
+        ret = ops->exterior(ctx, b, from, nf, has_peer ? &sync : NULL);
         /* faces from another owner or rank start towards this block's owner as soon as
          * they are packed, not when its exterior is let go after its interior (their
          * transfer would then stand between the two) */
@@ -145,7 +313,7 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
         for (int i = 0; i < nf && !ret; i++) {
             const int mu = dir_of_face[i], from_block = tq_stencil_neighbour(st, b, mu, i % 2 ? 1 : -1);
             const tq_task_options theirs = tq_internal_block_options(st->lat, from_block);
-            if ((theirs.worker != mine.worker || theirs.rank != mine.rank) &&
+            if (from[i] && (theirs.worker != mine.worker || theirs.rank != mine.rank) &&
                 prefetch_face(starpu_data_get_size(from[i]), theirs.rank != mine.rank))
                 ret = tq_task_prefetch(&mine, from[i]);
         }

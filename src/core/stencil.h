@@ -16,22 +16,49 @@
 #define TQ_STENCIL_H
 
 #include "core/field_internal.h"
+#include "face_sync.h"
+
+/* Peer faces (tq_stencil_use_peer_faces): per face (faces[]'s index), its buffer in the
+ * reader's GPU memory (NULL: a StarPU handle carries it), the counter the reader waits on
+ * (in its memory) and the one the writer waits on before packing it again (in the
+ * writer's), and the device allocations behind them. */
+typedef struct tq_stencil_peer {
+    void **buf;
+    uint32_t **ready, **consumed;
+    int nalloc;
+    struct { int device; void *p; } alloc[64];
+} tq_stencil_peer;
 
 typedef struct tq_stencil {
     const tq_lattice *lat;
     int depth;                     /* layers of sites in a face */
+    int prec, reals;               /* a face site: reals reals of prec bytes */
     int split[4];                  /* directions the block grid cuts */
     int nsplit, nfaces;            /* nfaces = 2 nsplit per block */
     starpu_data_handle_t *faces;   /* two sets, [set][b * nfaces + 2 k + side]: k-th split direction,
                                       side 0: the block's lower face (read by the block below),
                                       1: upper */
     unsigned *turn;                /* applications so far: they use the two sets in turn */
+    tq_stencil_peer *peer;         /* NULL: every face is a StarPU handle */
 } tq_stencil;
 
 /* Faces of `depth` layers of one parity's sites, each site `reals` reals stored in
  * precision prec (bytes per real 8, 4 or 2; the face layout of kernels/field_layout.h). */
 tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int reals, tq_stencil *st);
 void tq_stencil_destroy(tq_stencil *st);   /* unregisters once pending tasks end */
+
+/* Peer faces, for operators whose pack and exterior codelets follow face_sync.h (Wilson,
+ * clover): a face between blocks owned by two GPUs of this process that can reach each
+ * other's memory is written by the pack kernel straight into the reader's GPU and ordered
+ * by counters on the two streams (face_sync.h), not by StarPU: an exterior waits on its
+ * GPU for the face, not for StarPU to see the pack task end and let the exterior go (35-150
+ * us per crossing on four H200s, doc/design.md). Each GPU's tasks then go to StarPU in the
+ * order they were recorded (tq_task_sequence_worker): a stream wait only ever waits for
+ * work recorded before it, so no GPU waits on one that waits on it. Returns 1 when some
+ * face is a peer face, 0 when none can be (one GPU, CPU owners, other ranks, no peer
+ * access, TQ_PEER_FACES=0, TQ_CHAIN=0, TQ_FACE_SETS=1), or a negative error. Applications
+ * must be submitted by one thread at a time. */
+int tq_stencil_use_peer_faces(tq_stencil *st);
 
 /* Sites of one parity in one layer of block b's face perpendicular to mu. */
 int64_t tq_stencil_face_sites(const tq_stencil *st, int mu);
@@ -43,16 +70,17 @@ int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side);
 
 /* The per-block insert calls of one application (0 or a StarPU error). */
 typedef struct tq_stencil_ops {
-    /* block b's faces (nfaces handles, written) from its data */
-    int (*pack)(void *ctx, int b, starpu_data_handle_t *faces);
+    /* block b's faces (nfaces handles, written) from its data; sync (NULL: none) the peer
+     * faces' order, whose handles are NULL */
+    int (*pack)(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync);
     /* the in-place neighbours' handles for direction mu: below and above are the blocks
      * next to b; returns how many it wrote to out (direct only) */
     int (*neighbours)(void *ctx, int b, int mu, int below, int above, starpu_data_handle_t *out);
     /* block b's interior (with direct: every site, nbr the neighbours' handles) */
     int (*interior)(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr);
     /* block b's exterior from the faces it reads (nfaces handles: per split direction the
-     * block below's upper face, then the block above's lower face) */
-    int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom);
+     * block below's upper face, then the block above's lower face; sync as for pack) */
+    int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync);
 } tq_stencil_ops;
 #define TQ_STENCIL_MAX_NEIGHBOURS 16   /* in-place handles per direction and block, at most */
 

@@ -21,6 +21,9 @@ static tq_status dirac_alloc_work(tq_dirac *d)
 {
     /* half spinors (12 reals) in the operator's precision, one site deep */
     if (tq_stencil_create(d->lat, 1, (int)d->gauge->p.prec, 12, &d->stencil) != TQ_SUCCESS) return TQ_ERR_NOMEM;
+    /* faces between this process's GPUs go straight into the reader's memory (the Wilson
+     * pack and exterior codelets follow face_sync.h) */
+    if (tq_stencil_use_peer_faces(&d->stencil) < 0) return TQ_ERR_NOMEM;
     for (int i = 0; i < 2; i++)
         if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) return TQ_ERR_NOMEM;
     return TQ_SUCCESS;

@@ -52,11 +52,14 @@ typedef struct hop_ctx {
     int parity;
 } hop_ctx;
 
-static int hop_pack(void *ctx, int b, starpu_data_handle_t *faces)
+static int hop_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
     const hop_ctx *c = (const hop_ctx *)ctx;
-    tq_dslash_wilson_args pa = c->base;
-    pa.parity = 1 - c->parity;
+    tq_dslash_wilson_face_args pa;
+    memset(&pa, 0, sizeof pa);
+    pa.a = c->base;
+    pa.a.parity = 1 - c->parity;
+    if (sync) pa.sync = *sync;
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     return tq_task_dslash_wilson_pack(&opt, &pa, tq_dirac_parity_handle(c->in, b, 1 - c->parity),
                                       tq_field_handle(c->d->gauge, b, 1 - c->parity), faces, c->d->stencil.nfaces);
@@ -109,13 +112,17 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
                                           c->e ? c->e->snapshot : NULL, nbr, nnbr);
 }
 
-static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom)
+static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
 {
     const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
-    return tq_task_dslash_wilson_exterior(&opt, &h.a, tq_dirac_parity_handle(c->in, b, q),
+    tq_dslash_wilson_face_args fa;
+    memset(&fa, 0, sizeof fa);
+    fa.a = h.a;
+    if (sync) fa.sync = *sync;
+    return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
                                           tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
                                           h.ho, h.hx, h.hk, from, nfrom);
 }

@@ -50,8 +50,9 @@ typedef struct coarse_ctx {
     tq_coarse_args base;
 } coarse_ctx;
 
-static int coarse_pack(void *ctx, int b, starpu_data_handle_t *faces)
+static int coarse_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
+    (void)sync;   /* no peer faces here */
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     tq_coarse_args a = c->base;
     a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
@@ -69,8 +70,9 @@ static int coarse_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr
                                    tq_field_handle(c->op->links, b, p), tq_field_handle(c->out, b, p));
 }
 
-static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom)
+static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
 {
+    (void)sync;
     (void)nfrom;
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     const int p = c->base.parity;

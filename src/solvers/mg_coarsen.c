@@ -15,8 +15,9 @@ typedef struct coarsen_ctx {
     starpu_data_handle_t status;   /* partitioned: child b is block b's */
 } coarsen_ctx;
 
-static int coarsen_pack(void *ctx, int b, starpu_data_handle_t *faces)
+static int coarsen_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
+    (void)sync;   /* no peer faces here */
     const coarsen_ctx *c = (const coarsen_ctx *)ctx;
     starpu_data_handle_t B[2];
     tq_mg_field_pair(c->t->basis, b, B);
@@ -42,8 +43,9 @@ static int coarsen_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnb
     return c->base.nfaces ? 0 : coarsen_block(c, b, NULL);
 }
 
-static int coarsen_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom)
+static int coarsen_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
 {
+    (void)sync;
     (void)nfrom;
     return coarsen_block((const coarsen_ctx *)ctx, b, from);
 }

@@ -14,8 +14,9 @@ typedef struct fine_ctx {
     tq_mg_fine_args base;
 } fine_ctx;
 
-static int fine_pack(void *ctx, int b, starpu_data_handle_t *faces)
+static int fine_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
+    (void)sync;   /* no peer faces here */
     const fine_ctx *c = (const fine_ctx *)ctx;
     starpu_data_handle_t L[2];
     tq_mg_field_pair(c->op->links, b, L);
@@ -39,8 +40,9 @@ static int fine_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
     return c->base.nfaces ? 0 : fine_back(c, b, NULL);
 }
 
-static int fine_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom)
+static int fine_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
 {
+    (void)sync;
     (void)nfrom;
     return fine_back((const fine_ctx *)ctx, b, from);
 }

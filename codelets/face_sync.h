@@ -1,0 +1,50 @@
+/* Peer faces: a face written by one GPU's pack kernel straight into the memory of the GPU
+ * that reads it (peer access over NVLink), ordered by counters on the two GPUs' streams
+ * instead of by StarPU dependencies (core/stencil.h says when and why). A pack or exterior
+ * task's argument carries one tq_face_sync after its operator's own arguments: before its
+ * kernel the task's stream waits until every counter in `wait` reaches wait_value (cyclic
+ * greater-or-equal), after the kernel it writes signal_value into every counter in
+ * `signal` (preceded by a memory fence, so the face's data is visible first). */
+#ifndef TQ_FACE_SYNC_H
+#define TQ_FACE_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tq_face_sync {
+    void *ptr[4][2];          /* per direction and side, the face in the reader's GPU memory;
+                                 NULL: the face is one of the task's StarPU buffers */
+    uint32_t *wait[4][2];     /* counters in this GPU's memory (NULL: none) */
+    uint32_t *signal[4][2];   /* counters in the other GPU's memory (NULL: none) */
+    uint32_t wait_value, signal_value;   /* wait_value 0: no wait */
+} tq_face_sync;
+
+/* Whether any face of s is a peer face. */
+static inline int tq_face_sync_any(const tq_face_sync *s)
+{
+    for (int mu = 0; mu < 4; mu++)
+        if (s->ptr[mu][0] || s->ptr[mu][1]) return 1;
+    return 0;
+}
+
+#ifdef TQ_HAVE_CUDA
+/* The waits and the signals of s on the calling codelet's stream (tq_cuda_stream()). */
+void tq_face_sync_wait(const tq_face_sync *s);
+void tq_face_sync_signal(const tq_face_sync *s);
+/* Whether kernels on device `from` can write device `to`'s memory: peer access enabled
+ * (idempotent) and the stream memory operations found in the driver. */
+int tq_cuda_peer_enable(int from, int to);
+/* Zeroed memory on a device (NULL on failure), and its release. */
+void *tq_cuda_alloc_zeroed(int device, size_t bytes);
+void tq_cuda_free_on(int device, void *p);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
