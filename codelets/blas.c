@@ -93,6 +93,7 @@ static void reduce_combine_cpu(void *buffers[], void *cl_arg)
 static void scalar_combine_cpu(void *buffers[], void *cl_arg)
 {
     const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
+    /* peer partials (a->sync.remote) live in GPU memory: only GPU owners' combines have them */
     double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
     if (!tq_guard_shut(s, a->guard)) {
         if (a->n > 0) {

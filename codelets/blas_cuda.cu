@@ -481,6 +481,9 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
     }
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+    /* peer partials: the sums to the other GPUs' combines */
+    if (a->sync.npeer && tq_blas_nresults(a->op) && !a->fused)
+        tq_partial_sync_send(&a->sync, (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_blas_buf_partial(a)]));
 }
 
 /* ---- combine codelets (tq_cl_reduce_combine, tq_cl_scalar_combine) on a GPU -------------
@@ -507,13 +510,20 @@ __global__ void scalar_program(tq_scalar_combine_args a, double *s, double *snap
     scalars_finish_block(s, snap, a.mirror, frozen, 0, 0, 0, NULL, a.prog, a.nprog);
 }
 
+/* Partial t: a buffer, or with peer partials (sync, NULL: none) one of the other GPUs'
+ * sums in this GPU's slots; the buffers hold the others in order. */
 static void combine_partials(void *buffers[], int n, double *sum, int nres, const double *s, int guard,
-                             cudaStream_t stream)
+                             const tq_combine_sync *sync, cudaStream_t stream)
 {
+    int k = 0;   /* the next partial buffer */
     for (int i0 = 0; i0 < n; i0 += TQ_COMBINE_CHUNK) {
         partial_chunk c;
         c.n = n - i0 < TQ_COMBINE_CHUNK ? n - i0 : TQ_COMBINE_CHUNK;
-        for (int i = 0; i < c.n; i++) c.p[i] = (const double *)STARPU_VECTOR_GET_PTR(buffers[i0 + i]);
+        for (int i = 0; i < c.n; i++) {
+            const int t = i0 + i;
+            c.p[i] = sync && t < 64 && (sync->remote >> t & 1u) ? sync->slots + (size_t)t * TQ_PEER_SLOT
+                                                       : (const double *)STARPU_VECTOR_GET_PTR(buffers[k++]);
+        }
         combine_chunk<<<1, TQ_BLAS_MAX_RESULTS, 0, stream>>>(c, sum, nres, i0 == 0, s, guard);
     }
 }
@@ -524,7 +534,7 @@ extern "C" void tq_reduce_combine_cuda(void *buffers[], void *cl_arg)
     double *out = (double *)STARPU_VECTOR_GET_PTR(buffers[n - 1]);
     cudaStream_t stream = tq_cuda_stream();
     /* every result slot is written, as on the CPU (unused ones get the partials' zeros) */
-    if (n > 1) combine_partials(buffers, n - 1, out, TQ_BLAS_MAX_RESULTS, NULL, 0, stream);
+    if (n > 1) combine_partials(buffers, n - 1, out, TQ_BLAS_MAX_RESULTS, NULL, 0, NULL, stream);
     else cudaMemsetAsync(out, 0, TQ_BLAS_MAX_RESULTS * sizeof(double), stream);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
@@ -543,10 +553,14 @@ extern "C" int tq_cuda_host_memory_mapped(const void *p)
 extern "C" void tq_scalar_combine_cuda(void *buffers[], void *cl_arg)
 {
     const tq_scalar_combine_args *a = (const tq_scalar_combine_args *)cl_arg;
-    double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[a->n]);
-    double *snap = a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[a->n + 1]) : NULL;
+    const int nbuf = a->n - __builtin_popcountll(a->sync.remote);   /* partials that are buffers */
+    double *s = (double *)STARPU_VECTOR_GET_PTR(buffers[nbuf]);
+    double *snap = a->snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[nbuf + 1]) : NULL;
     cudaStream_t stream = tq_cuda_stream();
-    if (a->n > 0) combine_partials(buffers, a->n, s + a->dst, a->nres, s, a->guard, stream);
+    const tq_combine_sync *sync = a->sync.remote ? &a->sync : NULL;
+    if (sync) tq_combine_sync_wait(sync, a->n);   /* the other GPUs' partial sums are here */
+    if (a->n > 0) combine_partials(buffers, a->n, s + a->dst, a->nres, s, a->guard, sync, stream);
+    if (sync) tq_combine_sync_signal(sync);       /* and may be overwritten */
     scalar_program<<<1, TQ_NSCALARS, 0, stream>>>(*a, s, snap);
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);

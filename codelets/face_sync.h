@@ -23,6 +23,35 @@ typedef struct tq_face_sync {
     uint32_t wait_value, signal_value;   /* wait_value 0: no wait */
 } tq_face_sync;
 
+/* Peer partial sums (src/blas/blas.c): a reduction's per-block partial sums go from the
+ * GPU that made them straight into the memory of every other GPU whose combine task reads
+ * them, ordered by the same kind of counters, so a solver's reductions cross GPUs without
+ * a StarPU dependency. TQ_PEER_MAX: the most GPUs one solve's blocks are spread over. */
+#define TQ_PEER_MAX 8
+#define TQ_PEER_MAX_BLOCKS 32   /* blocks of a lattice in peer mode (64 reduction tasks) */
+/* A reduction task's side: after its partial sums are written, for each of npeer other
+ * GPUs: wait until wait[k] reaches wait_value (that GPU's combine is done with the slot's
+ * last use; wait_value 0: no wait), copy the nres sums to dst[k], write signal_value into
+ * signal[k]. npeer 0: none. */
+typedef struct tq_partial_sync {
+    int npeer, nres;
+    double *dst[TQ_PEER_MAX];
+    uint32_t *wait[TQ_PEER_MAX], *signal[TQ_PEER_MAX];
+    uint32_t wait_value, signal_value;
+} tq_partial_sync;
+/* A combine task's side: partial t with bit t of `remote` set is not a buffer but at
+ * slots + t * TQ_PEER_SLOT doubles, there once ready[t] reaches wait_value; after the
+ * combine, signal_value goes into each of the nsignal counters (the producers' GPUs). */
+#define TQ_PEER_SLOT 8
+typedef struct tq_combine_sync {
+    const double *slots;
+    uint64_t remote;
+    uint32_t *ready;
+    uint32_t wait_value, signal_value;
+    int nsignal;
+    uint32_t *signal[TQ_PEER_MAX];
+} tq_combine_sync;
+
 /* Whether any face of s is a peer face. */
 static inline int tq_face_sync_any(const tq_face_sync *s)
 {
@@ -35,11 +64,17 @@ static inline int tq_face_sync_any(const tq_face_sync *s)
 /* The waits and the signals of s on the calling codelet's stream (tq_cuda_stream()). */
 void tq_face_sync_wait(const tq_face_sync *s);
 void tq_face_sync_signal(const tq_face_sync *s);
+/* The reduction task's sends (partial: its nres sums on this GPU) and the combine's waits
+ * (n partials) and signals, on tq_cuda_stream(). */
+void tq_partial_sync_send(const tq_partial_sync *s, const double *partial);
+void tq_combine_sync_wait(const tq_combine_sync *s, int n);
+void tq_combine_sync_signal(const tq_combine_sync *s);
 /* Whether kernels on device `from` can write device `to`'s memory: peer access enabled
  * (idempotent) and the stream memory operations found in the driver. */
 int tq_cuda_peer_enable(int from, int to);
 /* Zeroed memory on a device (NULL on failure), and its release. */
 void *tq_cuda_alloc_zeroed(int device, size_t bytes);
+int tq_cuda_zero(int device, void *p, size_t bytes);   /* 0 or -1 */
 void tq_cuda_free_on(int device, void *p);
 #endif
 

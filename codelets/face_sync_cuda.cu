@@ -53,6 +53,33 @@ extern "C" void tq_face_sync_signal(const tq_face_sync *s)
                                      CU_STREAM_WRITE_VALUE_DEFAULT));
 }
 
+extern "C" void tq_partial_sync_send(const tq_partial_sync *s, const double *partial)
+{
+    cudaStream_t stream = tq_cuda_stream();
+    for (int k = 0; k < s->npeer; k++) {
+        if (s->wait_value)
+            report(wait_value32((CUstream)stream, (CUdeviceptr)(uintptr_t)s->wait[k], s->wait_value, CU_STREAM_WAIT_VALUE_GEQ));
+        cudaError_t e = cudaMemcpyAsync(s->dst[k], partial, (size_t)s->nres * sizeof(double), cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess) STARPU_CUDA_REPORT_ERROR(e);
+        report(write_value32((CUstream)stream, (CUdeviceptr)(uintptr_t)s->signal[k], s->signal_value, CU_STREAM_WRITE_VALUE_DEFAULT));
+    }
+}
+
+extern "C" void tq_combine_sync_wait(const tq_combine_sync *s, int n)
+{
+    CUstream stream = (CUstream)tq_cuda_stream();
+    for (int t = 0; t < n; t++)
+        if (s->remote >> t & 1u)
+            report(wait_value32(stream, (CUdeviceptr)(uintptr_t)(s->ready + t), s->wait_value, CU_STREAM_WAIT_VALUE_GEQ));
+}
+
+extern "C" void tq_combine_sync_signal(const tq_combine_sync *s)
+{
+    CUstream stream = (CUstream)tq_cuda_stream();
+    for (int k = 0; k < s->nsignal; k++)
+        report(write_value32(stream, (CUdeviceptr)(uintptr_t)s->signal[k], s->signal_value, CU_STREAM_WRITE_VALUE_DEFAULT));
+}
+
 extern "C" int tq_cuda_peer_enable(int from, int to)
 {
     pthread_once(&found_once, find_memops);
@@ -72,25 +99,42 @@ extern "C" int tq_cuda_peer_enable(int from, int to)
     return e == cudaSuccess;
 }
 
+/* Zeroes bytes at p on device (current device: the caller's); 0 or -1. A stream of its
+ * own: the workers' streams may hold value waits of running solves. */
+static int zero_on(void *p, size_t bytes)
+{
+    cudaStream_t s;
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) return -1;
+    const int ok = cudaMemsetAsync(p, 0, bytes, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess;
+    cudaStreamDestroy(s);
+    return ok ? 0 : -1;
+}
+
 extern "C" void *tq_cuda_alloc_zeroed(int device, size_t bytes)
 {
     int prev = 0;
     void *p = NULL;
     cudaGetDevice(&prev);
     cudaSetDevice(device);
-    /* a stream of its own: the workers' streams may hold value waits of running solves */
-    cudaStream_t s;
-    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess) {
-        if (cudaMalloc(&p, bytes) != cudaSuccess) p = NULL;
-        else if (cudaMemsetAsync(p, 0, bytes, s) != cudaSuccess || cudaStreamSynchronize(s) != cudaSuccess) {
-            cudaFree(p);
-            p = NULL;
-        }
-        cudaStreamDestroy(s);
+    if (cudaMalloc(&p, bytes) != cudaSuccess) p = NULL;
+    else if (zero_on(p, bytes)) {
+        cudaFree(p);
+        p = NULL;
     }
     cudaSetDevice(prev);
     cudaGetLastError();
     return p;
+}
+
+extern "C" int tq_cuda_zero(int device, void *p, size_t bytes)
+{
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    const int r = zero_on(p, bytes);
+    cudaSetDevice(prev);
+    cudaGetLastError();
+    return r;
 }
 
 extern "C" void tq_cuda_free_on(int device, void *p)

@@ -49,11 +49,13 @@ int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_a
     const int n = a->n + 1 + (a->snapshot ? 1 : 0);
     struct starpu_data_descr *descr = malloc((size_t)n * sizeof *descr);
     if (!descr) return -ENOMEM;
-    for (int i = 0; i < a->n; i++) { descr[i].handle = partials[i]; descr[i].mode = STARPU_R; }
-    descr[a->n].handle = scalars;
-    descr[a->n].mode = STARPU_RW;
-    if (a->snapshot) { descr[a->n + 1].handle = snapshot; descr[a->n + 1].mode = STARPU_W; }
-    int ret = tq_task_submit_descr(opt, &tq_cl_scalar_combine, a, sizeof *a, descr, n, STARPU_MAX_PRIO);
+    int k = 0;   /* a peer partial (bit t of a->sync.remote) is not a buffer */
+    for (int i = 0; i < a->n; i++)
+        if (i >= 64 || !(a->sync.remote >> i & 1u)) { descr[k].handle = partials[i]; descr[k++].mode = STARPU_R; }
+    descr[k].handle = scalars;
+    descr[k++].mode = STARPU_RW;
+    if (a->snapshot) { descr[k].handle = snapshot; descr[k++].mode = STARPU_W; }
+    int ret = tq_task_submit_descr(opt, &tq_cl_scalar_combine, a, sizeof *a, descr, k, STARPU_MAX_PRIO);
     free(descr);
     return ret;
 }

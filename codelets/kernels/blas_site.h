@@ -212,6 +212,7 @@ typedef struct tq_blas_args {
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
     tq_mirror_ref mirror;   /* the snapshot's mirror (kernels/solver_scalars.h) */
     tq_layout L[TQ_BLAS_MAX_OPERANDS];
+    tq_partial_sync sync;   /* a reduction's partial sums to other GPUs (face_sync.h; npeer 0: none) */
 } tq_blas_args;
 
 /* Buffer indices of a task (see tq_blas_args). */

@@ -9,6 +9,7 @@
 #define TQ_SOLVER_SCALARS_H
 
 #include "kernels/tq_hd.h"
+#include "face_sync.h"
 
 #include <math.h>
 
@@ -60,6 +61,8 @@ typedef struct tq_scalar_combine_args {
     int n, nres, dst, nprog, guard, snapshot;
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
     tq_mirror_ref mirror;   /* the snapshot's mirror */
+    tq_combine_sync sync;   /* peer partials (face_sync.h; sync.remote 0: every partial is a
+                               buffer); the buffers are the other partials, in order */
 } tq_scalar_combine_args;
 
 TQ_HD void tq_scalar_run(double *s, const tq_scalar_instr *prog, int nprog)

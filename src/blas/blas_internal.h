@@ -26,6 +26,7 @@ typedef struct tq_scalars {
     starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
     unsigned reductions;              /* which of the two sets of partials is next */
+    struct peer_partials *peer;       /* peer partials (blas.c; NULL: the partials are handles) */
     /* Snapshots of the scalars: 0 to 3 at the end of iterations, in turn, so that the host
      * can read iteration k's while the queued iterations after it already update the
      * scalars; 4 at the end of a (re)start, read while the iterations after it are queued. */

@@ -147,6 +147,44 @@ int tq_internal_blocks_owned(const tq_lattice *lat)
     return 1;
 }
 
+int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker)
+{
+#ifndef TQ_HAVE_CUDA
+    (void)lat; (void)dev; (void)worker;
+    return 0;
+#else
+    const char *env;
+    if (((env = getenv("TQ_PEER")) && env[0] == '0') || ((env = getenv("TQ_CHAIN")) && env[0] == '0') ||
+        ((env = getenv("TQ_FACE_SETS")) && env[0] == '1'))
+        return 0;
+    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] != 1 || lat->nblocks > TQ_PEER_MAX_BLOCKS)
+        return 0;
+    int d[TQ_PEER_MAX], w[TQ_PEER_MAX], n = 0;
+    for (int b = 0; b < lat->nblocks; b++) {
+        const int wb = tq_internal_block_options(lat, b).worker;
+        if (wb < 0 || starpu_worker_get_type(wb) != STARPU_CUDA_WORKER) return 0;
+        int k = 0;
+        while (k < n && w[k] != wb) k++;
+        if (k < n) continue;
+        if (n == TQ_PEER_MAX) return 0;
+        w[n] = wb;
+        d[n] = starpu_worker_get_devid(wb);
+        for (int j = 0; j < n; j++)
+            if (d[j] == d[n]) return 0;   /* two workers on one GPU */
+        n++;
+    }
+    if (n < 2) return 0;
+    for (int k = 0; k < n; k++)
+        for (int j = 0; j < n; j++)
+            if (j != k && !tq_cuda_peer_enable(d[k], d[j])) return 0;
+    for (int k = 0; k < n; k++) {
+        if (dev) dev[k] = d[k];
+        if (worker) worker[k] = w[k];
+    }
+    return n;
+#endif
+}
+
 tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
 {
     /* inside a rank, the same owners for every decomposition (its first part on the first

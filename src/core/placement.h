@@ -36,6 +36,17 @@ int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_
 /* The submitting thread's tasks from now on: every block to owner `slot` of those
  * tq_internal_system_slots counted (slot mod their number), or -1: blocks to their owners. */
 void tq_internal_placement_system(int slot);
+/* Peer mode (core/stencil.h: faces, src/blas/blas.c: partial sums, each written by one GPU
+ * straight into another's memory and ordered on their streams): the number n of GPUs of
+ * lat's blocks when it applies, else 0. It applies when lat is one process's, has at most
+ * TQ_PEER_MAX_BLOCKS blocks, every block is owned by a CUDA worker, those are 2 to
+ * TQ_PEER_MAX workers each on its own GPU, every two of the GPUs can reach each other's
+ * memory, and the environment does not turn it off (TQ_PEER=0, TQ_CHAIN=0,
+ * TQ_FACE_SETS=1). Faces and partial sums go this way together or not at all: a GPU whose
+ * stream waits for another's must never also wait for StarPU to move data between them
+ * (doc/design.md). dev[k] and worker[k] (TQ_PEER_MAX each, may be NULL): the GPUs and
+ * their workers, in the order of the blocks. */
+int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker);
 /* Tests: CPU blocks owned by CPU workers in turn (1) instead of by none (0). */
 void tq_internal_pin_cpu_owners(int on);
 /* Back to TQ_WHERE_ANY (tq_init). */

@@ -123,11 +123,8 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
     return 0;
 #else
     if (st->peer || !st->nfaces) return st->peer != NULL;
-    const char *env;
-    if (((env = getenv("TQ_PEER_FACES")) && env[0] == '0') || ((env = getenv("TQ_CHAIN")) && env[0] == '0') ||
-        ((env = getenv("TQ_FACE_SETS")) && env[0] == '1'))
-        return 0;
     const tq_lattice *lat = st->lat;
+    if (!tq_internal_peer_gpus(lat, NULL, NULL)) return 0;
     const int nb = lat->nblocks, nf = st->nfaces;
     const size_t per_set = (size_t)nb * (size_t)nf;
     enum { MAXDEV = 32 };
@@ -146,8 +143,7 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
             const int mu = slot_direction(st, j), r = tq_stencil_neighbour(st, b, mu, j % 2 ? 1 : -1);
             const int dw = tq_block_rank(lat, b) == lat->rank ? cuda_device_of(tq_internal_block_options(lat, b).worker) : -1;
             const int dr = tq_block_rank(lat, r) == lat->rank ? cuda_device_of(tq_internal_block_options(lat, r).worker) : -1;
-            const int peer = dw >= 0 && dr >= 0 && dw < MAXDEV && dr < MAXDEV && dw != dr &&
-                             tq_cuda_peer_enable(dw, dr) && tq_cuda_peer_enable(dr, dw);
+            const int peer = dw >= 0 && dr >= 0 && dw < MAXDEV && dr < MAXDEV && dw != dr;   /* peer access checked */
             reader_dev[(size_t)b * nf + j] = peer ? dr : -1;
             writer_dev[(size_t)b * nf + j] = peer ? dw : -1;
             if (!peer) continue;

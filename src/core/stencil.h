@@ -55,9 +55,8 @@ void tq_stencil_destroy(tq_stencil *st);   /* unregisters once pending tasks end
  * us per crossing on four H200s, doc/design.md). Each GPU's tasks then go to StarPU in the
  * order they were recorded (tq_task_sequence_worker): a stream wait only ever waits for
  * work recorded before it, so no GPU waits on one that waits on it. Returns 1 when some
- * face is a peer face, 0 when none can be (one GPU, CPU owners, other ranks, no peer
- * access, TQ_PEER_FACES=0, TQ_CHAIN=0, TQ_FACE_SETS=1), or a negative error. Applications
- * must be submitted by one thread at a time. */
+ * face is a peer face, 0 when peer mode does not apply (tq_internal_peer_gpus), or a
+ * negative error. Applications must be submitted by one thread at a time. */
 int tq_stencil_use_peer_faces(tq_stencil *st);
 
 /* Sites of one parity in one layer of block b's face perpendicular to mu. */
