@@ -4,7 +4,7 @@
 # 16^4 on all GPUs against the plain-loop reference (every test, precision, Wilson and
 # clover, one block per GPU and two), a one-source propagator with peer faces bitwise
 # equal to the same run with StarPU's handles (TQ_PEER=0), and the owner and
-# CUDA solver tests with every GPU visible. Then speed: Wilson M_pc 32^4, 48^4, 64^4 and
+# CUDA solver tests with every GPU visible (test_peer first). Then speed: Wilson M_pc 32^4, 48^4, 64^4 and
 # clover 48^4 (single, half) and the 48^4 one-source solve, on one GPU and on all of them
 # with and without peer faces. Usage: bash bench/peer-faces-check.sh [quick]
 # Logs under $OUT/peer/, a table last.
@@ -66,7 +66,7 @@ if [ "$quick" != quick ]; then
     m c48-1gpu -- "$tool" dslash --dim 48 48 48 48 --dslash-type clover $c --ncuda 1
     m c48-${ng}gpu -- "$tool" dslash --dim 48 48 48 48 --dslash-type clover $c --ncuda $ng
     m c48-${ng}gpu-nopeer TQ_PEER=0 -- "$tool" dslash --dim 48 48 48 48 --dslash-type clover $c --ncuda $ng
-    for t in test_owner test_solver_cuda test_dslash_cuda; do
+    for t in test_peer test_owner test_solver_cuda test_dslash_cuda; do
         timeout 200 "$top/build/tests/.libs/$t" > "$res/$t.log" 2>&1
         ok+=("$(printf '%-30s rc %s  %s' "$t" "$?" "$(tail -n1 "$res/$t.log")")")
     done

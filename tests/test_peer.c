@@ -1,0 +1,138 @@
+/* Peer mode (core/stencil.h, src/blas/blas.c, codelets/face_sync.h): with two or more GPUs
+ * in one process, faces and reductions' partial sums go from GPU to GPU through their
+ * memory, ordered by counters on the streams. Skipped without two GPUs (bench/device-run.sh
+ * runs it on a machine with several). On a weak 16^4 field, one and two blocks per GPU,
+ * Wilson and clover: M_pc and its dagger in double, single and half, M in double, a
+ * BiCGstab solve (double, single sloppy with reliable updates) and a CG solve on the normal
+ * equations are bitwise those of the same process with peer mode off (TQ_PEER=0, StarPU's
+ * face and partial-sum handles), the operator really was in peer mode (tq_internal_peer_gpus)
+ * and every task ran on its block's owner. */
+#include "tq_test.h"
+#include "dirac_test_util.h"
+#include "core/placement.h"
+#include "tq_tasks.h"
+
+enum { L = 16, NSITES = L * L * L * L, NSPIN = NSITES * 24 };
+
+typedef struct results {
+    double matpc[3][NSPIN], matpc_dag[NSPIN], mat[NSPIN], bicgstab[NSPIN], cg[NSPIN];
+    int bicgstab_iter, cg_iter;
+} results;
+
+static void fill(double *h, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        h[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+    }
+}
+
+/* Everything compared, for one operator type and block extent; *gpus: what
+ * tq_internal_peer_gpus said for the lattice. */
+static void run(const tq_host_gauge *hg, const double *src, const int block[4], int clover, results *r, int *gpus)
+{
+    const int dims[4] = {L, L, L, L};
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
+    dp.kappa = 0.12;
+    dp.csw = 1.0;
+    for (int ip = 0; ip < 3; ip++) {
+        setup S;
+        if (setup_make_op(&S, dims, block, hg, precs[ip], TQ_RECON_12, 0.12, &dp)) return;
+        *gpus = tq_internal_peer_gpus(S.lat, NULL, NULL);
+        tq_field *in = spinor(&S, precs[ip], TQ_EVEN, src), *out = spinor(&S, precs[ip], TQ_EVEN, NULL);
+        CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
+        CHECK_OK(tq_field_export(out, r->matpc[ip]));
+        if (ip == 0) {
+            CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 1));
+            CHECK_OK(tq_field_export(out, r->matpc_dag));
+            tq_field *b = spinor(&S, TQ_DOUBLE, TQ_FULL, src), *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
+            CHECK_OK(tq_dirac_mat(S.dirac, x, b, 0));
+            CHECK_OK(tq_field_export(x, r->mat));
+            for (int cg = 0; cg < 2; cg++) {
+                tq_solver_params sp;
+                tq_solver_params_default(&sp);
+                sp.tol = 1e-9;
+                sp.inverter = cg ? TQ_INV_CG : TQ_INV_BICGSTAB;
+                sp.solve_type = cg ? TQ_SOLVE_NORMOP_PC : TQ_SOLVE_DIRECT_PC;
+                tq_solver_result res;
+                CHECK_OK(tq_solve(S.dirac, x, b, &sp, &res));
+                CHECK_OK(tq_field_export(x, cg ? r->cg : r->bicgstab));
+                *(cg ? &r->cg_iter : &r->bicgstab_iter) = res.iterations;
+            }
+            tq_field_destroy(b);
+            tq_field_destroy(x);
+        }
+        tq_field_destroy(in);
+        tq_field_destroy(out);
+        setup_free(&S);
+    }
+}
+
+int main(void)
+{
+    tq_runtime_info info;
+    if (tq_test_init_quiet(&info)) return 1;
+    if (info.ncuda_workers < 2) {
+        tq_finalize();
+        return tq_test_skip("test_peer", "needs two or more GPUs (run it on a multi-GPU machine: bench/device-run.sh)");
+    }
+    CHECK_OK(tq_set_placement(TQ_WHERE_CUDA));
+    const int ng = info.ncuda_workers;
+    tq_host_gauge hg;
+    CHECK_OK(tq_host_gauge_alloc(&hg, (const int[4]){L, L, L, L}));
+    CHECK_OK(tq_host_gauge_weak(&hg, 7, 0.2));
+    double *src = malloc(NSPIN * sizeof *src);
+    results *peer = malloc(sizeof *peer), *ref = malloc(sizeof *ref);
+    if (!src || !peer || !ref) return 1;
+    fill(src, NSPIN, 11);
+    for (int per_gpu = 1; per_gpu <= 2; per_gpu++) {
+        const int bt = L / (ng * per_gpu);
+        if (bt < 2 || bt % 2 || L % (ng * per_gpu)) {
+            printf("%d blocks per GPU: not checked (%d GPUs do not split t = %d into even blocks)\n", per_gpu, ng, L);
+            continue;
+        }
+        const int block[4] = {L, L, L, bt};
+        for (int clover = 0; clover < 2; clover++) {
+            memset(peer, 0, sizeof *peer);
+            memset(ref, 0, sizeof *ref);
+            int gpus_peer = 0, gpus_ref = 0;
+            unsetenv("TQ_PEER");
+            tq_internal_owner_checks(1);
+            run(&hg, src, block, clover, peer, &gpus_peer);
+            tq_wait_all();
+            tq_internal_owner_checks(0);
+            setenv("TQ_PEER", "0", 1);
+            run(&hg, src, block, clover, ref, &gpus_ref);
+            unsetenv("TQ_PEER");
+            const char *what = clover ? "clover" : "Wilson";
+            printf("%s, %d block(s) per GPU: peer mode over %d GPUs; BiCGstab %d, CG %d iterations\n", what, per_gpu,
+                   gpus_peer, peer->bicgstab_iter, peer->cg_iter);
+            CHECK(gpus_peer == ng, "%s, %d per GPU: peer mode over %d GPUs, expected %d", what, per_gpu, gpus_peer, ng);
+            CHECK(gpus_ref == 0, "TQ_PEER=0 left peer mode on (%d GPUs)", gpus_ref);
+            for (int ip = 0; ip < 3; ip++)
+                CHECK(!memcmp(peer->matpc[ip], ref->matpc[ip], sizeof ref->matpc[ip]), "%s M_pc (precision %d) differs",
+                      what, ip);
+            CHECK(!memcmp(peer->matpc_dag, ref->matpc_dag, sizeof ref->matpc_dag), "%s M_pc^dag differs", what);
+            CHECK(!memcmp(peer->mat, ref->mat, sizeof ref->mat), "%s M differs", what);
+            CHECK(peer->bicgstab_iter == ref->bicgstab_iter && peer->bicgstab_iter > 0, "%s BiCGstab: %d / %d iterations",
+                  what, peer->bicgstab_iter, ref->bicgstab_iter);
+            CHECK(!memcmp(peer->bicgstab, ref->bicgstab, sizeof ref->bicgstab), "%s BiCGstab solution differs", what);
+            CHECK(peer->cg_iter == ref->cg_iter && peer->cg_iter > 0, "%s CG: %d / %d iterations", what, peer->cg_iter,
+                  ref->cg_iter);
+            CHECK(!memcmp(peer->cg, ref->cg, sizeof ref->cg), "%s CG solution differs", what);
+        }
+    }
+    long on_owner = 0, elsewhere = 0;
+    tq_internal_owner_stats(&on_owner, &elsewhere);
+    printf("peer-mode tasks: %ld ran on their owner, %ld elsewhere\n", on_owner, elsewhere);
+    CHECK(on_owner > 0 && elsewhere == 0, "%ld owned tasks ran elsewhere (%ld on their owner)", elsewhere, on_owner);
+    free(src);
+    free(peer);
+    free(ref);
+    tq_host_gauge_free(&hg);
+    tq_finalize();
+    return tq_test_finish("test_peer");
+}
