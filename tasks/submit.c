@@ -389,7 +389,8 @@ static int builder_submit(chain_builder *c)
                 at += (t->asize + align - 1) / align * align;
             }
             ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, c->nh + (seq != NULL), c->priority, c->where, c->worker);
-            if (!ret) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
+            /* counted: chains of several tasks (a sequenced task alone is one only for its sequencer) */
+            if (!ret && c->ntasks > 1) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
         }
     }
     builder_clear(c);
@@ -807,12 +808,11 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
     if (recording)
         return record_task(opt, cl, arg, asize, d, n, priority, n > TQ_CHAIN_MAX_OP_BUFFERS || floats_across_kinds(opt));
-    if (sequencer_of(opt->worker) && n <= TQ_CHAIN_MAX_OP_BUFFERS && !rec.off) {
-        /* a sequenced worker's task alone: as a chain of one (builder_submit) */
-        tq_task_chain_begin();
+    if (sequencer_of(opt->worker) && n <= TQ_CHAIN_MAX_OP_BUFFERS) {
+        /* a sequenced worker's task alone (no chain open, or TQ_CHAIN=0: nothing is
+         * recorded then): as a chain of one holding the sequencer (builder_submit) */
         int ret = record_task(opt, cl, arg, asize, d, n, priority, 0);
-        const int end = tq_task_chain_end();
-        return ret ? ret : end;
+        return ret ? ret : record_flush();
     }
     return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w, opt->worker);
 }

@@ -154,8 +154,7 @@ int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker)
     return 0;
 #else
     const char *env;
-    if (((env = getenv("TQ_PEER")) && env[0] == '0') || ((env = getenv("TQ_CHAIN")) && env[0] == '0') ||
-        ((env = getenv("TQ_FACE_SETS")) && env[0] == '1'))
+    if (((env = getenv("TQ_PEER")) && env[0] == '0') || ((env = getenv("TQ_FACE_SETS")) && env[0] == '1'))
         return 0;
     if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] != 1 || lat->nblocks > TQ_PEER_MAX_BLOCKS)
         return 0;

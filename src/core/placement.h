@@ -41,8 +41,9 @@ void tq_internal_placement_system(int slot);
  * lat's blocks when it applies, else 0. It applies when lat is one process's, has at most
  * TQ_PEER_MAX_BLOCKS blocks, every block is owned by a CUDA worker, those are 2 to
  * TQ_PEER_MAX workers each on its own GPU, every two of the GPUs can reach each other's
- * memory, and the environment does not turn it off (TQ_PEER=0, TQ_CHAIN=0,
- * TQ_FACE_SETS=1). Faces and partial sums go this way together or not at all: a GPU whose
+ * memory, and the environment does not turn it off (TQ_PEER=0 or TQ_FACE_SETS=1; change
+ * TQ_PEER only while no operator exists). Faces and partial sums go this way together or
+ * not at all: a GPU whose
  * stream waits for another's must never also wait for StarPU to move data between them
  * (doc/design.md). dev[k] and worker[k] (TQ_PEER_MAX each, may be NULL): the GPUs and
  * their workers, in the order of the blocks. */
