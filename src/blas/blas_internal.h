@@ -48,6 +48,17 @@ typedef struct tq_scalars {
     struct tq_snapshot_watch { starpu_data_handle_t h; long long requested, ended; } watch[TQ_NSNAPSHOTS];
 } tq_scalars;
 
+/* Peer partial sums (peer_partials.c): set up for sc's replicas when peer mode applies
+ * (tq_internal_peer_gpus; after tq_scalars_replicate), given back once sc's tasks have
+ * ended; a reduction's task t (run by worker) and replica k's combine of reduction number n
+ * get their side of the order (face_sync.h). At most TQ_PEER_TASKS tasks per reduction. */
+#define TQ_PEER_TASKS (2 * TQ_PEER_MAX_BLOCKS)
+void tq_scalars_peer_setup(tq_scalars *sc, const tq_lattice *lat);
+void tq_scalars_peer_release(tq_scalars *sc);
+void tq_scalars_partial_sync(const tq_scalars *sc, int t, int worker, unsigned n, int nres, tq_partial_sync *s);
+void tq_scalars_combine_sync(const tq_scalars *sc, const tq_lattice *lat, int nparity, int k, unsigned n,
+                             tq_combine_sync *s);
+
 tq_status tq_scalars_create(tq_scalars **out);
 void tq_scalars_destroy(tq_scalars *sc);
 /* A replica of the scalars for each further owner of lat's blocks on this rank (nothing
