@@ -25,15 +25,6 @@ typedef struct results {
     int cg_iter, bicgstab_iter;
 } results;
 
-static void fill(double *h, int64_t n, uint64_t seed)
-{
-    uint64_t s = seed;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        h[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-    }
-}
-
 /* Everything the check compares, computed with the owners as they are now. */
 static void run_all(const tq_host_gauge *hg, const double *src, results *r, const int block[4])
 {
@@ -77,7 +68,7 @@ static void check_systems_spread(const tq_host_gauge *hg)
     tq_field *b[NSYS], *x[NSYS];
     double *host = malloc(NSPIN * sizeof *host), *ref = malloc((size_t)NSYS * NSPIN * sizeof *ref);
     for (int i = 0; i < NSYS; i++) {
-        fill(host, NSPIN, 100 + (uint64_t)i);
+        tq_test_fill(host, NSPIN, 100 + (uint64_t)i);
         b[i] = spinor(&S, TQ_DOUBLE, TQ_FULL, host);
         x[i] = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL);
     }
@@ -188,7 +179,7 @@ int main(void)
     CHECK_OK(tq_host_gauge_alloc(&hg, (const int[4]){8, 8, 8, 8}));
     CHECK_OK(tq_host_gauge_random(&hg, 5));
     double *src = malloc(NSPIN * sizeof *src);
-    fill(src, NSPIN, 17);
+    tq_test_fill(src, NSPIN, 17);
     results *free_run = calloc(1, sizeof *free_run), *owned = calloc(1, sizeof *owned);
 
     /* 4 blocks on 3 owners (one owns two), then 2 blocks on 2: each against the reference,

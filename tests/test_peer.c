@@ -19,15 +19,6 @@ typedef struct results {
     int bicgstab_iter, cg_iter;
 } results;
 
-static void fill(double *h, int64_t n, uint64_t seed)
-{
-    uint64_t s = seed;
-    for (int64_t i = 0; i < n; i++) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        h[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
-    }
-}
-
 /* Everything compared, for one operator type and block extent; *gpus: what
  * tq_internal_peer_gpus said for the lattice. */
 static void run(const tq_host_gauge *hg, const double *src, const int block[4], int clover, results *r, int *gpus)
@@ -87,7 +78,7 @@ int main(void)
     double *src = malloc(NSPIN * sizeof *src);
     results *peer = malloc(sizeof *peer), *ref = malloc(sizeof *ref);
     if (!src || !peer || !ref) return 1;
-    fill(src, NSPIN, 11);
+    tq_test_fill(src, NSPIN, 11);
     for (int per_gpu = 1; per_gpu <= 2; per_gpu++) {
         const int bt = L / (ng * per_gpu);
         if (bt < 2 || bt % 2 || L % (ng * per_gpu)) {

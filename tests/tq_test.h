@@ -6,6 +6,7 @@
 #include "taskqcd.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,16 @@ static inline int tq_test_skip(const char *name, const char *why)
 {
     printf("%s: SKIP: %s\n", name, why);
     return 77;
+}
+
+/* n uniform numbers in [-0.5, 0.5) from a 64-bit LCG seeded with seed (host data of tests). */
+static inline void tq_test_fill(double *h, int64_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        h[i] = (double)(s >> 11) / 9007199254740992.0 - 0.5;
+    }
 }
 
 /* Largest |out - ref| over nsites color-spinor sites (24 reals each), relative to each
