@@ -63,13 +63,12 @@ propagator() {
 }
 
 common="--test matpc --where cuda --niter 200 --recon 12 --prec single,half --ncpus 4"
-dims="32 64"
-[ "$part" = quick ] && dims=32
-[ "$part" = blocks ] && dims=32
-[ "$part" = big ] && dims=64
-[ "$part" = prop ] && dims=
-[ "$part" = het ] && dims=
-[ "$part" = gpus ] && dims=
+case $part in   # the one-GPU block rows: only in these parts
+    all|dslash) dims="32 64" ;;
+    quick|blocks) dims=32 ;;
+    big) dims=64 ;;
+    *) dims= ;;
+esac
 for L in $dims; do
     h=$((L / 2)); q=$((L / 4))
     for op in wilson clover; do
