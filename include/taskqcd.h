@@ -134,6 +134,12 @@ tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);
  * placement (tq_set_placement), e.g. "CUDA 0", or "any CPU worker" where no worker is
  * pinned; for another rank's block "rank R". owner may be NULL. */
 tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, char *owner, size_t owner_len);
+/* Peer mode for operators and solves on lat made now (doc/design.md): *ngpus GPUs of this
+ * process whose faces and reductions' partial sums go from GPU to GPU through their memory,
+ * ordered on the GPUs' streams; 0 where it does not apply (one GPU, CPU blocks, several
+ * ranks, GPUs without peer access, more than 32 blocks, TQ_PEER=0 in the environment,
+ * before tq_init). */
+tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus);
 /* Host arrays of nreal doubles per site, x fastest: tq_field_import/export take this rank's
  * local sites. scatter copies this rank's sites out of an array of the global lattice;
  * allgather assembles the global array from every rank's local one, on every rank

@@ -89,6 +89,7 @@ run 2 info --ncpus abc && expect "$err" "--ncpus" "bad --ncpus value names the o
 run 0 info --ncpus 1 --ncuda 0 --dim 8 8 8 16 --block 4 8 8 8 --where cpu && {
     expect "$out" "a grid of 2x1x1x2 = 4 \\(4 per rank\\)" "info --dim: the block grid"
     expect "$out" "block +3 at \\(1,0,0,1\\): rank 0, any CPU worker" "info --dim: block 3's place and owner"
+    expect "$out" "peer mode: off" "info --dim: no peer mode on CPU workers"
 }
 run 2 info --ncpus 1 --ncuda 0 --dim 8 8 8 16 --gridsize 1 1 1 2 && expect "$err" "2 processes but 1 MPI rank" "info --gridsize for 2 ranks on 1"
 run 2 info --ncpus 1 --block 4 4 4 4 && expect "$err" "need --dim" "info --block without --dim"

@@ -60,6 +60,12 @@ static void check_explicit(void)
     CHECK(li.block_volume == 192, "block_volume %lld (expected 192)", (long long)li.block_volume);
     CHECK(li.global_volume == 2304 && li.local_volume == 2304, "volumes %lld %lld",
           (long long)li.global_volume, (long long)li.local_volume);
+    /* peer mode needs blocks on two or more GPUs: never with CPU workers alone */
+    int peer = -1;
+    CHECK_OK(tq_lattice_peer_gpus(lat, &peer));
+    CHECK(peer == 0, "peer mode over %d GPUs with CPU workers alone", peer);
+    CHECK_ERR(tq_lattice_peer_gpus(lat, NULL), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_lattice_peer_gpus(NULL, &peer), TQ_ERR_INVALID_ARG);
     tq_lattice_destroy(lat);
 
     /* one block equal to the lattice; explicit process grid 1 1 1 1 */

@@ -5,11 +5,10 @@
  * Wilson and clover: M_pc and its dagger in double, single and half, M in double, a
  * BiCGstab solve (double, single sloppy with reliable updates) and a CG solve on the normal
  * equations are bitwise those of the same process with peer mode off (TQ_PEER=0, StarPU's
- * face and partial-sum handles), the operator really was in peer mode (tq_internal_peer_gpus)
+ * face and partial-sum handles), the operator really was in peer mode (tq_lattice_peer_gpus)
  * and every task ran on its block's owner. */
 #include "tq_test.h"
 #include "dirac_test_util.h"
-#include "core/placement.h"
 #include "tq_tasks.h"
 
 enum { L = 16, NSITES = L * L * L * L, NSPIN = NSITES * 24 };
@@ -20,7 +19,7 @@ typedef struct results {
 } results;
 
 /* Everything compared, for one operator type and block extent; *gpus: what
- * tq_internal_peer_gpus said for the lattice. */
+ * tq_lattice_peer_gpus said for the lattice. */
 static void run(const tq_host_gauge *hg, const double *src, const int block[4], int clover, results *r, int *gpus)
 {
     const int dims[4] = {L, L, L, L};
@@ -32,7 +31,7 @@ static void run(const tq_host_gauge *hg, const double *src, const int block[4], 
     for (int ip = 0; ip < 3; ip++) {
         setup S;
         if (setup_make_op(&S, dims, block, hg, precs[ip], TQ_RECON_12, 0.12, &dp)) return;
-        *gpus = tq_internal_peer_gpus(S.lat, NULL, NULL);
+        CHECK_OK(tq_lattice_peer_gpus(S.lat, gpus));
         tq_field *in = spinor(&S, precs[ip], TQ_EVEN, src), *out = spinor(&S, precs[ip], TQ_EVEN, NULL);
         CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
         CHECK_OK(tq_field_export(out, r->matpc[ip]));

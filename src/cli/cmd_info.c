@@ -50,6 +50,12 @@ static int print_distribution(const int dims[4], const int block[4], const int p
                        ? owner : "its owner there");
     }
     if (shown < li.nblocks_global) printf("    ... (%d more blocks)\n", li.nblocks_global - shown);
+    int peer = 0;
+    if (st == TQ_SUCCESS) st = tq_lattice_peer_gpus(lat, &peer);
+    if (st == TQ_SUCCESS && peer)
+        printf("  peer mode: faces and partial sums go GPU to GPU between its %d GPUs (TQ_PEER=0: off)\n", peer);
+    else if (st == TQ_SUCCESS)
+        printf("  peer mode: off (it needs the blocks on 2 to 8 GPUs of one process, with peer access)\n");
     if (st != TQ_SUCCESS) fprintf(stderr, "taskqcd info: %s\n", tq_last_error());
     tq_lattice_destroy(lat);
     return st == TQ_SUCCESS ? 0 : 1;

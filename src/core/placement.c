@@ -184,6 +184,13 @@ int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker)
 #endif
 }
 
+tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus)
+{
+    if (!lat || !ngpus) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_peer_gpus: NULL argument");
+    *ngpus = tq_is_initialized() ? tq_internal_peer_gpus(lat, NULL, NULL) : 0;   /* no workers yet: none */
+    return TQ_SUCCESS;
+}
+
 tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
 {
     /* inside a rank, the same owners for every decomposition (its first part on the first
