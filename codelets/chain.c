@@ -37,14 +37,17 @@ static void run_entry(const tq_chain_op *op, const int16_t *map, void *buffers[]
 /* Side streams of this CUDA worker (its thread), made at its first chain that needs them:
  * entries of a group after the first run there, forked from and joined back to the
  * worker's stream with events, so the chain stays one ordered piece of the worker's stream
- * for StarPU. */
+ * for StarPU. The urgent stream has the GPU's highest priority: a group's packs go there,
+ * so that their few thread blocks are not queued behind an interior kernel's waves while
+ * another GPU waits for the face they write. */
 enum { SIDE_STREAMS = 7 };
 static _Thread_local struct {
     int made;
-    cudaStream_t s[SIDE_STREAMS];
-    cudaEvent_t fork, join[SIDE_STREAMS];
+    cudaStream_t s[SIDE_STREAMS], urgent;
+    cudaEvent_t fork, join[SIDE_STREAMS], urgent_join;
 } side;
 static _Thread_local cudaStream_t stream_now;   /* tq_cuda_stream(): NULL, the worker's */
+static _Thread_local int parts_apart;           /* TQ_CHAIN_PARTS=0: 0, every part conflicts (comparisons) */
 
 cudaStream_t tq_cuda_stream(void) { return stream_now ? stream_now : starpu_cuda_get_local_stream(); }
 
@@ -54,7 +57,16 @@ static int side_streams(void)
     side.made = -1;
     const char *env = getenv("TQ_CHAIN_STREAMS");   /* 0: one stream, for comparisons */
     if (env && env[0] == '0') return 0;
-    if (cudaEventCreateWithFlags(&side.fork, cudaEventDisableTiming) != cudaSuccess) return 0;
+    const char *parts_env = getenv("TQ_CHAIN_PARTS");
+    parts_apart = !(parts_env && parts_env[0] == '0');
+    int least = 0, greatest = 0;
+    if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) return 0;
+    const char *urgent_env = getenv("TQ_URGENT_STREAM");   /* 0: packs at normal priority, for comparisons */
+    if (urgent_env && urgent_env[0] == '0') greatest = least;
+    if (cudaEventCreateWithFlags(&side.fork, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventCreateWithFlags(&side.urgent_join, cudaEventDisableTiming) != cudaSuccess ||
+        cudaStreamCreateWithPriority(&side.urgent, cudaStreamNonBlocking, greatest) != cudaSuccess)
+        return 0;
     for (int k = 0; k < SIDE_STREAMS; k++)
         if (cudaStreamCreateWithFlags(&side.s[k], cudaStreamNonBlocking) != cudaSuccess ||
             cudaEventCreateWithFlags(&side.join[k], cudaEventDisableTiming) != cudaSuccess)
@@ -63,32 +75,50 @@ static int side_streams(void)
     return 1;
 }
 
-/* Whether entry b touches a buffer entry a writes, or writes one a touches. */
+/* Whether entry b touches a buffer entry a writes, or writes one a touches, unless both
+ * write it in different parts of its sites (and read there only what they write). */
 static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const int16_t *map, const uint8_t *writes)
 {
+    const int apart = parts_apart && a->part && b->part && a->part != b->part;
     for (int i = 0; i < a->nbuf; i++)
-        for (int j = 0; j < b->nbuf; j++)
-            if (map[a->map_offset + i] == map[b->map_offset + j] &&
-                (writes[a->map_offset + i] || writes[b->map_offset + j]))
-                return 1;
+        for (int j = 0; j < b->nbuf; j++) {
+            if (map[a->map_offset + i] != map[b->map_offset + j]) continue;
+            const int wa = writes[a->map_offset + i], wb = writes[b->map_offset + j];
+            if ((wa || wb) && !(wa && wb && apart)) return 1;
+        }
     return 0;
 }
 
-/* Entries first .. end-1 side by side: the first on the worker's stream, the others on side
- * streams that wait for what the worker's stream holds so far; the worker's stream then
- * waits for them all. */
+/* Entries first .. end-1 side by side, after what the worker's stream holds so far: those
+ * of a priority above the group's lowest one after the other on the urgent stream, launched
+ * first; of the others the first on the worker's stream, the rest on side streams. The
+ * worker's stream then waits for them all. */
 static void run_group(const tq_chain_op *op, int first, int end, const int16_t *map, void *buffers[], void *cl_arg)
 {
     cudaStream_t main_stream = starpu_cuda_get_local_stream();
-    const int nside = end - first - 1 < SIDE_STREAMS ? end - first - 1 : SIDE_STREAMS;
+    int lowest = op[first].priority, nurgent = 0;
+    for (int i = first + 1; i < end; i++)
+        if (op[i].priority < lowest) lowest = op[i].priority;
+    for (int i = first; i < end; i++) nurgent += op[i].priority > lowest;
+    const int nrest = end - first - nurgent;   /* at least one: the lowest */
+    const int nside = nrest - 1 < SIDE_STREAMS ? nrest - 1 : SIDE_STREAMS;
     cudaEventRecord(side.fork, main_stream);
+    if (nurgent) cudaStreamWaitEvent(side.urgent, side.fork, 0);
     for (int k = 0; k < nside; k++) cudaStreamWaitEvent(side.s[k], side.fork, 0);
-    for (int i = first; i < end; i++) {
-        const int k = i - first;
+    stream_now = side.urgent;
+    for (int i = first; i < end && nurgent; i++)
+        if (op[i].priority > lowest) run_entry(&op[i], map, buffers, cl_arg, 1);
+    for (int i = first, k = 0; i < end; i++) {
+        if (op[i].priority > lowest) continue;
         stream_now = k == 0 ? NULL : side.s[(k - 1) % SIDE_STREAMS];
         run_entry(&op[i], map, buffers, cl_arg, 1);
+        k++;
     }
     stream_now = NULL;
+    if (nurgent) {
+        cudaEventRecord(side.urgent_join, side.urgent);
+        cudaStreamWaitEvent(main_stream, side.urgent_join, 0);
+    }
     for (int k = 0; k < nside; k++) {
         cudaEventRecord(side.join[k], side.s[k]);
         cudaStreamWaitEvent(main_stream, side.join[k], 0);

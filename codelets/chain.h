@@ -25,11 +25,17 @@ typedef struct {
     struct starpu_codelet *cl;
     uint32_t arg_offset;
     uint16_t nbuf, map_offset;
+    int32_t priority;   /* the recorded task's StarPU priority */
+    uint8_t part;       /* the sites it writes (tq_task_options.part): 0 all */
 } tq_chain_op;
 
 /* Buffers: the union of the recorded tasks' handles (modes merged); argument: above. On a
  * GPU, consecutive entries that touch no buffer another of them writes (one operator's
- * blocks, one BLAS operation's blocks) run side by side on several streams. */
+ * blocks, one BLAS operation's blocks, a face pack beside an interior) run side by side on
+ * several streams; those of a higher priority than the group's lowest (packs, exteriors)
+ * on a stream of the GPU's highest priority, so that their thread blocks go first. Two
+ * entries that both write a buffer but different nonzero parts of its sites (a split
+ * block's interior and exterior stencil work) may also run side by side. */
 extern struct starpu_codelet tq_cl_chain;
 
 #ifdef __cplusplus

@@ -41,8 +41,12 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
         d[n].handle = scalars; d[n++].mode = STARPU_R;
     }
     for (int i = 0; i < nnbr && i < 12; i++) { d[n].handle = nbr[i]; d[n++].mode = STARPU_R; }
+    /* a split block's interior skips the sites on its split faces (unless it reads the
+     * neighbours in place): the exterior writes those, side by side with it */
+    tq_task_options o = *opt;
+    o.part = !a->direct && (a->split[0] || a->split[1] || a->split[2] || a->split[3]) ? TQ_PART_INSIDE : TQ_PART_ALL;
     /* an epilogue's reduction gates the solver's next step */
-    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
+    return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *fa, starpu_data_handle_t in,
@@ -60,5 +64,7 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
     if (fa->a.clover) { d[n].handle = K; d[n++].mode = STARPU_R; }
     for (int i = 0; i < nfaces; i++)   /* NULL: a peer face */
         if (faces[i]) { d[n].handle = faces[i]; d[n++].mode = STARPU_R; }
-    return tq_task_submit_descr(opt, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
+    tq_task_options o = *opt;
+    o.part = TQ_PART_FACES;   /* the sites the interior skips */
+    return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
 }

@@ -15,7 +15,14 @@ typedef struct tq_task_options {
     int worker;       /* the StarPU worker that must run it (its block's owner), or -1 */
     int rank;         /* the MPI rank that runs it (its block's rank), or -1: every rank
                          runs it on its own copy (combining reductions, scalar programs) */
+    int part;         /* the sites of the buffers it writes: 0 all, else a tq_task_part
+                         (set by the insert functions): in a chain on a GPU, two tasks
+                         writing different parts of one buffer run side by side */
 } tq_task_options;
+
+/* Parts of a block's sites a stencil task writes (tq_task_options.part): a split block's
+ * interior task writes the sites off its split faces, its exterior task those on them. */
+typedef enum { TQ_PART_ALL = 0, TQ_PART_INSIDE = 1, TQ_PART_FACES = 2 } tq_task_part;
 
 /* Ranks: every rank submits every task, in the same order, with the same options, and
  * tq_task_submit_descr runs a task only on opt->rank (all ranks for -1). Before it, the

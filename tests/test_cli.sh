@@ -311,7 +311,10 @@ if [ "${ncuda:-0}" -gt 0 ]; then
     # GPU-only placement takes prio unless a scheduler is asked for
     if [ -z "${STARPU_SCHED:-}" ]; then
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cuda --verbosity 1 &&
-            expect "$err" "scheduler prio" "propagator --where cuda: default scheduler"
+            expect "$err" "scheduler prio" "propagator --where cuda: default scheduler" &&
+            expect "$err" "StarPU started: 4 CPU worker" "propagator --where cuda: 4 CPU workers"
+        run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cuda --ncpus 2 --verbosity 1 &&
+            expect "$err" "StarPU started: 2 CPU worker" "propagator --where cuda --ncpus 2"
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cuda --sched eager --verbosity 1 &&
             expect "$err" "scheduler eager" "propagator --where cuda --sched eager"
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where any --verbosity 1 &&

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Summary of a GPU timeline recorded by bench/cupti_trace.c (TQ_CUPTI_TRACE file).
+
+Usage: python3 bench/gpu-timeline.py TRACE [--last FRACTION] [--png OUT.png --span US]
+The window is the last FRACTION (default 0.5) of the GPU activity, past warm-up. Prints,
+per GPU: busy time (union of kernels, copies and memsets), idle gaps (count, median, sum);
+per kernel name: count, mean and median duration; per host thread: time inside CUDA runtime
+calls and the calls' counts and mean durations. With --png, draws the last SPAN us (default
+1000) as one row per GPU stream."""
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+
+def short(name):
+    for cut in ("(", "<"):
+        name = name.split(cut)[0]
+    return name[-48:]
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    last, png, span = 0.5, None, 1000.0
+    if "--last" in args:
+        i = args.index("--last"); last = float(args[i + 1]); del args[i:i + 2]
+    if "--png" in args:
+        i = args.index("--png"); png = args[i + 1]; del args[i:i + 2]
+    if "--span" in args:
+        i = args.index("--span"); span = float(args[i + 1]); del args[i:i + 2]
+    with open(args[0]) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    for r in rows:
+        r["start"] = int(r["start"]) / 1e3   # us
+        r["end"] = int(r["end"]) / 1e3
+    gpu = [r for r in rows if r["kind"] in ("kernel", "memcpy", "memset")]
+    if not gpu:
+        sys.exit("no GPU activity in the trace")
+    t0, t1 = min(r["start"] for r in gpu), max(r["end"] for r in gpu)
+    lo = t1 - last * (t1 - t0)
+    win = [r for r in gpu if r["start"] >= lo]
+    print(f"window: the last {100 * last:.0f} % of the GPU activity, {(t1 - lo) / 1e3:.3f} ms")
+    print(f"{'GPU':>4s} {'ops':>7s} {'busy ms':>9s} {'busy %':>7s} {'gaps':>6s} {'gap med us':>11s} {'gap p90 us':>11s} {'gaps ms':>8s}")
+    for dev in sorted({r["device"] for r in win}, key=int):
+        ops = sorted((r["start"], r["end"]) for r in win if r["device"] == dev)
+        busy, gaps, cur_s, cur_e = 0.0, [], ops[0][0], ops[0][1]
+        for s, e in ops[1:]:
+            if s > cur_e:
+                busy += cur_e - cur_s
+                gaps.append(s - cur_e)
+                cur_s, cur_e = s, e
+            else:
+                cur_e = max(cur_e, e)
+        busy += cur_e - cur_s
+        span_dev = t1 - lo
+        med = statistics.median(gaps) if gaps else 0.0
+        p90 = sorted(gaps)[int(0.9 * len(gaps))] if gaps else 0.0
+        print(f"{dev:>4s} {len(ops):7d} {busy / 1e3:9.3f} {100 * busy / span_dev:6.1f}% {len(gaps):6d} {med:11.1f} {p90:11.1f} {sum(gaps) / 1e3:8.3f}")
+    per = defaultdict(list)
+    for r in win:
+        per[(r["device"], r["kind"], short(r["name"]))].append(r["end"] - r["start"])
+    print(f"\n{'GPU':>4s} {'operation':50s} {'count':>6s} {'mean us':>8s} {'median us':>9s} {'sum ms':>8s}")
+    for (dev, kind, name), d in sorted(per.items(), key=lambda kv: (int(kv[0][0]), -sum(kv[1]))):
+        print(f"{dev:>4s} {kind + ' ' + name:50s} {len(d):6d} {statistics.mean(d):8.2f} {statistics.median(d):9.2f} {sum(d) / 1e3:8.3f}")
+    api = [r for r in rows if r["kind"] in ("runtime", "driver") and lo <= r["start"] <= t1]
+    if api:
+        print(f"\n{'thread':>10s} {'call':40s} {'count':>7s} {'mean us':>8s} {'sum ms':>8s}")
+        calls = defaultdict(list)
+        for r in api:
+            calls[(r["stream"], r["name"])].append(r["end"] - r["start"])
+        for (thr, name), d in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:24]:
+            print(f"{thr:>10s} {name:40s} {len(d):7d} {statistics.mean(d):8.2f} {sum(d) / 1e3:8.3f}")
+    if not png:
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    lo2 = t1 - span
+    show = [r for r in gpu if r["end"] >= lo2]
+    lanes = sorted({(int(r["device"]), int(r["stream"])) for r in show})
+    names = sorted({short(r["name"]) for r in show})
+    cmap = plt.get_cmap("tab20")
+    colour = {n: cmap(i % 20) for i, n in enumerate(names)}
+    fig, ax = plt.subplots(figsize=(14, 0.5 * len(lanes) + 2))
+    for y, lane in enumerate(lanes):
+        for r in show:
+            if (int(r["device"]), int(r["stream"])) == lane:
+                ax.barh(y, r["end"] - r["start"], left=r["start"] - lo2, color=colour[short(r["name"])], height=0.8)
+    ax.set_yticks(range(len(lanes)))
+    ax.set_yticklabels([f"GPU {d} stream {s}" for d, s in lanes])
+    ax.set_xlabel("us")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colour[n]) for n in names]
+    ax.legend(handles, names, fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+if __name__ == "__main__":
+    main()
