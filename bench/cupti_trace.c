@@ -5,14 +5,15 @@
  * file named by TQ_CUPTI_TRACE (default cupti-trace.tsv) when the process exits.
  * bench/gpu-timeline.py summarises it (per-GPU busy time and idle gaps, kernel durations).
  * Times are CUPTI's: nanoseconds on one clock for every GPU and the host.
- * Built by `make -C build bench` where CUPTI is found (bench/Makefile.am); used by
+ * Built by `make -C build bench` where CUPTI is found (Makefile.am); used by
  * bench/latency-probe.sh. */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-enum { BUFFER_BYTES = 8 << 20, ALIGN = 8 };
+enum { BUFFER_BYTES = 2 << 20, ALIGN = 8 };
 
 static FILE *trace;
 
@@ -82,11 +83,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     free(buffer);
 }
 
+/* At exit the last buffers are flushed; a 1-GPU propagator run once waited there for ever
+ * (after its solves, trace empty), so an alarm ends a flush that hangs, and buffers go to
+ * the file every 200 ms anyway. */
 static void finish(void)
 {
+    alarm(10);
+    cuptiActivityFlushPeriod(0);
     cuptiActivityFlushAll(1);
-    if (trace) fclose(trace);
+    FILE *t = trace;
     trace = NULL;
+    if (t) fclose(t);
 }
 
 /* Called by CUDA when it loads this library (CUDA_INJECTION64_PATH). */
@@ -101,6 +108,7 @@ int InitializeInjection(void)
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
+    cuptiActivityFlushPeriod(200);
     const char *api = getenv("TQ_CUPTI_API");   /* 0: no API records (they are many) */
     if (!api || api[0] != '0') cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
     atexit(finish);

@@ -24,7 +24,7 @@ for ng in 1 2; do
             --recon 12 --where cuda --ncuda "$ng" --niter "$niter" $ncpus --no-check > "$res/$tag.txt" 2>&1
         python3 "$top/bench/plot-tasks.py" "$res/$tag.tasks" > "$res/$tag.summary" 2>&1
         rows+=("$(printf '%-8s %s' "$tag" "$(grep -o 'time [0-9.]* ms' "$res/$tag.txt")")")
-        if [ -n "$inject" ]; then
+        if [ -n "$inject" ]; then   # each run under a time limit: a hung exit must not eat the call
             TQ_PEER=$peer CUDA_INJECTION64_PATH=$inject TQ_CUPTI_TRACE="$res/$tag.gpu.tsv" timeout 120 "$bin" dslash \
                 --dim $dims --test matpc --prec "$prec" --recon 12 --where cuda --ncuda "$ng" --niter 200 $ncpus \
                 --no-check > "$res/$tag.gpu.log" 2>&1
