@@ -407,6 +407,12 @@ static int mirror_wait(tq_scalars *sc, int i, double *values)
     return 1;
 }
 
+int tq_scalars_snapshot_ready(const tq_scalars *sc, int i)
+{
+    if (!sc->mirror || sc->mirror_seq[i] <= 0) return -1;
+    return mirror_seq_is(&sc->mirror[i], sc->mirror_seq[i]);
+}
+
 tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values)
 {
     if (sc->mirror && sc->mirror_seq[i] > 0) {

@@ -67,6 +67,9 @@ void tq_scalars_destroy(tq_scalars *sc);
 tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat);
 /* Waits for the task that writes snapshot i, then copies it. */
 tq_status tq_scalars_read_snapshot(tq_scalars *sc, int i, double *values);
+/* Whether reading snapshot i would not wait: 1 its values are published (a mirror), 0 not
+ * yet, -1 unknown (no mirror: only StarPU's copy, whose readiness is not tested). */
+int tq_scalars_snapshot_ready(const tq_scalars *sc, int i);
 /* Records the time (tq_internal_now) at which the task that writes snapshot i (submitted
  * before this call) completes, without waiting and without moving data; read it with
  * tq_scalars_mark_time (0 while that task has not completed). */

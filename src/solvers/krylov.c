@@ -452,6 +452,14 @@ static tq_status go_on_or_stop(tq_krylov *k, int consumed)
     return TQ_SUCCESS;
 }
 
+int tq_krylov_ready(const tq_krylov *k)
+{
+    if (k->done) return 1;
+    int r = k->restart_pending ? tq_scalars_snapshot_ready(k->sc, SNAP_RESTART) : 1;
+    if (r == 1 && k->queued > k->consumed) r = tq_scalars_snapshot_ready(k->sc, (int)(k->consumed % TQ_KRYLOV_QUEUE));
+    return r;
+}
+
 tq_status tq_krylov_check(tq_krylov *k)
 {
     if (k->done) return k->st;

@@ -51,6 +51,9 @@ tq_status tq_krylov_start(tq_krylov **k, int method, tq_linop *op, tq_linop *ops
                           const tq_solver_params *p);
 tq_status tq_krylov_submit(tq_krylov *k);
 tq_status tq_krylov_check(tq_krylov *k);
+/* Whether tq_krylov_check would find what it reads already there: 1 yes, 0 not yet, -1
+ * unknown (it may wait). */
+int tq_krylov_ready(const tq_krylov *k);
 int tq_krylov_done(const tq_krylov *k);
 /* GCR only: z = fn(ctx, z, r) as its preconditioner instead of p's (a multigrid cycle;
  * flexible GCR takes one that changes between iterations). Set before the first submit. */
