@@ -508,6 +508,56 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
  * from x[i]. Uniform precision (no sloppy operator) in this version. */
 tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shifts, tq_field *const *x,
                               const tq_field *b, const tq_solver_params *p, tq_solver_result *results);
+/* ---- adaptive aggregation multigrid (paper 000) -------------------------------------------
+ * Level 0 is the fine lattice; level l + 1 is made from level l by aggregates of block[l]
+ * sites and nvec[l] null vectors (2 nvec[l] complex degrees of freedom per coarse site: the
+ * two chiralities apart; nvec a multiple of 6). */
+#define TQ_MG_MAX_LEVELS 4
+#define TQ_MG_MAX_NVEC 64
+typedef struct tq_mg_params {
+    int levels;                               /* 2 .. TQ_MG_MAX_LEVELS */
+    int block[TQ_MG_MAX_LEVELS - 1][4];       /* aggregate extents from level l to l + 1 */
+    int nvec[TQ_MG_MAX_LEVELS - 1];           /* null vectors of level l (1 .. TQ_MG_MAX_NVEC) */
+    int pre_steps[TQ_MG_MAX_LEVELS - 1];      /* MR smoother steps before the coarse correction */
+    int post_steps[TQ_MG_MAX_LEVELS - 1];     /* and after it */
+    double setup_tol;                         /* null-vector solves of D x = 0: relative tolerance */
+    int setup_iters;                          /* and their iteration limit */
+    double coarse_tol;                        /* a coarse level's GCR: relative tolerance */
+    int coarse_maxiter;                       /* and its iteration limit */
+    tq_precision smoother_prec, nullvec_prec; /* storage of smoother and null vectors */
+    int verbosity;                            /* 0 silent, 1 summary, 2 per level and cycle */
+} tq_mg_params;
+/* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
+ * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
+ * iterations, coarse solves to 0.25 in at most 10. */
+void tq_mg_params_default(tq_mg_params *p);
+/* The multigrid set-up for the operator d (Wilson or clover, double precision): the fine
+ * level in stencil form, nvec[0] null vectors (random vectors v0, each with F e = F v0
+ * solved by GCR to setup_tol or setup_iters; v = v0 - e, the error the solver leaves: near
+ * the null space of F), all these solves submitted together as independent task graphs;
+ * the block-orthonormal basis, the Galerkin coarse operator and the cycle's work fields.
+ * One set-up serves any number of solves with d (a propagator's sources). Built so far: two
+ * levels, every level in double precision, CPU codelets (GPU-owned blocks' multigrid tasks
+ * run on CPU workers); asking for more levels or another precision returns
+ * TQ_ERR_UNSUPPORTED, parameters that do not fit the lattice TQ_ERR_INVALID_ARG naming the
+ * level and the mismatch. seed: the random start vectors (same seed, same set-up). */
+typedef struct tq_multigrid tq_multigrid;
+tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t seed, tq_multigrid **out);
+void tq_multigrid_destroy(tq_multigrid *mg);
+/* M x = b for full spinor fields x, b of the operator's lattice and precision: flexible GCR
+ * (p's tol, maxiter and gcr_nkrylov; p's inverter must be GCR) preconditioned by the
+ * multigrid cycle; result as tq_solve's (true residual of M, on the full lattice). */
+tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             tq_solver_result *result);
+/* Null vectors' set-up solves: iterations summed and the set-up's wall time (s). */
+typedef struct tq_multigrid_info {
+    int levels, nvec, coarse_dims[4];
+    long setup_iterations;
+    double setup_seconds;
+    long coarse_iterations;   /* the coarse solves' iterations, summed over every solve so far */
+} tq_multigrid_info;
+tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info);
+
 const char *tq_inverter_name(tq_inverter inv);
 tq_status tq_inverter_parse(const char *s, tq_inverter *out);
 const char *tq_solve_type_name(tq_solve_type t);

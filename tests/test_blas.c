@@ -370,6 +370,28 @@ static void test_misuse(const lat_setup *L, const lat_setup *L2)
     /* a rejected call leaves its output alone */
     CHECK_OK(tq_field_export(a, h1));
     CHECK(memcmp(h0, h1, (size_t)n * sizeof(double)) == 0, "a rejected call changed a field");
+    /* a coarse field of 12 complex per site is a spinor field site for site (multigrid's
+     * fine level): copies both ways keep the host values; 24 complex per site do not match */
+    {
+        tq_field *c12 = NULL, *c24 = NULL;
+        const tq_field_params p12 = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 12};
+        const tq_field_params p24 = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 24};
+        CHECK_OK(tq_field_create(L->lat, &p12, &c12));
+        CHECK_OK(tq_field_create(L->lat, &p24, &c24));
+        if (c12 && c24 && ps.prec == TQ_DOUBLE && ps.subset == TQ_FULL) {
+            CHECK_OK(tq_blas_copy(c12, a));
+            CHECK_OK(tq_field_export(c12, h1));
+            CHECK(memcmp(h0, h1, (size_t)n * sizeof(double)) == 0, "spinor -> coarse 12: host values differ");
+            CHECK_OK(tq_blas_zero(d));
+            CHECK_OK(tq_blas_copy(d, c12));
+            CHECK_OK(tq_field_export(d, h1));
+            CHECK(memcmp(h0, h1, (size_t)n * sizeof(double)) == 0, "coarse 12 -> spinor: host values differ");
+            CHECK_ERR(tq_blas_copy(c24, a), TQ_ERR_MISMATCH);
+            CHECK_ERR(tq_blas_axpy(1.0, c24, a), TQ_ERR_MISMATCH);
+        }
+        tq_field_destroy(c12);
+        tq_field_destroy(c24);
+    }
 
     /* NULLs */
     CHECK_ERR(tq_blas_zero(NULL), TQ_ERR_INVALID_ARG);

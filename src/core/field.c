@@ -129,19 +129,27 @@ size_t tq_field_bytes(const tq_field *f)
     return f ? (size_t)tq_layout_bytes(&f->layout) * (size_t)(f->lat->nblocks * f->nparity) : 0;
 }
 
+static int spinor_shaped(const tq_field *f)
+{
+    return f->p.kind == TQ_FIELD_SPINOR || (f->p.kind == TQ_FIELD_COARSE && f->p.ndof == 12);
+}
+
 tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,
                                     int same_precision)
 {
     if (!a || !b) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL field", who);
     if (a->lat != b->lat) return tq_error(TQ_ERR_MISMATCH, "%s: fields live on different lattices", who);
-    if (a->p.kind != b->p.kind)
+    /* a coarse field of 12 complex per site is a spinor field's buffers site for site (the
+     * fine level of multigrid reads spinors so), so the two go together */
+    const int spinor_like = spinor_shaped(a) && spinor_shaped(b);
+    if (a->p.kind != b->p.kind && !spinor_like)
         return tq_error(TQ_ERR_MISMATCH, "%s: field kinds differ (%s vs %s)", who, kind_name(a->p.kind), kind_name(b->p.kind));
     if (a->p.subset != b->p.subset) return tq_error(TQ_ERR_MISMATCH, "%s: fields cover different parities", who);
     if (same_precision && a->p.prec != b->p.prec)
         return tq_error(TQ_ERR_MISMATCH, "%s: precisions differ (%s vs %s); convert with tq_blas_copy", who,
                         tq_precision_name(a->p.prec), tq_precision_name(b->p.prec));
     if (a->p.recon != b->p.recon) return tq_error(TQ_ERR_MISMATCH, "%s: gauge compressions differ", who);
-    if (a->p.ndof != b->p.ndof)
+    if (a->p.ndof != b->p.ndof && !spinor_like)
         return tq_error(TQ_ERR_MISMATCH, "%s: coarse fields of %d and %d complex per site", who, a->p.ndof, b->p.ndof);
     return TQ_SUCCESS;
 }

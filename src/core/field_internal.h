@@ -89,7 +89,8 @@ static inline void tq_lattice_locate(const tq_lattice *lat, const int x[4], int 
     *cb = lex / 2;
 }
 
-/* Checks kind/subset/lattice agreement of BLAS operands. */
+/* Checks kind/subset/lattice agreement of BLAS operands (a spinor field and a coarse field of
+ * 12 complex per site agree: the same buffers site for site). */
 tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,
                                     int same_precision);
 int tq_field_kind_is_vector(tq_field_kind k);

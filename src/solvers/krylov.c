@@ -17,6 +17,7 @@
 #include "solvers/mg_internal.h"   /* a coarse operator's vector precision */
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,6 +459,69 @@ int tq_krylov_ready(const tq_krylov *k)
     int r = k->restart_pending ? tq_scalars_snapshot_ready(k->sc, SNAP_RESTART) : 1;
     if (r == 1 && k->queued > k->consumed) r = tq_scalars_snapshot_ready(k->sc, (int)(k->consumed % TQ_KRYLOV_QUEUE));
     return r;
+}
+
+/* One step of solve i in tq_krylov_run_together: check, queue the next iteration. */
+static void take_step(tq_krylov *k, int i, void (*step)(void *ctx, int i, int done), void *ctx, tq_status *first)
+{
+    if (step) step(ctx, i, 0);
+    tq_krylov_check(k);
+    if (!k->done) {
+        const tq_status st = tq_krylov_submit(k);
+        if (st != TQ_SUCCESS && *first == TQ_SUCCESS) *first = st;
+    }
+    if (k->done && step) step(ctx, i, 1);
+}
+
+tq_status tq_krylov_run_together(tq_krylov *const *k, int n, void (*step)(void *ctx, int i, int done), void *ctx)
+{
+    tq_status first = TQ_SUCCESS;
+    int nactive = 0;
+    for (int i = 0; i < n; i++) {
+        if (!k[i] || k[i]->done) continue;
+        if (step) step(ctx, i, 0);
+        const tq_status st = tq_krylov_submit(k[i]);
+        if (st != TQ_SUCCESS && first == TQ_SUCCESS) first = st;
+        nactive += !k[i]->done;
+    }
+    const int ranks = tq_internal_mpi_size() > 1;
+    int turn = 0;          /* the next solve to wait for when none is known ready */
+    double idle_since = 0; /* when polling found none ready (0: it did not) */
+    while (nactive > 0) {
+        int served = 0, unknown = -1, waiting = -1;
+        for (int j = 0; j < n; j++) {
+            const int i = (turn + j) % n;
+            if (!k[i] || k[i]->done) continue;
+            const int ready = ranks ? -1 : tq_krylov_ready(k[i]);
+            if (ready == 1) {
+                take_step(k[i], i, step, ctx, &first);
+                served++;
+            } else if (ready < 0 && unknown < 0) {
+                unknown = i;
+            } else if (waiting < 0) {
+                waiting = i;
+            }
+        }
+        /* none ready: wait for one that cannot be told, or, after polling 1 ms, for the next
+         * in turn (its wait sleeps when long and reports a hang) */
+        if (!served) {
+            const double t = tq_internal_now();
+            if (idle_since == 0) idle_since = t;
+            const int i = unknown >= 0 ? unknown : t - idle_since > 1e-3 ? waiting : -1;
+            if (i >= 0) {
+                take_step(k[i], i, step, ctx, &first);
+                turn = (i + 1) % n;
+                idle_since = 0;
+            } else {
+                sched_yield();
+            }
+        } else {
+            idle_since = 0;
+        }
+        nactive = 0;
+        for (int i = 0; i < n; i++) nactive += k[i] && !k[i]->done;
+    }
+    return first;
 }
 
 tq_status tq_krylov_check(tq_krylov *k)

@@ -8,31 +8,6 @@
 #include "core/stencil.h"
 #include "tasks/tq_tasks.h"
 
-#define TQ_MG_MAX_LEVELS 4
-#define TQ_MG_MAX_NVEC 64
-
-/* Level 0 is the fine lattice; level l + 1 is made from level l by aggregates of block[l]
- * sites and nvec[l] null vectors (2 nvec[l] complex degrees of freedom per coarse site:
- * the two chiralities apart). */
-typedef struct tq_mg_params {
-    int levels;                               /* 2 .. TQ_MG_MAX_LEVELS */
-    int block[TQ_MG_MAX_LEVELS - 1][4];       /* aggregate extents from level l to l + 1 */
-    int nvec[TQ_MG_MAX_LEVELS - 1];           /* null vectors of level l (1 .. TQ_MG_MAX_NVEC) */
-    int pre_steps[TQ_MG_MAX_LEVELS - 1];      /* MR smoother steps before the coarse correction */
-    int post_steps[TQ_MG_MAX_LEVELS - 1];     /* and after it */
-    double setup_tol;                         /* null-vector solves of D x = 0: relative tolerance */
-    int setup_iters;                          /* and their iteration limit */
-    double coarse_tol;                        /* a coarse level's GCR: relative tolerance */
-    int coarse_maxiter;                       /* and its iteration limit */
-    tq_precision smoother_prec, nullvec_prec; /* storage of smoother and null vectors */
-    int verbosity;                            /* 0 silent, 1 summary, 2 per level and cycle */
-} tq_mg_params;
-
-/* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
- * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
- * iterations, coarse solves to 0.25 in at most 10. */
-void tq_mg_params_default(tq_mg_params *p);
-
 /* The lattice of each level: its global and per-block extents (coarse[l][0..3] and
  * coarse_block[l][0..3] for l = 0 .. levels - 1; level 0 is lat's). Checks p against lat:
  * aggregates divide each level's block extents (an aggregate never straddles a block, so
@@ -129,6 +104,13 @@ tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fi
 tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                             tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx,
                             struct tq_krylov_out *out);
+
+/* n solves D_c x[i] = b[i] from x = 0 side by side (tq_krylov_run_together: independent
+ * task graphs submitted together), without preconditioner; status[i] and out[i] per solve.
+ * Returns the first error of setting them up or submitting (status[i]: each one's own,
+ * TQ_ERR_NOT_CONVERGED included). */
+tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *const *x, const tq_field *const *b,
+                                 const tq_solver_params *p, tq_status *status, struct tq_krylov_out *out);
 
 /* ---- a two-level cycle (src/solvers/mg_cycle.c) --------------------------------------------
  * K r for the fine level's operator: pre MR steps on F z = r, the coarse correction

@@ -6,6 +6,7 @@
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
@@ -14,10 +15,10 @@ tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fi
     return tq_mg_level_solve(op, x, b, p, NULL, NULL, out);
 }
 
-tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                            tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+/* Checks a solve on op's level and makes its linear operator and Krylov method. */
+static tq_status level_setup(const char *who, const tq_mg_coarse_op *op, tq_field *x, const tq_field *b,
+                             const tq_solver_params *p, int precond, tq_linop *L, int *method)
 {
-    const char *who = "tq_mg_coarse_solve";
     if (!op || !x || !b || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     if (p->inverter != TQ_INV_GCR && p->inverter != TQ_INV_BICGSTAB && p->inverter != TQ_INV_MR)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: %s needs a Hermitian operator; D_c is not (GCR, BiCGstab or MR)", who,
@@ -36,16 +37,23 @@ tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fie
     if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
     if (precond && p->inverter != TQ_INV_GCR)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: a preconditioner needs GCR (flexible)", who);
-    tq_linop L;
-    memset(&L, 0, sizeof L);
-    L.kind = TQ_LINOP_COARSE;
-    L.coarse = op;
+    memset(L, 0, sizeof *L);
+    L->kind = TQ_LINOP_COARSE;
+    L->coarse = op;
     /* 9 complex n x n matrix-vector products per site, 8 flops per complex multiply-add */
-    L.flops = 9.0 * op->n * op->n * 8.0 * (double)op->lat->local_volume;
+    L->flops = 9.0 * op->n * op->n * 8.0 * (double)op->lat->local_volume;
+    *method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR : TQ_KRYLOV_GCR;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                            tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+{
+    tq_linop L;
+    int method = 0;
+    TQ_CHECK(level_setup("tq_mg_coarse_solve", op, x, b, p, precond != NULL, &L, &method));
     tq_solver_params q = *p;
     q.prec_sloppy = 0;
-    const int method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR
-                                                                                                       : TQ_KRYLOV_GCR;
     tq_krylov *k = NULL;
     tq_status st = tq_krylov_start(&k, method, &L, &L, x, b, &q);
     if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
@@ -59,4 +67,35 @@ tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fie
         tq_krylov_free(k);
     }
     return st;
+}
+
+tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *const *x, const tq_field *const *b,
+                                 const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
+{
+    const char *who = "tq_mg_level_solve_many";
+    if (n <= 0 || !x || !b || !status || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or n <= 0", who);
+    tq_linop *L = calloc((size_t)n, sizeof *L);
+    tq_krylov **k = calloc((size_t)n, sizeof *k);
+    tq_status first = L && k ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    tq_solver_params q = *p;
+    q.prec_sloppy = 0;
+    for (int i = 0; i < n && first == TQ_SUCCESS; i++) {
+        int method = 0;
+        first = level_setup(who, op, x[i], b[i], p, 0, &L[i], &method);
+        for (int j = 0; j < i && first == TQ_SUCCESS; j++)
+            if (x[j] == x[i]) first = tq_error(TQ_ERR_INVALID_ARG, "%s: solves %d and %d share their solution field", who, j, i);
+        if (first == TQ_SUCCESS) first = tq_krylov_start(&k[i], method, &L[i], &L[i], x[i], b[i], &q);
+    }
+    if (first == TQ_SUCCESS) first = tq_krylov_run_together(k, n, NULL, NULL);
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        status[i] = k && k[i] ? tq_krylov_status(k[i]) : first != TQ_SUCCESS ? first : TQ_ERR_RUNTIME;
+        if (k && k[i]) {
+            out[i] = *tq_krylov_result(k[i]);
+            tq_krylov_free(k[i]);
+        }
+    }
+    free(k);
+    free(L);
+    return first;
 }

@@ -5,8 +5,8 @@
 #include "core/placement.h"
 
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -352,75 +352,43 @@ static tq_status system_open(solve_system *S, const tq_dirac *d, const solve_pla
 
 static int system_active(const solve_system *S) { return S->st == TQ_SUCCESS && !tq_krylov_done(S->k); }
 
-/* Checks system i (its scalars are there, or it waits for them) and queues its next
- * iteration unless it is done. */
-static void system_step(solve_system *S, int i, int n, const tq_solver_params *p)
+/* tq_krylov_run_together's hook: before a step, system i's tasks go to its owner; when it
+ * is done, its time and (several systems) a line. */
+typedef struct systems_ctx {
+    solve_system *sys;
+    int n;
+    const tq_solver_params *p;
+} systems_ctx;
+static void system_step(void *ctx, int i, int done)
 {
-    system_place(S);   /* a check may queue work too (a restart, a reliable update) */
-    tq_krylov_check(S->k);
-    if (!tq_krylov_done(S->k)) {
-        if (system_active(S)) S->st = tq_krylov_submit(S->k);
+    systems_ctx *c = ctx;
+    solve_system *S = &c->sys[i];
+    if (!done) {
+        system_place(S);   /* a check may queue work too (a restart, a reliable update) */
         return;
     }
     S->t_done = now();
-    if (p->verbosity >= 1 && n > 1)
-        fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations\n", i + 1, n,
+    if (c->p->verbosity >= 1 && c->n > 1)
+        fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations\n", i + 1, c->n,
                 tq_krylov_status(S->k) == TQ_SUCCESS ? "converged" : "stopped", tq_krylov_result(S->k)->iterations);
 }
 
-/* The solves side by side: every active system's iteration is queued; then whichever
- * system's scalars have arrived is checked and queued again at once, the others' queued
- * work keeping the workers busy meanwhile. Checking in a fixed order instead waited on a
- * system that was behind while another GPU's systems, done, had nothing queued (2 H100, 12
- * systems of 32^4 six per GPU: each GPU idle 20 % of the time, in gaps of 1-8 ms). Where
- * no system is known to be ready (scalars without a host mirror: it cannot be told), the
- * next one in turn is checked, waiting (always across ranks). Each system's own sequence
- * of steps, and so its result, is the same in any order. */
-static void systems_iterate(solve_system *sys, int n, int nactive, const tq_solver_params *p)
+/* The solves side by side (tq_krylov_run_together). Checking in a fixed order instead
+ * waited on a system that was behind while another GPU's systems, done, had nothing queued
+ * (2 H100, 12 systems of 32^4 six per GPU: each GPU idle 20 % of the time, in gaps of 1-8
+ * ms). */
+static void systems_iterate(solve_system *sys, int n, const tq_solver_params *p)
 {
-    for (int i = 0; i < n; i++)
-        if (system_active(&sys[i])) {
-            system_place(&sys[i]);
-            sys[i].st = tq_krylov_submit(sys[i].k);
-        }
-    int turn = 0;          /* the next system to wait for when none is known ready */
-    double idle_since = 0; /* when polling found none ready (0: it did not) */
-    while (nactive > 0) {
-        int served = 0, unknown = -1, waiting = -1;
-        for (int j = 0; j < n; j++) {
-            const int i = (turn + j) % n;
-            if (!system_active(&sys[i])) continue;
-            /* across ranks every rank must take the systems' steps in one order (each
-             * submits every task in the same order): the fixed order there */
-            const int ready = tq_internal_mpi_size() > 1 ? -1 : tq_krylov_ready(sys[i].k);
-            if (ready == 1) {
-                system_step(&sys[i], i, n, p);
-                served++;
-            } else if (ready < 0 && unknown < 0) {
-                unknown = i;
-            } else if (waiting < 0) {
-                waiting = i;
-            }
-        }
-        /* none ready: wait for one that cannot be told, or, after polling 1 ms, for the next
-         * in turn (its wait sleeps when long and reports a hang) */
-        if (!served) {
-            const double t = now();
-            if (idle_since == 0) idle_since = t;
-            const int i = unknown >= 0 ? unknown : t - idle_since > 1e-3 ? waiting : -1;
-            if (i >= 0) {
-                system_step(&sys[i], i, n, p);
-                turn = (i + 1) % n;
-                idle_since = 0;
-            } else {
-                sched_yield();
-            }
-        } else {
-            idle_since = 0;
-        }
-        nactive = 0;
-        for (int i = 0; i < n; i++) nactive += system_active(&sys[i]);
+    tq_krylov **k = calloc((size_t)n, sizeof *k);
+    if (!k) {
+        for (int i = 0; i < n; i++)
+            if (system_active(&sys[i])) sys[i].st = tq_error(TQ_ERR_NOMEM, "tq_solve: out of memory");
+        return;
     }
+    for (int i = 0; i < n; i++) k[i] = system_active(&sys[i]) ? sys[i].k : NULL;
+    systems_ctx c = {sys, n, p};
+    tq_krylov_run_together(k, n, system_step, &c);
+    free(k);
 }
 
 static void report_system(const solve_system *S, const tq_solver_params *p, const solve_plan *plan,
@@ -491,7 +459,7 @@ tq_status tq_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_f
         sys[i].st = system_open(&sys[i], d, &plan, p, n);
         if (system_active(&sys[i])) nactive++;
     }
-    systems_iterate(sys, n, nactive, p);
+    if (nactive > 0) systems_iterate(sys, n, p);
     const tq_status st = systems_finish(sys, n, p, &plan, results);
     free(sys);
     return st;

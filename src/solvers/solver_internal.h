@@ -54,6 +54,14 @@ tq_status tq_krylov_check(tq_krylov *k);
 /* Whether tq_krylov_check would find what it reads already there: 1 yes, 0 not yet, -1
  * unknown (it may wait). */
 int tq_krylov_ready(const tq_krylov *k);
+/* Runs n started solves side by side until each is done (k[i] NULL: none): every one's
+ * iteration is queued, then whichever has its scalars is checked and queued again first;
+ * where none is known ready (no host mirror of the scalars: it cannot be told; always
+ * across ranks, where every rank must take the steps in one order), the next in turn waits.
+ * Each solve's own steps, and so its result, are the same in any order. step(ctx, i, done)
+ * (may be NULL) is called before each step of solve i (done 0: placement of its tasks) and
+ * once when it is done (done 1). Returns the first submission error; that solve stops. */
+tq_status tq_krylov_run_together(tq_krylov *const *k, int n, void (*step)(void *ctx, int i, int done), void *ctx);
 int tq_krylov_done(const tq_krylov *k);
 /* GCR only: z = fn(ctx, z, r) as its preconditioner instead of p's (a multigrid cycle;
  * flexible GCR takes one that changes between iterations). Set before the first submit. */

@@ -1,0 +1,234 @@
+/* Multigrid for users (issue 28): the set-up of tq_multigrid_create (the fine level in
+ * stencil form, null vectors from independent solves submitted together, the transfer, the
+ * Galerkin coarse operator, the cycle) and tq_multigrid_solve (flexible GCR preconditioned
+ * by the cycle on the user's spinor fields). Two levels in double precision so far. May call:
+ * src/core, src/blas, src/dirac and the solvers' frame. */
+#include "solvers/mg_internal.h"
+#include "solvers/solver_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tq_multigrid {
+    tq_mg_params p;
+    const tq_dirac *d;
+    tq_lattice *lat;
+    tq_mg_coarse_op *fine, *coarse;
+    tq_mg_transfer *t;
+    tq_mg_two_level *cycle;
+    tq_field *xf, *bf;   /* a solve's x and b as fine-level fields (12 complex per site) */
+    int coarse_dims[4];
+    long setup_iterations;
+    double setup_seconds;
+};
+
+void tq_multigrid_destroy(tq_multigrid *mg)
+{
+    if (!mg) return;
+    tq_mg_two_level_destroy(mg->cycle);
+    tq_field_destroy(mg->xf);
+    tq_field_destroy(mg->bf);
+    tq_mg_coarse_op_destroy(mg->coarse);
+    tq_mg_transfer_destroy(mg->t);
+    tq_mg_coarse_op_destroy(mg->fine);
+    free(mg);
+}
+
+/* Uniform in [-1, 1) from a splitmix64 stream: the same seed gives the same start vectors
+ * on every decomposition (the host array is the global field). */
+static double next_uniform(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* f = random vector k of the seed's stream (host array h of n reals). */
+static tq_status random_vector(tq_field *f, uint64_t seed, int k, double *h, int64_t n)
+{
+    uint64_t state = seed ^ (0x6a09e667f3bcc909ull * (uint64_t)(k + 1));
+    for (int64_t i = 0; i < n; i++) h[i] = next_uniform(&state);
+    return tq_field_import(f, h);
+}
+
+/* The null vectors of the fine level: v_k = v0_k - e_k with F e_k = F v0_k solved loosely
+ * (GCR, setup_tol or setup_iters: what the solver leaves of v0 is the error it reduces
+ * least, near F's null space), all nvec solves side by side. */
+static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_field **e)
+{
+    const int nvec = mg->p.nvec[0];
+    const int64_t n = (int64_t)mg->lat->local_volume * 24;
+    double *h = malloc((size_t)n * sizeof *h);
+    tq_status *status = calloc((size_t)nvec, sizeof *status);
+    tq_krylov_out *out = calloc((size_t)nvec, sizeof *out);
+    tq_status st = h && status && out ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "tq_multigrid_create: out of memory");
+    /* v_k holds F v0_k (the right-hand side) first */
+    for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
+        st = random_vector(e[k], seed, k, h, n);
+        if (st == TQ_SUCCESS) st = tq_mg_coarse_apply(mg->fine, v[k], e[k]);
+    }
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.inverter = TQ_INV_GCR;
+    sp.tol = mg->p.setup_tol;
+    sp.maxiter = mg->p.setup_iters;
+    if (st == TQ_SUCCESS)
+        st = tq_mg_level_solve_many(mg->fine, nvec, e, (const tq_field *const *)v, &sp, status, out);
+    for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
+        if (status[k] != TQ_SUCCESS && status[k] != TQ_ERR_NOT_CONVERGED)
+            st = tq_error(status[k], "tq_multigrid_create: null vector %d's set-up solve failed", k);
+        mg->setup_iterations += out[k].iterations;
+    }
+    /* v_k = v0_k - e_k */
+    for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
+        st = random_vector(v[k], seed, k, h, n);
+        if (st == TQ_SUCCESS) st = tq_blas_axpy(-1.0, e[k], v[k]);
+    }
+    free(h);
+    free(status);
+    free(out);
+    return st;
+}
+
+static tq_status check_params(const char *who, const tq_dirac *d, const tq_mg_params *p, tq_multigrid *mg)
+{
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    int coarse[TQ_MG_MAX_LEVELS][4], coarse_block[TQ_MG_MAX_LEVELS][4];
+    if (p->levels > 2 && p->levels <= TQ_MG_MAX_LEVELS)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: %d levels: two are built so far (levels = 2)", who, p->levels);
+    TQ_CHECK(tq_mg_geometry(who, p, g->lat, coarse, coarse_block));
+    if (p->smoother_prec != TQ_DOUBLE || p->nullvec_prec != TQ_DOUBLE)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: smoother in %s and null vectors in %s: only double is built so far", who,
+                        tq_precision_name(p->smoother_prec), tq_precision_name(p->nullvec_prec));
+    if (g->p.prec != TQ_DOUBLE)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: the operator is in %s; multigrid works on a double-precision operator "
+                        "so far", who, tq_precision_name(g->p.prec));
+    if (p->nvec[0] % 6)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %d null vectors on level 0: a multiple of 6 (two chiralities of complex "
+                        "rows of 12)", who, p->nvec[0]);
+    memcpy(mg->coarse_dims, coarse[1], sizeof mg->coarse_dims);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t seed, tq_multigrid **out)
+{
+    const char *who = "tq_multigrid_create";
+    if (!out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL result pointer", who);
+    *out = NULL;
+    if (!d || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator or parameters", who);
+    tq_multigrid *mg = calloc(1, sizeof *mg);
+    if (!mg) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    mg->p = *p;
+    mg->d = d;
+    mg->lat = tq_internal_dirac_gauge(d)->lat;
+    tq_status st = check_params(who, d, p, mg);
+    const double t0 = tq_internal_now();
+    const int nvec = p->nvec[0];
+    tq_field **v = calloc((size_t)(2 * nvec), sizeof *v);
+    if (st == TQ_SUCCESS && !v) st = tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    if (st == TQ_SUCCESS) st = tq_mg_fine_op_create(who, d, TQ_DOUBLE, TQ_DOUBLE, &mg->fine);
+    if (st == TQ_SUCCESS) st = tq_mg_transfer_create(who, mg->lat, 12, p->block[0], nvec, TQ_DOUBLE, &mg->t);
+    const tq_field_params fp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 12};
+    for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(mg->lat, &fp, &v[k]);
+    if (st == TQ_SUCCESS) st = null_vectors(mg, seed, v, v + nvec);
+    if (st == TQ_SUCCESS) st = tq_mg_transfer_set_basis(mg->t, v);
+    for (int k = 0; v && k < 2 * nvec; k++) tq_field_destroy(v[k]);
+    free(v);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_op_create(who, mg->t->coarse, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->coarse);
+    if (st == TQ_SUCCESS) st = tq_mg_coarsen(mg->fine, mg->t, mg->coarse);
+    tq_solver_params cp;
+    tq_solver_params_default(&cp);
+    cp.inverter = TQ_INV_GCR;
+    cp.tol = p->coarse_tol;
+    cp.maxiter = p->coarse_maxiter;
+    if (st == TQ_SUCCESS)
+        st = tq_mg_two_level_create(mg->fine, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle);
+    if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &fp, &mg->xf);
+    if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &fp, &mg->bf);
+    if (st == TQ_SUCCESS) st = tq_wait_all();
+    if (st != TQ_SUCCESS) {
+        tq_multigrid_destroy(mg);
+        return st;
+    }
+    mg->setup_seconds = tq_internal_now() - t0;
+    if (p->verbosity >= 1)
+        fprintf(stderr, "taskqcd: multigrid set-up: 2 levels, coarse lattice %dx%dx%dx%d, %d null vectors (%ld GCR "
+                "iterations in all), %.3f s\n", mg->coarse_dims[0], mg->coarse_dims[1], mg->coarse_dims[2],
+                mg->coarse_dims[3], nvec, mg->setup_iterations, mg->setup_seconds);
+    *out = mg;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info)
+{
+    if (!mg || !info) return tq_error(TQ_ERR_INVALID_ARG, "tq_multigrid_get_info: NULL argument");
+    memset(info, 0, sizeof *info);
+    info->levels = mg->p.levels;
+    info->nvec = mg->p.nvec[0];
+    memcpy(info->coarse_dims, mg->coarse_dims, sizeof info->coarse_dims);
+    info->setup_iterations = mg->setup_iterations;
+    info->setup_seconds = mg->setup_seconds;
+    info->coarse_iterations = mg->cycle->coarse_iterations;
+    return TQ_SUCCESS;
+}
+
+/* |b - M x| / |b| with M the operator's full matrix (work field w). */
+static tq_status true_residual(const tq_dirac *d, const tq_field *x, const tq_field *b, tq_field *w, double *res)
+{
+    double b2 = 0, r2 = 0;
+    TQ_CHECK(tq_dirac_mat(d, w, x, 0));
+    TQ_CHECK(tq_blas_xpay(b, -1.0, w));
+    TQ_CHECK(tq_blas_norm2(w, &r2));
+    TQ_CHECK(tq_blas_norm2(b, &b2));
+    *res = b2 > 0 ? sqrt(r2 / b2) : sqrt(r2);
+    return TQ_SUCCESS;
+}
+
+tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             tq_solver_result *result)
+{
+    const char *who = "tq_multigrid_solve";
+    if (!mg || !x || !b || !p || !result) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    memset(result, 0, sizeof *result);
+    if (p->inverter != TQ_INV_GCR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: the outer solver is flexible GCR (inverter gcr), not %s", who,
+                        tq_inverter_name(p->inverter));
+    const tq_field *f[2] = {x, b};
+    for (int i = 0; i < 2; i++)
+        if (f[i]->lat != mg->lat || f[i]->p.kind != TQ_FIELD_SPINOR || f[i]->p.subset != TQ_FULL ||
+            f[i]->p.prec != TQ_DOUBLE)
+            return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full double-precision spinor fields of the operator's "
+                            "lattice", who);
+    if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
+    tq_solver_params q = *p;
+    q.precond = TQ_PRECOND_NONE;   /* the cycle is the preconditioner */
+    const double t0 = tq_internal_now();
+    const long coarse0 = mg->cycle->coarse_iterations;
+    tq_krylov_out out;
+    memset(&out, 0, sizeof out);
+    TQ_CHECK(tq_blas_copy(mg->bf, b));   /* a spinor field is a fine-level field site for site */
+    tq_status st = tq_mg_level_solve(mg->fine, mg->xf, mg->bf, &q, tq_mg_two_level_apply, mg->cycle, &out);
+    if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
+    const tq_status solve_st = st;
+    TQ_CHECK(tq_blas_copy(x, mg->xf));
+    TQ_CHECK(tq_wait_all());
+    result->seconds = result->iter_seconds = tq_internal_now() - t0;
+    result->iterations = out.iterations;
+    result->residual = out.residual;
+    tq_field *w = NULL;
+    st = tq_field_like(b, &w);
+    if (st == TQ_SUCCESS) st = true_residual(mg->d, x, b, w, &result->true_residual);
+    tq_field_destroy(w);
+    if (st != TQ_SUCCESS) return st;
+    if (mg->p.verbosity >= 1)
+        fprintf(stderr, "taskqcd: multigrid GCR: %d iterations (%ld coarse GCR iterations), residual %.3e, true residual "
+                "%.3e, %.3f s\n", out.iterations, mg->cycle->coarse_iterations - coarse0, result->residual,
+                result->true_residual, result->seconds);
+    if (solve_st != TQ_SUCCESS)
+        return tq_error(solve_st, "%s: not converged in %d iterations (residual %.3e)", who, out.iterations, out.residual);
+    return TQ_SUCCESS;
+}

@@ -1,0 +1,170 @@
+/* The public multigrid API (tq_multigrid_create / tq_multigrid_solve), two levels on the CPU:
+ * an 8^4 weak-field clover operator at light kappa, 4^4 aggregates, 12 null vectors from
+ * set-up solves submitted together. Asserts: the true residual |b - M x| / |b|, computed
+ * here from the solution (tq_dirac_mat and the host), below 1e-9 for two sources with one
+ * set-up; at most a quarter of plain GCR's iterations; the same seed gives the same
+ * solution bits; what is not built (three levels, half
+ * precision) and bad input (aggregates that do not divide the lattice, null vectors not a
+ * multiple of 6, wrong fields, a non-GCR outer solver, NULL) refused with a clear error. */
+#include "tq_test.h"
+#include "mg_test.h"
+#include "../reference/wilson_reference.h"
+
+static tq_field *spinor(tq_lattice *lat, const double *h)
+{
+    const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    tq_field *f = NULL;
+    CHECK_OK(tq_field_create(lat, &fp, &f));
+    if (f && h) CHECK_OK(tq_field_import(f, h));
+    return f;
+}
+
+/* |b - M x| / |b| on the host */
+static double residual_of(const tq_dirac *d, tq_field *x, const double *hb, tq_field *w, double *h, int64_t n)
+{
+    CHECK_OK(tq_dirac_mat(d, w, x, 0));
+    CHECK_OK(tq_field_export(w, h));
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) num += (hb[i] - h[i]) * (hb[i] - h[i]), den += hb[i] * hb[i];
+    return sqrt(num / den);
+}
+
+static void two_level(tq_mg_params *p)
+{
+    tq_mg_params_default(p);
+    p->levels = 2;
+    for (int mu = 0; mu < 4; mu++) p->block[0][mu] = 4;
+    p->nvec[0] = 12;
+    p->setup_tol = 1e-12;
+    p->setup_iters = 16;
+    p->coarse_tol = 1e-3;
+    p->coarse_maxiter = 100;
+    p->smoother_prec = p->nullvec_prec = TQ_DOUBLE;
+    p->verbosity = 0;
+}
+
+static void refused(const char *what, const tq_dirac *d, const tq_mg_params *p, tq_status want, const char *word)
+{
+    tq_multigrid *mg = (tq_multigrid *)&mg;   /* must come back NULL */
+    const tq_status st = tq_multigrid_create(d, p, 1, &mg);
+    CHECK(st == want && mg == NULL, "%s: got %s (want %s)", what, tq_status_name(st), tq_status_name(want));
+    CHECK(strstr(tq_last_error(), word) != NULL, "%s: message '%s' does not name '%s'", what, tq_last_error(), word);
+    printf("  refused, %-30s %s\n", what, tq_last_error());
+}
+
+int main(void)
+{
+    if (tq_test_init_cpus(2)) return 1;
+    mg_rng_state = 0x243f6a8885a308d3ull;
+    const int dims[4] = {8, 8, 8, 8};
+    const int64_t n = 4096 * 24;
+    tq_lattice *lat = tq_test_lattice(dims, dims);
+    tq_host_gauge g;
+    CHECK_OK(tq_host_gauge_alloc(&g, dims));
+    double *hb = malloc(sizeof(double) * (size_t)n), *h = malloc(sizeof(double) * (size_t)n);
+    double *hx = malloc(sizeof(double) * (size_t)n);
+    tq_field *gauge = NULL, *b = NULL, *x = NULL, *w = NULL;
+    tq_dirac *d = NULL;
+    tq_multigrid *mg = NULL, *mg2 = NULL;
+    if (!lat || !g.links || !hb || !h || !hx) { CHECK(0, "set-up failed"); goto out; }
+    CHECK_OK(tq_host_gauge_weak(&g, 5, 0.3));
+    if (mg_test_dirac(lat, &g, 0.1245, 1.0, &gauge, &d)) goto out;
+    for (int64_t i = 0; i < n; i++) hb[i] = urand();
+    b = spinor(lat, hb);
+    x = spinor(lat, NULL);
+    w = spinor(lat, NULL);
+    if (!b || !x || !w) goto out;
+
+    tq_mg_params p;
+    two_level(&p);
+    CHECK_OK(tq_multigrid_create(d, &p, 7, &mg));
+    if (!mg) goto out;
+    tq_multigrid_info info;
+    CHECK_OK(tq_multigrid_get_info(mg, &info));
+    CHECK(info.levels == 2 && info.nvec == 12 && info.coarse_dims[0] == 2 && info.coarse_dims[3] == 2 &&
+              info.setup_iterations > 0 && info.setup_iterations <= 12 * 16,
+          "info: %d levels, %d vectors, coarse %d..%d, %ld set-up iterations", info.levels, info.nvec,
+          info.coarse_dims[0], info.coarse_dims[3], info.setup_iterations);
+
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.inverter = TQ_INV_GCR;
+    sp.solve_type = TQ_SOLVE_DIRECT;
+    sp.tol = 1e-10;
+    sp.maxiter = 3000;
+    tq_solver_result r, plain;
+    CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));
+    const double e1 = residual_of(d, x, hb, w, h, n);
+    CHECK_OK(tq_field_export(x, hx));
+    CHECK(e1 < 1e-9 && fabs(e1 - r.true_residual) <= 1e-3 * e1 + 1e-14, "multigrid: true residual %.3g (reported %.3g)", e1,
+          r.true_residual);
+    CHECK_OK(tq_solve(d, w, b, &sp, &plain));
+    printf("  two-level multigrid GCR: %d iterations, true residual %.2g; plain GCR: %d iterations\n", r.iterations, e1,
+           plain.iterations);
+    CHECK(4 * r.iterations <= plain.iterations, "multigrid took %d iterations, plain GCR %d", r.iterations,
+          plain.iterations);
+
+    /* a second source with the same set-up */
+    for (int64_t i = 0; i < n; i++) h[i] = urand();
+    CHECK_OK(tq_field_import(b, h));
+    memcpy(hb, h, sizeof(double) * (size_t)n);
+    CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));
+    const double e2 = residual_of(d, x, hb, w, h, n);
+    CHECK(e2 < 1e-9, "multigrid, second source: true residual %.3g", e2);
+
+    /* the same seed: the same set-up, the same solution bits */
+    CHECK_OK(tq_multigrid_create(d, &p, 7, &mg2));
+    if (mg2) {
+        CHECK_OK(tq_multigrid_solve(mg2, w, b, &sp, &r));
+        CHECK_OK(tq_field_export(x, hx));
+        CHECK_OK(tq_field_export(w, h));
+        CHECK(ref_vdiff2(hx, h, n) == 0.0, "the same seed gave different solutions");
+        tq_multigrid_destroy(mg2);
+        mg2 = NULL;
+    }
+
+    /* not built yet, and bad input */
+    tq_mg_params q = p;
+    q.levels = 3;
+    for (int mu = 0; mu < 4; mu++) q.block[1][mu] = 2;
+    q.nvec[1] = 12;
+    refused("three levels", d, &q, TQ_ERR_UNSUPPORTED, "levels");
+    q = p;
+    q.smoother_prec = TQ_HALF;
+    refused("half-precision smoother", d, &q, TQ_ERR_UNSUPPORTED, "half");
+    q = p;
+    q.block[0][1] = 3;
+    refused("aggregate 3 in y", d, &q, TQ_ERR_INVALID_ARG, "y");
+    q = p;
+    q.nvec[0] = 8;
+    refused("8 null vectors", d, &q, TQ_ERR_INVALID_ARG, "multiple of 6");
+    refused("NULL parameters", d, NULL, TQ_ERR_INVALID_ARG, "NULL");
+    CHECK_ERR(tq_multigrid_create(d, &p, 1, NULL), TQ_ERR_INVALID_ARG);
+    sp.inverter = TQ_INV_BICGSTAB;
+    CHECK_ERR(tq_multigrid_solve(mg, x, b, &sp, &r), TQ_ERR_INVALID_ARG);
+    sp.inverter = TQ_INV_GCR;
+    CHECK_ERR(tq_multigrid_solve(mg, x, x, &sp, &r), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_multigrid_solve(NULL, x, b, &sp, &r), TQ_ERR_INVALID_ARG);
+    {
+        const tq_field_params cp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 12};
+        tq_field *c = NULL;
+        CHECK_OK(tq_field_create(lat, &cp, &c));
+        if (c) CHECK_ERR(tq_multigrid_solve(mg, c, b, &sp, &r), TQ_ERR_MISMATCH);
+        tq_field_destroy(c);
+    }
+out:
+    tq_multigrid_destroy(mg);
+    tq_multigrid_destroy(mg2);
+    tq_field_destroy(b);
+    tq_field_destroy(x);
+    tq_field_destroy(w);
+    tq_dirac_destroy(d);
+    tq_field_destroy(gauge);
+    tq_lattice_destroy(lat);
+    tq_host_gauge_free(&g);
+    free(hb);
+    free(h);
+    free(hx);
+    tq_finalize();
+    return tq_test_finish("test_multigrid");
+}
