@@ -296,6 +296,26 @@ run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c5" && same_correlator "$tmp/c5" "propagator MR"
 run 0 propagator --dim 4 4 4 8 --batch 4 --warmup --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c6" && same_correlator "$tmp/c6" "propagator --warmup"
+# multigrid: GCR preconditioned by the two-level cycle gives plain GCR's correlator (to the
+# solves' tolerance) in fewer iterations; its options refused without --inv-multigrid or with
+# another solver, a set-up that does not fit the lattice refused with the reason
+mg_args="--dim 4 4 4 8 --block 4 4 4 8 --weak-field 0.2 --nsrc 1 --where cpu --json --quiet"
+run 0 propagator $mg_args --inv-type gcr --solve-type direct --prec-sloppy double && correlator "$out" > "$tmp/mg_ref" &&
+    it_plain=$(grep -o '"iterations": [0-9]*' "$out" | head -n1 | grep -o '[0-9]*$') &&
+    run 0 propagator $mg_args --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6 && {
+    ok
+    correlator "$out" > "$tmp/mg_c"
+    paste "$tmp/mg_ref" "$tmp/mg_c" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-8 * $1) bad = 1 } END { exit bad }' ||
+        fail "propagator --inv-multigrid: the correlator differs from plain GCR's"
+    ok
+    it_mg=$(grep -o '"iterations": [0-9]*' "$out" | head -n1 | grep -o '[0-9]*$')
+    [ "${it_mg:-999}" -lt "${it_plain:-0}" ] || fail "propagator --inv-multigrid: $it_mg iterations, plain GCR $it_plain"
+}
+run 2 propagator --inv-multigrid --inv-type cg && expect "$err" "flexible GCR" "propagator --inv-multigrid --inv-type cg"
+run 2 propagator --mg-nvec 0 6 && expect "$err" "add --inv-multigrid" "propagator --mg-nvec without --inv-multigrid"
+run 2 propagator --inv-multigrid --mg-nvec 5 6 && expect "$err" "bad value for --mg-nvec" "propagator --mg-nvec level 5"
+run 1 propagator --dim 4 4 4 8 --weak-field 0.2 --nsrc 1 --where cpu --inv-multigrid &&
+    expect "$err" "multigrid set-up: .*aggregate" "propagator --inv-multigrid: aggregates too large for 4x4x4x8"
 run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"
 if [ "${ncuda:-0}" -gt 0 ]; then
     for w in cuda any; do

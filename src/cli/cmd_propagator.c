@@ -26,6 +26,9 @@ static void propagator_usage(FILE *o)
         "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
         "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
+        "         [--inv-multigrid [--mg-levels 2] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
+        "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
+        "         [--mg-coarse-maxiter N] [--mg-seed S] [--mg-verbosity N]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
         "prints per solve iterations, true residual |b - M x| / |b|, time and GFLOPS, then the\n"
@@ -38,6 +41,13 @@ static void propagator_usage(FILE *o)
         "Defaults: clover (c_sw 1), kappa 0.13, double, recon 12, BiCGstab on the even-odd\n"
         "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
         "all solves in one batch. --json prints one JSON object instead of the tables.\n"
+        "--inv-multigrid: flexible GCR on M preconditioned by adaptive aggregation multigrid\n"
+        "(one set-up for all sources, timed apart; two levels in double precision so far, CPU\n"
+        "codelets): aggregates of --mg-block-size 0 X Y Z T sites (default 4 4 4 4), --mg-nvec 0 N\n"
+        "null vectors (24, a multiple of 6) from GCR solves of M e = M v0 on random v0 to\n"
+        "--mg-setup-tol (1e-12) or --mg-setup-iters (16), --mg-smoother-steps 0 N MR steps before\n"
+        "and after the coarse correction (4), coarse GCR to --mg-coarse-tol (0.001) or\n"
+        "--mg-coarse-maxiter (100); --mg-seed the random start vectors (1).\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
         "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
@@ -87,6 +97,10 @@ typedef struct prop_opts {
     int generator_option;    /* an option of the generated configuration was given */
     int by_parts;            /* under mpirun: each rank reads only its sites of --gauge */
     int weak_parts;          /* under mpirun: each rank makes only its sites of --weak-field's */
+    int multigrid;           /* --inv-multigrid */
+    int inv_given, solve_type_given, sloppy_given, mg_given;
+    tq_mg_params mgp;
+    unsigned long long mg_seed;
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
@@ -95,6 +109,7 @@ typedef struct prop_run {
     tq_lattice *lat;
     tq_field *gauge, *x[12], *b[12];
     tq_dirac *d;
+    tq_multigrid *mg;        /* --inv-multigrid: the set-up all sources share */
     double *host, *corr;     /* a spinor on the host (this rank's sites); C(t) */
     tq_lattice_info li;      /* the distribution: grid of ranks, this rank's place */
     tq_solver_result res[12];
@@ -102,6 +117,7 @@ typedef struct prop_run {
     int nfailed;             /* timed solves that did not converge */
     tq_status st;            /* the first failure of the solves (warm-up included), or TQ_SUCCESS */
     double t_setup, wall;    /* seconds: making the operator; the timed solves */
+    double t_mg_setup;       /* the multigrid set-up */
 } prop_run;
 
 static void prop_defaults(prop_opts *o)
@@ -121,6 +137,54 @@ static void prop_defaults(prop_opts *o)
     o->where = "any";
     tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(o->cache_buf, sizeof o->cache_buf)};
     o->q = q;
+    /* what is built: two levels in double; paper 000's aggregates, null vectors and steps */
+    tq_mg_params_default(&o->mgp);
+    o->mgp.levels = 2;
+    o->mgp.smoother_prec = o->mgp.nullvec_prec = TQ_DOUBLE;
+    o->mgp.setup_tol = 1e-12;
+    o->mgp.setup_iters = 16;
+    o->mgp.coarse_tol = 1e-3;
+    o->mgp.coarse_maxiter = 100;
+    o->mgp.verbosity = 0;
+    o->mg_seed = 1;
+}
+
+/* A multigrid option: --mg-levels N, --mg-setup-tol T, ... and the per-level ones (--mg-nvec
+ * L N, --mg-smoother-steps L N, --mg-block-size L X Y Z T), whose values follow argv[*i].
+ * Returns -1 when a is none of them, else 1 for a bad value and 0 (*i on the last value). */
+static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    if (strncmp(a, "--mg-", 5)) return -1;
+    tq_mg_params *m = &o->mgp;
+    int nval = !strcmp(a, "--mg-block-size") ? 5 : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") ? 2 : 1;
+    if (*i + nval >= argc) return 1;
+    char *e;
+    long v[5];
+    const char *s = argv[*i + 1];
+    int bad = 0;
+    if (!strcmp(a, "--mg-setup-tol")) { m->setup_tol = strtod(s, &e); bad = *e || !(m->setup_tol > 0 && m->setup_tol < 1); }
+    else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
+    else if (!strcmp(a, "--mg-seed")) { o->mg_seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
+    else {
+        for (int k = 0; k < nval && !bad; k++) {
+            v[k] = strtol(argv[*i + 1 + k], &e, 10);
+            bad = *e || argv[*i + 1 + k][0] == 0 || v[k] < 0 || v[k] > 1 << 20;
+        }
+        const int level_ok = nval == 1 || (v[0] >= 0 && v[0] < TQ_MG_MAX_LEVELS - 1);
+        if (bad || !level_ok) bad = 1;
+        else if (!strcmp(a, "--mg-levels")) m->levels = (int)v[0];
+        else if (!strcmp(a, "--mg-setup-iters")) m->setup_iters = (int)v[0];
+        else if (!strcmp(a, "--mg-coarse-maxiter")) m->coarse_maxiter = (int)v[0];
+        else if (!strcmp(a, "--mg-verbosity")) m->verbosity = (int)v[0];
+        else if (!strcmp(a, "--mg-nvec")) m->nvec[v[0]] = (int)v[1];
+        else if (!strcmp(a, "--mg-smoother-steps")) m->pre_steps[v[0]] = m->post_steps[v[0]] = (int)v[1];
+        else if (!strcmp(a, "--mg-block-size")) for (int mu = 0; mu < 4; mu++) m->block[v[0]][mu] = (int)v[1 + mu];
+        else return -1;
+    }
+    *i += nval;
+    o->mg_given = 1;
+    return bad;
 }
 
 /* Options of the gauge field, the operator and the run, with value v. Returns -1 when a is
@@ -189,6 +253,24 @@ static int settle_options(prop_opts *o, const char *me)
 {
     tq_solver_params *sp = &o->sp;
     if (o->batch <= 0 || o->batch > o->nsrc) o->batch = o->nsrc;
+    if (o->multigrid) {
+        /* flexible GCR on the full system, preconditioned by the cycle, in double */
+        if ((o->inv_given && sp->inverter != TQ_INV_GCR) || (o->solve_type_given && sp->solve_type != TQ_SOLVE_DIRECT) ||
+            o->sloppy_given || o->prec != TQ_DOUBLE) {
+            fprintf(stderr, "%s: --inv-multigrid is flexible GCR on the full system in double precision: not with "
+                    "%s\n", me, o->prec != TQ_DOUBLE ? "--prec single or half" : o->sloppy_given ? "--prec-sloppy or --recon-sloppy"
+                    : "another --inv-type or --solve-type");
+            return 2;
+        }
+        sp->inverter = TQ_INV_GCR;
+        sp->solve_type = TQ_SOLVE_DIRECT;
+        sp->prec_sloppy = (tq_precision)0;
+        sp->recon_sloppy = (tq_recon)0;
+        o->batch = 1;
+    } else if (o->mg_given) {
+        fprintf(stderr, "%s: the --mg-* options set up multigrid: add --inv-multigrid\n", me);
+        return 2;
+    }
     /* the sloppy precision defaults to single: no mixed precision when the operator is
      * single already, and half operators stay uniform */
     if (sp->prec_sloppy == o->prec || o->prec != TQ_DOUBLE) sp->prec_sloppy = (tq_precision)0;
@@ -223,8 +305,15 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
             bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : !strcmp(a, "--block") ? o->block : o->procs) != 0;
         else if (!strcmp(a, "--json")) { o->json = 1; bad = 0; }
         else if (!strcmp(a, "--warmup")) { o->warmup = 1; bad = 0; }
+        else if (!strcmp(a, "--inv-multigrid")) { o->multigrid = 1; bad = 0; }
+        else if ((bad = parse_mg_option(o, argc, argv, &i)) >= 0) {}
         else if (!strcmp(a, "--help")) { propagator_usage(stdout); return 0; }
-        else if (v && ((bad = parse_problem_option(o, a, v)) >= 0 || (bad = parse_solver_option(&o->sp, a, v)) >= 0)) i++;
+        else if (v && ((bad = parse_problem_option(o, a, v)) >= 0 || (bad = parse_solver_option(&o->sp, a, v)) >= 0)) {
+            i++;
+            o->inv_given |= !strcmp(a, "--inv-type");
+            o->solve_type_given |= !strcmp(a, "--solve-type");
+            o->sloppy_given |= !strcmp(a, "--prec-sloppy") || !strcmp(a, "--recon-sloppy");
+        }
         if (bad < 0) {
             fprintf(stderr, "%s: unknown option '%s'\n", me, a);
             propagator_usage(stderr);
@@ -329,6 +418,14 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
         return 1;
     }
     r->t_setup = tq_cli_now() - r->t_setup;
+    if (o->multigrid) {
+        r->t_mg_setup = tq_cli_now();
+        if (tq_multigrid_create(r->d, &o->mgp, (uint64_t)o->mg_seed, &r->mg)) {
+            fprintf(stderr, "%s: multigrid set-up: %s\n", me, tq_last_error());
+            return 1;
+        }
+        r->t_mg_setup = tq_cli_now() - r->t_mg_setup;
+    }
     const int at_origin = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;
     for (int s = 0; s < o->nsrc; s++) {
         memset(r->host, 0, (size_t)vol * 24 * sizeof *r->host);
@@ -344,6 +441,7 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
 
 static void prop_run_free(prop_run *r)
 {
+    tq_multigrid_destroy(r->mg);
     for (int s = 0; s < 12; s++) { tq_field_destroy(r->x[s]); tq_field_destroy(r->b[s]); }
     tq_dirac_destroy(r->d);
     tq_field_destroy(r->gauge);
@@ -363,12 +461,34 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
            o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, dims[0], dims[1], dims[2], dims[3],
            tq_precision_name(o->prec), (int)o->recon, tq_inverter_name(sp->inverter), tq_solve_type_name(sp->solve_type),
            sp->tol);
+    if (o->multigrid) printf(", multigrid preconditioner");
     if (sp->prec_sloppy)
         printf(", sloppy %s (%s)", tq_precision_name(sp->prec_sloppy),
                sp->mixed == TQ_MIXED_DEFECT ? "defect correction" : "reliable updates");
     printf(", %d sources in batches of %d, where %s, %d CPU + %d CUDA workers\n", o->nsrc, o->batch, o->where,
            ri.ncpu_workers, ri.ncuda_workers);
     printf("  gauge field: %s\n  set-up (gauge import, operator): %.3f s\n", gauge_desc, r->t_setup);
+    if (r->mg) {
+        tq_multigrid_info mi;
+        tq_multigrid_get_info(r->mg, &mi);
+        const int *a = o->mgp.block[0];
+        printf("  multigrid set-up: %d levels, aggregates %dx%dx%dx%d, coarse lattice %dx%dx%dx%d, %d null vectors "
+               "(%ld GCR iterations), %.3f s\n", mi.levels, a[0], a[1], a[2], a[3], mi.coarse_dims[0], mi.coarse_dims[1],
+               mi.coarse_dims[2], mi.coarse_dims[3], mi.nvec, mi.setup_iterations, r->t_mg_setup);
+    }
+}
+
+/* Solves n systems from s0: together (tq_solve_many), or one after another with the
+ * multigrid set-up. */
+static tq_status solve_some(const prop_opts *o, prop_run *r, int s0, int n)
+{
+    if (!r->mg) return tq_solve_many(r->d, n, r->x + s0, (const tq_field *const *)(r->b + s0), &o->sp, r->res + s0);
+    tq_status first = TQ_SUCCESS;
+    for (int s = s0; s < s0 + n; s++) {
+        const tq_status st = tq_multigrid_solve(r->mg, r->x[s], r->b[s], &o->sp, &r->res[s]);
+        if (st != TQ_SUCCESS && first == TQ_SUCCESS) first = st;
+    }
+    return first;
 }
 
 /* --warmup: the first batch solved once, untimed. Returns its status. */
@@ -376,7 +496,7 @@ static tq_status warm_up(const prop_opts *o, prop_run *r, const char *me)
 {
     const double tw = tq_cli_now();
     const int n = o->batch < o->nsrc ? o->batch : o->nsrc;
-    tq_status st = tq_solve_many(r->d, n, r->x, (const tq_field *const *)r->b, &o->sp, r->res);
+    tq_status st = solve_some(o, r, 0, n);
     if (st != TQ_SUCCESS) fprintf(stderr, "%s: warm-up solves: %s\n", me, tq_last_error());
     else if (!o->json) printf("  warm-up (first batch, untimed): %.3f s\n", tq_cli_now() - tw);
     return st;
@@ -409,7 +529,7 @@ static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
     for (int s0 = 0; s0 < o->nsrc; s0 += o->batch) {
         int n = s0 + o->batch <= o->nsrc ? o->batch : o->nsrc - s0;
         for (int s = s0; s < s0 + n; s++) r->res[s].residual = r->res[s].true_residual = NAN;   /* unset: not converged */
-        tq_status st = tq_solve_many(r->d, n, r->x + s0, (const tq_field *const *)(r->b + s0), &o->sp, r->res + s0);
+        tq_status st = solve_some(o, r, s0, n);
         judge_batch(o, r, s0, n, st);
         if (st != TQ_SUCCESS) {
             fprintf(stderr, "%s: sources %d-%d: %s\n", me, s0, s0 + n - 1, tq_last_error());
