@@ -104,6 +104,8 @@ static tq_status check_params(const char *who, const tq_dirac *d, const tq_mg_pa
     if (p->smoother_prec != TQ_DOUBLE || p->nullvec_prec != TQ_DOUBLE)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: smoother in %s and null vectors in %s: only double is built so far", who,
                         tq_precision_name(p->smoother_prec), tq_precision_name(p->nullvec_prec));
+    if (starpu_cpu_worker_get_count() == 0)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: no CPU worker: the multigrid codelets run on CPU workers so far", who);
     if (g->p.prec != TQ_DOUBLE)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: the operator is in %s; multigrid works on a double-precision operator "
                         "so far", who, tq_precision_name(g->p.prec));
