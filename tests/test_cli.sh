@@ -310,6 +310,8 @@ run 0 propagator $mg_args --inv-type gcr --solve-type direct --prec-sloppy doubl
     ok
     it_mg=$(grep -o '"iterations": [0-9]*' "$out" | head -n1 | grep -o '[0-9]*$')
     [ "${it_mg:-999}" -lt "${it_plain:-0}" ] || fail "propagator --inv-multigrid: $it_mg iterations, plain GCR $it_plain"
+    ok
+    grep -q '"multigrid": true' "$out" || fail "propagator --inv-multigrid: the JSON does not say multigrid"
 }
 run 2 propagator --inv-multigrid --inv-type cg && expect "$err" "flexible GCR" "propagator --inv-multigrid --inv-type cg"
 run 2 propagator --mg-nvec 0 6 && expect "$err" "add --inv-multigrid" "propagator --mg-nvec without --inv-multigrid"

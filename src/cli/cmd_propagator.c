@@ -614,12 +614,12 @@ static void print_json(const prop_opts *o, const prop_run *r, const char *gauge_
     printf("{\"gauge\": \"");
     print_json_chars(gauge_desc);
     printf("\", \"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
-           "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
+           "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"multigrid\": %s, \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
            "\"wall_seconds\": %.6f, \"gflops\": %.3f, \"valid\": %s, \"failed_solves\": %d,\n \"solves\": [",
            dims[0], dims[1], dims[2], dims[3], o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, o->dp.csw,
            tq_precision_name(o->prec), sp->prec_sloppy ? tq_precision_name(sp->prec_sloppy) : tq_precision_name(o->prec),
-           tq_inverter_name(sp->inverter), tq_solve_type_name(sp->solve_type), sp->tol, o->batch, r->wall,
-           flops / r->wall * 1e-9, valid ? "true" : "false", r->nfailed);
+           tq_inverter_name(sp->inverter), o->multigrid ? "true" : "false", tq_solve_type_name(sp->solve_type), sp->tol,
+           o->batch, r->wall, flops / r->wall * 1e-9, valid ? "true" : "false", r->nfailed);
     print_json_solves(o, r);
     if (!valid) {
         printf("],\n \"correlator\": null,\n \"effective_mass\": null}\n");
