@@ -36,22 +36,17 @@ void tq_multigrid_destroy(tq_multigrid *mg)
     free(mg);
 }
 
-/* Uniform in [-1, 1) from a splitmix64 stream: the same seed gives the same start vectors
- * on every decomposition (the host array is the global field). */
-static double next_uniform(uint64_t *state)
+/* f = start vector k: Gaussian numbers keyed by the seed, k and the global site
+ * (tq_host_gaussian_sites), so the same on every rank grid and block decomposition (h: this
+ * rank's sites, 24 reals each). */
+static tq_status random_vector(tq_field *f, uint64_t seed, int k, double *h)
 {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
-}
-
-/* f = random vector k of the seed's stream (host array h of n reals). */
-static tq_status random_vector(tq_field *f, uint64_t seed, int k, double *h, int64_t n)
-{
-    uint64_t state = seed ^ (0x6a09e667f3bcc909ull * (uint64_t)(k + 1));
-    for (int64_t i = 0; i < n; i++) h[i] = next_uniform(&state);
+    tq_lattice_info li;
+    TQ_CHECK(tq_lattice_get_info(f->lat, &li));
+    int offset[4];
+    for (int mu = 0; mu < 4; mu++) offset[mu] = li.coords[mu] * li.local[mu];
+    const uint64_t key = seed * 0x9e3779b97f4a7c15ull + 0x6a09e667f3bcc909ull * (uint64_t)(k + 1);
+    TQ_CHECK(tq_host_gaussian_sites(h, 24, li.dims, li.local, offset, key));
     return tq_field_import(f, h);
 }
 
@@ -68,7 +63,7 @@ static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_
     tq_status st = h && status && out ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "tq_multigrid_create: out of memory");
     /* v_k holds F v0_k (the right-hand side) first */
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
-        st = random_vector(e[k], seed, k, h, n);
+        st = random_vector(e[k], seed, k, h);
         if (st == TQ_SUCCESS) st = tq_mg_coarse_apply(mg->fine, v[k], e[k]);
     }
     tq_solver_params sp;
@@ -85,7 +80,7 @@ static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_
     }
     /* v_k = v0_k - e_k */
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
-        st = random_vector(v[k], seed, k, h, n);
+        st = random_vector(v[k], seed, k, h);
         if (st == TQ_SUCCESS) st = tq_blas_axpy(-1.0, e[k], v[k]);
     }
     free(h);
