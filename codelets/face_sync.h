@@ -76,6 +76,14 @@ int tq_cuda_peer_enable(int from, int to);
 void *tq_cuda_alloc_zeroed(int device, size_t bytes);
 int tq_cuda_zero(int device, void *p, size_t bytes);   /* 0 or -1 */
 void tq_cuda_free_on(int device, void *p);
+/* CUDA IPC (peer mode across ranks of one node, src/core/peer.c): the handle of memory p
+ * that tq_cuda_alloc_zeroed made (into handle, TQ_CUDA_IPC_HANDLE_BYTES; 0 or -1), another
+ * process's memory behind such a handle mapped for this process's kernels on device (NULL
+ * on failure), and the end of that mapping. */
+#define TQ_CUDA_IPC_HANDLE_BYTES 64
+int tq_cuda_ipc_export(void *p, unsigned char *handle);
+void *tq_cuda_ipc_import(int device, const unsigned char *handle);
+void tq_cuda_ipc_close(int device, void *p);
 #endif
 
 #ifdef __cplusplus

@@ -10,6 +10,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
+#include <string.h>
 
 typedef CUresult (*stream_value_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
 static stream_value_fn wait_value32, write_value32;
@@ -145,4 +146,42 @@ extern "C" void tq_cuda_free_on(int device, void *p)
     cudaSetDevice(device);
     cudaFree(p);
     cudaSetDevice(prev);
+}
+
+static_assert(sizeof(cudaIpcMemHandle_t) == TQ_CUDA_IPC_HANDLE_BYTES, "CUDA IPC handle size");
+
+extern "C" int tq_cuda_ipc_export(void *p, unsigned char *handle)
+{
+    cudaIpcMemHandle_t h;
+    if (cudaIpcGetMemHandle(&h, p) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    memcpy(handle, &h, sizeof h);
+    return 0;
+}
+
+extern "C" void *tq_cuda_ipc_import(int device, const unsigned char *handle)
+{
+    int prev = 0;
+    void *p = NULL;
+    cudaIpcMemHandle_t h;
+    memcpy(&h, handle, sizeof h);
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    if (cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) p = NULL;
+    cudaSetDevice(prev);
+    cudaGetLastError();
+    return p;
+}
+
+extern "C" void tq_cuda_ipc_close(int device, void *p)
+{
+    if (!p) return;
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    cudaIpcCloseMemHandle(p);
+    cudaSetDevice(prev);
+    cudaGetLastError();
 }

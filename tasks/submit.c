@@ -147,6 +147,11 @@ void tq_task_data_written_on(starpu_data_handle_t h, int rank)
     if (nranks > 1) set_holders(h, (rank_set)1 << rank);
 }
 
+void tq_task_data_on_every_rank(starpu_data_handle_t h)
+{
+    if (nranks > 1) set_holders(h, every_rank());
+}
+
 static int note_received(starpu_data_handle_t h);
 
 /* For a task run by the ranks in `run`: the transfers that bring each input to the ranks

@@ -33,6 +33,10 @@ void tq_task_set_ranks(int rank, int nranks);
 /* A write outside tasks (a host import on the block's rank): every rank records that
  * `rank` alone now holds h's latest value. */
 void tq_task_data_written_on(starpu_data_handle_t h, int rank);
+/* Every rank records that it holds h's latest value, so no transfer ever brings it
+ * (peer partial sums across ranks, src/blas/peer_partials.c: each rank's tasks read only
+ * its own copy; the others' sums reach it through CUDA IPC). Every rank must call it. */
+void tq_task_data_on_every_rank(starpu_data_handle_t h);
 /* Transfers posted by this rank so far (sends and receives), for tests. */
 long tq_internal_transfers_posted(void);
 

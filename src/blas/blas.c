@@ -105,10 +105,13 @@ static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *co
             int t = b * f[0]->nparity + p;
             const tq_task_options opt = tq_internal_block_options(lat, b);
             const starpu_data_handle_t scalars = sc ? scalars_for(sc, opt.worker) : NULL;
-            if (peer_n >= 0) tq_scalars_partial_sync(sc, t, opt.worker, (unsigned)peer_n, nres, &at.sync);
+            if (peer_n >= 0) tq_scalars_partial_sync(sc, t, b, (unsigned)peer_n, nres, &at.sync);
             int ret = tq_task_blas(&opt, &at, h, nres && !a->fused ? partials[t] : NULL, scalars,
                                    scalars && a->snapshot ? snapshot : NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+            /* peer partials across ranks: each rank's combine reads only its own blocks'
+             * partials as handles, the others' through CUDA IPC, so none moves by MPI */
+            if (peer_n >= 0 && nres && !a->fused) tq_task_data_on_every_rank(partials[t]);
         }
     return TQ_SUCCESS;
 }
@@ -280,8 +283,14 @@ tq_status tq_scalars_create(tq_scalars **out)
 
 tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat)
 {
+    if (sc->nrep > 1 || sc->peer) return TQ_SUCCESS;
+    /* one GPU per rank of one node: the partial sums go between ranks through CUDA IPC
+     * (every rank calls this for the same solve: collective) */
+    tq_peer_units u;
+    const int across_ranks = tq_internal_peer_units(lat, &u) && u.ranks > 1;
+    if (across_ranks && tq_scalars_peer_setup(sc, lat)) return TQ_SUCCESS;
     const char *env = getenv("TQ_SCALAR_REPLICAS");   /* 0: one copy, for comparisons */
-    if (sc->nrep > 1 || lat->nlocal_blocks < 2 || (env && env[0] == '0')) return TQ_SUCCESS;
+    if (lat->nlocal_blocks < 2 || (env && env[0] == '0')) return TQ_SUCCESS;
     int workers[TQ_SCALAR_REPLICAS], n = 0;
     for (int b = 0; b < lat->nblocks; b++) {
         if (!tq_block_is_local(lat, b)) continue;
@@ -302,7 +311,7 @@ tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat)
         sc->rep_worker[k] = workers[k];
     }
     sc->nrep = n;
-    tq_scalars_peer_setup(sc, lat);
+    if (!across_ranks) tq_scalars_peer_setup(sc, lat);   /* this process's GPUs (across ranks: tried above) */
     return TQ_SUCCESS;
 }
 

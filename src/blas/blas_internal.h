@@ -6,6 +6,7 @@
 #define TQ_BLAS_INTERNAL_H
 
 #include "core/field_internal.h"
+#include "core/peer.h"
 #include "tq_tasks.h"
 
 #define TQ_NSNAPSHOTS 5
@@ -27,6 +28,8 @@ typedef struct tq_scalars {
     int npartials;
     unsigned reductions;              /* which of the two sets of partials is next */
     struct peer_partials *peer;       /* peer partials (blas.c; NULL: the partials are handles) */
+    signed char peer_unit_rep[TQ_SCALAR_REPLICAS];   /* with peer: each replica's unit, */
+    signed char peer_unit_block[TQ_PEER_MAX_BLOCKS];  /* and each block's (core/peer.h) */
     /* Snapshots of the scalars: 0 to 3 at the end of iterations, in turn, so that the host
      * can read iteration k's while the queued iterations after it already update the
      * scalars; 4 at the end of a (re)start, read while the iterations after it are queued. */
@@ -49,13 +52,14 @@ typedef struct tq_scalars {
 } tq_scalars;
 
 /* Peer partial sums (peer_partials.c): set up for sc's replicas when peer mode applies
- * (tq_internal_peer_gpus; after tq_scalars_replicate), given back once sc's tasks have
- * ended; a reduction's task t (run by worker) and replica k's combine of reduction number n
- * get their side of the order (face_sync.h). At most TQ_PEER_TASKS tasks per reduction. */
+ * (tq_internal_peer_units; from tq_scalars_replicate; across ranks collective; returns 1
+ * when set up), given back once sc's tasks have ended; a reduction's task t (of block b)
+ * and replica k's combine of reduction number n get their side of the order
+ * (face_sync.h). At most TQ_PEER_TASKS tasks per reduction. */
 #define TQ_PEER_TASKS (2 * TQ_PEER_MAX_BLOCKS)
-void tq_scalars_peer_setup(tq_scalars *sc, const tq_lattice *lat);
+int tq_scalars_peer_setup(tq_scalars *sc, const tq_lattice *lat);
 void tq_scalars_peer_release(tq_scalars *sc);
-void tq_scalars_partial_sync(const tq_scalars *sc, int t, int worker, unsigned n, int nres, tq_partial_sync *s);
+void tq_scalars_partial_sync(const tq_scalars *sc, int t, int b, unsigned n, int nres, tq_partial_sync *s);
 void tq_scalars_combine_sync(const tq_scalars *sc, const tq_lattice *lat, int nparity, int k, unsigned n,
                              tq_combine_sync *s);
 

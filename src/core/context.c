@@ -415,6 +415,23 @@ tq_status tq_internal_allgather_in_place(double *all, int64_t n)
     return TQ_SUCCESS;
 }
 
+int tq_internal_allgather_bytes(const void *mine, void *all, int bytes)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && ctx.mpi_size > 1)
+        return MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+#endif
+    memcpy(all, mine, (size_t)bytes);
+    return 0;
+}
+
+void tq_internal_barrier(void)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && ctx.mpi_size > 1) MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
 double tq_wall_time(void) { return tq_internal_now(); }
 
 tq_status tq_allreduce_sum(double *v, int n)

@@ -48,8 +48,10 @@ static void find_owners(void)
 /* Block b's owner under the current placement: with GPUs allowed, the GPUs in turn (one
  * block per GPU by default, tq_lattice); CPU workers share one memory, so CPU blocks have
  * no owner (any CPU worker may take them) unless tests pin them (tq_internal_pin_cpu_owners).
- * Where the placement leaves one GPU and nothing else, no owner either: the scheduler has
- * no choice to make, and a worker set costs StarPU's policies a check per task. */
+ * Where the placement leaves one GPU and nothing else, no owner either (the scheduler has
+ * no choice to make, and a worker set costs StarPU's policies a check per task), except
+ * across ranks: peer mode between ranks (core/peer.h) orders each rank's GPU tasks by its
+ * owner's sequencer. */
 static int block_owner(int b)
 {
     if (!tq_is_initialized()) return -1;
@@ -58,7 +60,7 @@ static int block_owner(int b)
     const int k = system_slot >= 0 ? system_slot : b;
     const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
     const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
-    if (gpus && (owners.ncuda > 1 || cpus_too)) return owners.cuda[k % owners.ncuda];
+    if (gpus && (owners.ncuda > 1 || cpus_too || tq_internal_mpi_size() > 1)) return owners.cuda[k % owners.ncuda];
     if (!gpus && placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[k % owners.ncpu];
     return -1;
 }
@@ -71,7 +73,7 @@ static int owner_count(void)
     if (owners.off) return 0;
     const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
     const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
-    if (gpus) return owners.ncuda > 1 || cpus_too ? owners.ncuda : 0;
+    if (gpus) return owners.ncuda > 1 || cpus_too || tq_internal_mpi_size() > 1 ? owners.ncuda : 0;
     return placement != TQ_WHERE_CUDA && owners.pin_cpu ? owners.ncpu : 0;
 }
 

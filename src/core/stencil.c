@@ -1,6 +1,7 @@
 /* The generic stencil layer (core/stencil.h): face buffers, block neighbours, and the order
  * of one application's tasks. */
 #include "core/stencil.h"
+#include "core/tq_internal.h"
 #include "tq_tasks.h"
 
 #include <errno.h>
@@ -46,9 +47,7 @@ static void peer_free(tq_stencil *st)
 {
     tq_stencil_peer *pe = st->peer;
     if (!pe) return;
-#ifdef TQ_HAVE_CUDA
-    for (int i = 0; i < pe->nalloc; i++) tq_cuda_free_on(pe->alloc[i].device, pe->alloc[i].p);
-#endif
+    tq_peer_memory_destroy(&pe->mem);
     free(pe->buf);
     free(pe->ready);
     free(pe->consumed);
@@ -99,22 +98,12 @@ static int slot_direction(const tq_stencil *st, int j)
     return -1;
 }
 
-#ifdef TQ_HAVE_CUDA
-/* The CUDA device of worker w, or -1 (not a CUDA worker). */
-static int cuda_device_of(int w)
+/* The bytes of a face in direction mu, rounded up to 256 (each face its own aligned buffer). */
+static size_t face_bytes(const tq_stencil *st, int mu)
 {
-    return w >= 0 && starpu_worker_get_type(w) == STARPU_CUDA_WORKER ? starpu_worker_get_devid(w) : -1;
+    const tq_layout L = tq_layout_make(st->prec, st->reals, 1, st->depth * tq_stencil_face_sites(st, mu));
+    return ((size_t)tq_layout_bytes(&L) + 255) / 256 * 256;
 }
-
-/* Zeroed device memory of `bytes` on `device`, noted for peer_free. */
-static void *peer_alloc(tq_stencil_peer *pe, int device, size_t bytes)
-{
-    if (pe->nalloc == (int)(sizeof pe->alloc / sizeof pe->alloc[0])) return NULL;
-    void *p = tq_cuda_alloc_zeroed(device, bytes);
-    if (p) pe->alloc[pe->nalloc].device = device, pe->alloc[pe->nalloc++].p = p;
-    return p;
-}
-#endif
 
 int tq_stencil_use_peer_faces(tq_stencil *st)
 {
@@ -124,32 +113,28 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
 #else
     if (st->peer || !st->nfaces) return st->peer != NULL;
     const tq_lattice *lat = st->lat;
-    if (!tq_internal_peer_gpus(lat, NULL, NULL)) return 0;
+    tq_peer_units u;
+    if (!tq_internal_peer_units(lat, &u)) return 0;
     const int nb = lat->nblocks, nf = st->nfaces;
     const size_t per_set = (size_t)nb * (size_t)nf;
-    enum { MAXDEV = 32 };
-    /* the reader's device of each peer face of one set (-1: not a peer face), and per
-     * device the bytes of the faces it reads */
-    int *reader_dev = malloc(per_set * sizeof *reader_dev), *writer_dev = malloc(per_set * sizeof *writer_dev);
-    size_t bytes_on[MAXDEV] = {0};
-    int counters_on[MAXDEV] = {0}, any = 0;
-    if (!reader_dev || !writer_dev) {
-        free(reader_dev);
-        free(writer_dev);
+    /* per face of one set: the unit that reads it (-1: not a peer face, both blocks on
+     * one unit) and the one that writes it; per unit, the bytes of the faces it reads,
+     * then its counters: 2 per_set ready (it reads), 2 per_set consumed (it writes) */
+    int *reader = malloc(per_set * sizeof *reader), *writer = malloc(per_set * sizeof *writer), any = 0;
+    size_t bytes[TQ_PEER_MAX] = {0}, ctr_at[TQ_PEER_MAX], face_at[TQ_PEER_MAX] = {0};
+    if (!reader || !writer) {
+        free(reader);
+        free(writer);
         return -ENOMEM;
     }
     for (int b = 0; b < nb; b++)
         for (int j = 0; j < nf; j++) {
             const int mu = slot_direction(st, j), r = tq_stencil_neighbour(st, b, mu, j % 2 ? 1 : -1);
-            const int dw = tq_block_rank(lat, b) == lat->rank ? cuda_device_of(tq_internal_block_options(lat, b).worker) : -1;
-            const int dr = tq_block_rank(lat, r) == lat->rank ? cuda_device_of(tq_internal_block_options(lat, r).worker) : -1;
-            const int peer = dw >= 0 && dr >= 0 && dw < MAXDEV && dr < MAXDEV && dw != dr;   /* peer access checked */
-            reader_dev[(size_t)b * nf + j] = peer ? dr : -1;
-            writer_dev[(size_t)b * nf + j] = peer ? dw : -1;
-            if (!peer) continue;
-            const tq_layout L = tq_layout_make(st->prec, st->reals, 1, st->depth * tq_stencil_face_sites(st, mu));
-            bytes_on[dr] += 2 * (((size_t)tq_layout_bytes(&L) + 255) / 256 * 256);
-            counters_on[dr] = counters_on[dw] = 1;
+            const int uw = u.unit_of_block[b], ur = u.unit_of_block[r];
+            reader[(size_t)b * nf + j] = uw != ur ? ur : -1;
+            writer[(size_t)b * nf + j] = uw;
+            if (uw == ur) continue;
+            bytes[ur] += 2 * face_bytes(st, mu);
             any = 1;
         }
     int ret = 0;
@@ -159,31 +144,43 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
         pe->ready = calloc(2 * per_set, sizeof *pe->ready);
         pe->consumed = calloc(2 * per_set, sizeof *pe->consumed);
     }
-    char *face_mem[MAXDEV] = {0};
-    uint32_t *ctr_mem[MAXDEV] = {0};   /* per device: 2 per_set ready counters, then as many consumed */
     if (any && (!pe || !pe->buf || !pe->ready || !pe->consumed)) ret = -ENOMEM;
-    for (int d = 0; any && !ret && d < MAXDEV; d++) {
-        if (bytes_on[d] && !(face_mem[d] = peer_alloc(pe, d, bytes_on[d]))) ret = -ENOMEM;
-        if (counters_on[d] && !(ctr_mem[d] = peer_alloc(pe, d, 4 * per_set * sizeof(uint32_t)))) ret = -ENOMEM;
+    for (int k = 0; k < u.n; k++) {
+        ctr_at[k] = bytes[k];
+        bytes[k] += 4 * per_set * sizeof(uint32_t);
     }
-    for (size_t i = 0; any && !ret && i < 2 * per_set; i++) {
+    /* across ranks every rank takes part, whatever its own allocations gave (an agreed
+     * answer: none of them then uses peer faces) */
+    int made = 1;
+    if (any && (!ret || u.ranks > 1)) {
+        tq_peer_memory none;
+        if (ret) u.self_ok = 0;
+        made = tq_peer_memory_create(&u, bytes, pe && !ret ? &pe->mem : &none);
+        if (made < 0 && !ret) ret = -ENOMEM;
+        if (made != 0 && pe) memset(&pe->mem, 0, sizeof pe->mem);
+    }
+    for (size_t i = 0; any && !ret && !made && i < 2 * per_set; i++) {
         const size_t f = i % per_set;
-        const int dr = reader_dev[f], dw = writer_dev[f];
-        if (dr < 0) continue;
-        const tq_layout L = tq_layout_make(st->prec, st->reals, 1, st->depth * tq_stencil_face_sites(st, slot_direction(st, (int)(f % nf))));
-        pe->buf[i] = face_mem[dr];
-        face_mem[dr] += ((size_t)tq_layout_bytes(&L) + 255) / 256 * 256;
-        pe->ready[i] = ctr_mem[dr] + i;
-        pe->consumed[i] = ctr_mem[dw] + 2 * per_set + i;
+        const int ur = reader[f], uw = writer[f];
+        if (ur < 0) continue;
+        pe->buf[i] = pe->mem.base[ur] + face_at[ur];
+        face_at[ur] += face_bytes(st, slot_direction(st, (int)(f % nf)));
+        pe->ready[i] = (uint32_t *)(pe->mem.base[ur] + ctr_at[ur]) + i;
+        pe->consumed[i] = (uint32_t *)(pe->mem.base[uw] + ctr_at[uw]) + 2 * per_set + i;
     }
-    /* each GPU's tasks in recorded order (see tq_stencil_use_peer_faces in stencil.h) */
-    for (int b = 0; any && !ret && b < nb; b++)
-        for (int j = 0; j < nf && !ret; j++)
-            if (reader_dev[(size_t)b * nf + j] >= 0) ret = tq_task_sequence_worker(tq_internal_block_options(lat, b).worker);
-    free(reader_dev);
-    free(writer_dev);
+    /* each of this process's GPUs' tasks in recorded order (see tq_stencil_use_peer_faces in
+     * stencil.h) */
+    for (int k = 0; any && !ret && !made && k < u.n; k++)
+        if (u.worker[k] >= 0) ret = tq_task_sequence_worker(u.worker[k]);
+    free(reader);
+    free(writer);
     st->peer = pe;
-    if (ret) {
+    if (!ret && !made && u.ranks > 1 && u.self == 0) {
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            tq_log(1, "peer mode: faces and partial sums between the GPUs of %d ranks through CUDA IPC", u.n);
+    }
+    if (ret || made) {
         peer_free(st);
         return ret;
     }
@@ -274,8 +271,10 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
             /* face i of block b comes from the neighbour below (even i: its upper face,
              * slot i + 1) or above (odd i: its lower face, slot i - 1) */
             const int from_block = tq_stencil_neighbour(st, b, dir_of_face[i], i % 2 ? 1 : -1);
-            if (tq_block_rank(st->lat, from_block) != mine.rank && mine.rank >= 0)   /* never a peer face */
-                ret = tq_task_transfer(&mine, faces[(size_t)from_block * nf + (i ^ 1)]);
+            const size_t f = (size_t)from_block * nf + (size_t)(i ^ 1);
+            if (peer && st->peer->buf[(size_t)(n & 1) * (size_t)nb * (size_t)nf + f]) continue;   /* through CUDA IPC */
+            if (tq_block_rank(st->lat, from_block) != mine.rank && mine.rank >= 0)
+                ret = tq_task_transfer(&mine, faces[f]);
         }
     }
     for (int b = 0; b < nb && !ret; b++) {

@@ -16,17 +16,16 @@
 #define TQ_STENCIL_H
 
 #include "core/field_internal.h"
-#include "face_sync.h"
+#include "core/peer.h"
 
 /* Peer faces (tq_stencil_use_peer_faces): per face (faces[]'s index), its buffer in the
  * reader's GPU memory (NULL: a StarPU handle carries it), the counter the reader waits on
  * (in its memory) and the one the writer waits on before packing it again (in the
- * writer's), and the device allocations behind them. */
+ * writer's), and the units' memory behind them (core/peer.h). */
 typedef struct tq_stencil_peer {
     void **buf;
     uint32_t **ready, **consumed;
-    int nalloc;
-    struct { int device; void *p; } alloc[64];
+    tq_peer_memory mem;
 } tq_stencil_peer;
 
 typedef struct tq_stencil {
@@ -48,15 +47,17 @@ tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int real
 void tq_stencil_destroy(tq_stencil *st);   /* unregisters once pending tasks end */
 
 /* Peer faces, for operators whose pack and exterior codelets follow face_sync.h (Wilson,
- * clover): a face between blocks owned by two GPUs of this process that can reach each
- * other's memory is written by the pack kernel straight into the reader's GPU and ordered
+ * clover): a face between blocks owned by two peer units (core/peer.h: two GPUs of this
+ * process that reach each other's memory, or the GPUs of two ranks of one node, through
+ * CUDA IPC) is written by the pack kernel straight into the reader's GPU and ordered
  * by counters on the two streams (face_sync.h), not by StarPU: an exterior waits on its
  * GPU for the face, not for StarPU to see the pack task end and let the exterior go (35-150
  * us per crossing on four H200s, doc/design.md). Each GPU's tasks then go to StarPU in the
  * order they were recorded (tq_task_sequence_worker): a stream wait only ever waits for
  * work recorded before it, so no GPU waits on one that waits on it. Returns 1 when some
- * face is a peer face, 0 when peer mode does not apply (tq_internal_peer_gpus), or a
- * negative error. Applications must be submitted by one thread at a time. */
+ * face is a peer face, 0 when peer mode does not apply (tq_internal_peer_units), or a
+ * negative error. Across ranks collective (every rank calls it for the same stencil).
+ * Applications must be submitted by one thread at a time. */
 int tq_stencil_use_peer_faces(tq_stencil *st);
 
 /* Sites of one parity in one layer of block b's face perpendicular to mu. */

@@ -38,6 +38,10 @@ void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op);
 /* all holds n doubles per rank in rank order, this rank's already in place: fills in the
  * other ranks' (collective; MPI builds). */
 tq_status tq_internal_allgather_in_place(double *all, int64_t n);
+/* Every rank's `bytes` bytes (mine) into all, in rank order (collective; 0 or -1). */
+int tq_internal_allgather_bytes(const void *mine, void *all, int bytes);
+/* Waits until every rank has called it (collective). */
+void tq_internal_barrier(void);
 /* The smallest v over all ranks. */
 uint64_t tq_internal_allreduce_min_u64(uint64_t v);
 /* Runs fn in tq_finalize before StarPU shuts down, last registered first (layers above
