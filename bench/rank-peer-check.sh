@@ -7,7 +7,9 @@
 # (TQ_PEER=0) and to one process on one GPU with the same blocks. Then speed: Wilson M_pc
 # 32^4, 48^4, 64^4 (single, half), the 48^4 one-source solve and the 32^4 12-source
 # propagator, one rank per GPU with and without peer mode, against one GPU.
-# Usage: bash bench/rank-peer-check.sh [quick]   Logs under $OUT/rankpeer/, a table last.
+# With `shared`: only two ranks sharing one GPU (CUDA_VISIBLE_DEVICES=0 for both: CUDA IPC
+# on one device) against one rank, Wilson M_pc 32^4 and 64^4 (issue 34: at most 15 % slower).
+# Usage: bash bench/rank-peer-check.sh [quick|shared]   Logs under $OUT/rankpeer/, a table last.
 set -u
 source "$(dirname "$0")/device-env.sh"
 multigpu_bench rankpeer
@@ -15,6 +17,19 @@ mpi="$mpi -x TQ_PEER"
 export TQ_PEER=1
 quick=${1:-}
 ok=()
+if [ "$quick" = shared ]; then
+    export CUDA_VISIBLE_DEVICES=0
+    c="--test matpc --where cuda --recon 12 --prec single,half --ncpus 4 --no-check --niter 200"
+    for L in 32 64; do
+        matpc_row w$L-1rank -- "$tool" dslash --dim $L $L $L $L $c
+        matpc_row w$L-2ranks-1gpu -- $mpi -x CUDA_VISIBLE_DEVICES -np 2 "$tool" dslash --dim $L $L $L $L $c --gridsize 1 1 1 2
+        matpc_row w$L-2ranks-1gpu-nopeer TQ_PEER=0 -- $mpi -x CUDA_VISIBLE_DEVICES -np 2 "$tool" dslash --dim $L $L $L $L $c --gridsize 1 1 1 2
+    done
+    echo "== two ranks on one GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null))"
+    printf '%s\n' "${rows[@]}"
+    grep -l "peer mode: " "$res"/*.txt | sed 's|.*/|peer mode in: |'
+    exit 0
+fi
 check() {   # NAME COMMAND...: the reference checks of a dslash run (at most 120 s)
     local name=$1; shift
     timeout 120 "$@" > "$res/$name.txt" 2>&1

@@ -368,7 +368,7 @@ static void system_step(void *ctx, int i, int done)
         return;
     }
     S->t_done = now();
-    if (c->p->verbosity >= 1 && c->n > 1)
+    if (c->p->verbosity >= 1 && c->n > 1 && tq_internal_mpi_rank() == 0)   /* every rank sees the same */
         fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations\n", i + 1, c->n,
                 tq_krylov_status(S->k) == TQ_SUCCESS ? "converged" : "stopped", tq_krylov_result(S->k)->iterations);
 }

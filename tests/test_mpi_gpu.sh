@@ -1,0 +1,60 @@
+#!/bin/sh
+# Peer mode across ranks (src/core/peer.h): two ranks, each driving one GPU (on a machine
+# with one GPU both drive it), exchange faces and partial sums through CUDA IPC. The
+# propagator's correlator on the two ranks must be bitwise the same as through StarPU-MPI
+# (TQ_PEER=0) and as one rank with the same global blocks, the run must say it used peer
+# mode, and dslash on the two ranks must agree with the plain-loop reference in every
+# precision, Wilson and clover. Skips (77) without mpirun, MPI or a GPU (run it on the GPU
+# machine: bench/device-run.sh).
+here=$(cd "$(dirname "$0")" && pwd)
+builddir=${TQ_BUILDDIR:-$here/..}
+tool=${TQ_CLI:-$builddir/taskqcd}
+command -v mpirun >/dev/null 2>&1 || { echo "test_mpi_gpu: SKIP: no mpirun"; exit 77; }
+[ -x "$builddir/tests/test_mpi_dirac" ] || { echo "test_mpi_gpu: SKIP: TaskQCD built without MPI"; exit 77; }
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "${ngpu:-0}" -ge 1 ] || { echo "test_mpi_gpu: SKIP: no GPU here (run on the GPU machine)"; exit 77; }
+unset STARPU_NCPU STARPU_NCPUS STARPU_SCHED
+extra="--oversubscribe -x LD_LIBRARY_PATH -x TQ_PEER"
+[ -n "${STARPU_HOME:-}" ] && extra="$extra -x STARPU_HOME"
+[ "$(id -u)" = 0 ] && extra="$extra --allow-run-as-root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+checks=0
+bad() { echo "test_mpi_gpu: FAIL: $*"; fail=1; }
+good() { echo "test_mpi_gpu: $*"; checks=$((checks + 1)); }
+corr() { grep -o '"correlator": \[[^]]*\]' "$1"; }
+
+# 16x16x16x16 split in t over 2 ranks, 4 blocks per rank (the faces between a rank's own
+# blocks stay StarPU handles on its GPU; those between ranks go through CUDA IPC)
+args="--dim 16 16 16 16 --block 16 16 8 8 --weak-field 0.2 --nsrc 2 --where cuda --ncpus 2 --json"
+export TQ_PEER=1
+timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 > "$tmp/peer.json" 2> "$tmp/peer.err"
+rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/peer.err"; bad "propagator on 2 ranks (exit $rc)"; }
+grep -q "peer mode: .* 2 ranks through CUDA IPC" "$tmp/peer.err" && good "2 ranks: peer mode across ranks in use" ||
+    { cat "$tmp/peer.err"; bad "2 ranks: peer mode across ranks not in use"; }
+TQ_PEER=0 timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 > "$tmp/mpi.json" 2> "$tmp/mpi.err"
+rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/mpi.err"; bad "propagator on 2 ranks through StarPU-MPI (exit $rc)"; }
+grep -q "peer mode" "$tmp/mpi.err" && bad "TQ_PEER=0: peer mode still in use"
+timeout 300 "$tool" propagator $args --ncuda 1 > "$tmp/one.json" 2> "$tmp/one.err" || { cat "$tmp/one.err"; bad "propagator on one rank"; }
+a=$(corr "$tmp/peer.json")
+[ -n "$a" ] || bad "no correlator from the 2 ranks"
+[ -n "$a" ] && [ "$a" = "$(corr "$tmp/mpi.json")" ] && good "correlator through CUDA IPC bitwise the same as through StarPU-MPI" ||
+    bad "correlator through CUDA IPC differs from StarPU-MPI's"
+[ -n "$a" ] && [ "$a" = "$(corr "$tmp/one.json")" ] && good "correlator on 2 ranks bitwise the same as one rank with the same blocks" ||
+    bad "correlator on 2 ranks differs from one rank's"
+
+# dslash on 2 ranks against the plain-loop reference, every test and precision
+for op in wilson clover; do
+    timeout 300 mpirun $extra -np 2 "$tool" dslash --dim 8 8 8 16 --gridsize 1 1 1 2 --dslash-type $op --where cuda \
+        --ncpus 2 --niter 2 --check --test all --prec all > "$tmp/d.log" 2>&1
+    rc=$?
+    n_ok=$(grep -c '(ok,' "$tmp/d.log")
+    n_bad=$(grep -c 'FAILED\|(failed' "$tmp/d.log")
+    if [ $rc -eq 0 ] && [ "$n_ok" -ge 12 ] && [ "$n_bad" -eq 0 ]; then good "dslash $op on 2 ranks: $n_ok checks against the reference"
+    else cat "$tmp/d.log"; bad "dslash $op on 2 ranks (exit $rc, $n_ok ok, $n_bad failed)"; fi
+done
+[ $fail -eq 0 ] || exit 1
+echo "test_mpi_gpu: $checks checks, 0 failed"
