@@ -26,13 +26,16 @@ done
 # the command-line tests (they compare the propagator on CPU and GPU workers there, and run
 # bench_dslash_bare on the GPU); the binaries themselves, not the libtool wrappers of this
 # machine's paths
-start=$(date +%s.%N)
-TQ_BUILDDIR="$top/build" TQ_CLI="$top/build/.libs/taskqcd" TQ_BENCH_DSLASH_BARE="$top/build/bench/.libs/bench_dslash_bare" \
-    timeout 600 sh "$top/tests/test_cli.sh" > "$out/test_cli.log" 2>&1
-rc=$?
-dur=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-case $rc in 0) res=PASS ;; 77) res=SKIP ;; *) res="FAIL($rc)" ;; esac
-summary+=("$(printf '%-24s %-8s %6ss  %s' test_cli.sh "$res" "$dur" "$(tail -n1 "$out/test_cli.log")")")
+# (test_mpi_gpu.sh: two ranks on the GPUs, peer mode across ranks through CUDA IPC)
+for script in test_cli test_mpi_gpu; do
+    start=$(date +%s.%N)
+    TQ_BUILDDIR="$top/build" TQ_CLI="$top/build/.libs/taskqcd" TQ_BENCH_DSLASH_BARE="$top/build/bench/.libs/bench_dslash_bare" \
+        timeout 600 sh "$top/tests/$script.sh" > "$out/$script.log" 2>&1
+    rc=$?
+    dur=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    case $rc in 0) res=PASS ;; 77) res=SKIP ;; *) res="FAIL($rc)" ;; esac
+    summary+=("$(printf '%-24s %-8s %6ss  %s' $script.sh "$res" "$dur" "$(tail -n1 "$out/$script.log")")")
+done
 
 # the main job on the GPU machine
 "$top/build/.libs/taskqcd" propagator > "$out/propagator.txt" 2>&1 || echo "propagator failed: see propagator.txt"
