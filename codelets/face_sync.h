@@ -84,6 +84,9 @@ void tq_cuda_free_on(int device, void *p);
 int tq_cuda_ipc_export(void *p, unsigned char *handle);
 void *tq_cuda_ipc_import(int device, const unsigned char *handle);
 void tq_cuda_ipc_close(int device, void *p);
+/* The 16-byte UUID of a device (0 or -1): two ranks that name the same GPU differently
+ * (each its own CUDA_VISIBLE_DEVICES) are told apart from two GPUs. */
+int tq_cuda_device_uuid(int device, unsigned char *uuid);
 #endif
 
 #ifdef __cplusplus

@@ -185,3 +185,14 @@ extern "C" void tq_cuda_ipc_close(int device, void *p)
     cudaSetDevice(prev);
     cudaGetLastError();
 }
+
+extern "C" int tq_cuda_device_uuid(int device, unsigned char *uuid)
+{
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+        cudaGetLastError();
+        return -1;
+    }
+    memcpy(uuid, &prop.uuid, 16);
+    return 0;
+}
