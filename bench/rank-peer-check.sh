@@ -25,6 +25,21 @@ if [ "$quick" = shared ]; then
         matpc_row w$L-2ranks-1gpu -- $mpi -x CUDA_VISIBLE_DEVICES -np 2 "$tool" dslash --dim $L $L $L $L $c --gridsize 1 1 1 2
         matpc_row w$L-2ranks-1gpu-nopeer TQ_PEER=0 -- $mpi -x CUDA_VISIBLE_DEVICES -np 2 "$tool" dslash --dim $L $L $L $L $c --gridsize 1 1 1 2
     done
+    # the same under MPS (several processes' kernels on the GPU at once), where the
+    # machine has it: CUDA IPC between the ranks allowed on the shared GPU
+    if command -v nvidia-cuda-mps-control > /dev/null; then
+        export CUDA_MPS_PIPE_DIRECTORY=/tmp/tq-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/tq-mps-log
+        mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+        nvidia-cuda-mps-control -d && rows+=("MPS daemon started") || rows+=("MPS daemon did not start")
+        m="$mpi -x CUDA_VISIBLE_DEVICES -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY -x TQ_PEER_SHARED_GPU"
+        for L in 32 64; do
+            matpc_row w$L-1rank-mps -- "$tool" dslash --dim $L $L $L $L $c
+            matpc_row w$L-2ranks-1gpu-mps TQ_PEER_SHARED_GPU=1 -- $m -np 2 "$tool" dslash --dim $L $L $L $L $c --gridsize 1 1 1 2
+            matpc_row w$L-2ranks-1gpu-mps-nopeer TQ_PEER=0 TQ_PEER_SHARED_GPU=0 -- $m -np 2 "$tool" dslash --dim $L $L $L $L $c --gridsize 1 1 1 2
+        done
+        echo quit | nvidia-cuda-mps-control
+        tail -n 5 $CUDA_MPS_LOG_DIRECTORY/control.log > "$res/mps-control.log" 2>/dev/null
+    else rows+=("no nvidia-cuda-mps-control here: MPS rows not run"); fi
     echo "== two ranks on one GPU ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null))"
     printf '%s\n' "${rows[@]}"
     grep -l "peer mode: " "$res"/*.txt | sed 's|.*/|peer mode in: |'

@@ -111,6 +111,7 @@ typedef struct rank_record {
     int ok;
     char host[64];
     unsigned char gpu[16];   /* its GPU's UUID */
+    int shared_ok;           /* TQ_PEER_SHARED_GPU=1: may share its GPU with another rank (MPS) */
     unsigned char handle[TQ_CUDA_IPC_HANDLE_BYTES];
 } rank_record;
 
@@ -128,6 +129,8 @@ static int memory_across_ranks(const tq_peer_units *u, const size_t *bytes, tq_p
     if (mine.ok && !(p = tq_cuda_alloc_zeroed(u->dev[self], bytes[self] ? bytes[self] : 1))) mine.ok = 2;
     if (mine.ok == 1 && tq_cuda_ipc_export(p, mine.handle)) mine.ok = 0;
     if (gethostname(mine.host, sizeof mine.host - 1) || (mine.ok && tq_cuda_device_uuid(u->dev[self], mine.gpu))) mine.ok = 0;
+    const char *shared = getenv("TQ_PEER_SHARED_GPU");
+    mine.shared_ok = shared && shared[0] == '1';
     int agreed = 1;   /* 1 yes, 0 not applicable, -1 memory */
     rank_record dummy[TQ_PEER_MAX];
     if (tq_internal_allgather_bytes(&mine, all ? (void *)all : (void *)dummy, (int)sizeof mine)) agreed = 0;
@@ -135,11 +138,12 @@ static int memory_across_ranks(const tq_peer_units *u, const size_t *bytes, tq_p
     deferred_free_all();
     /* ranks sharing a GPU keep to StarPU-MPI: two processes time-slice one GPU, and a
      * stream waiting on a counter holds its time slice (2 ranks on one H100, 32^4 Wilson
-     * M_pc: 2.94 ms this way, 1.78 through StarPU-MPI, 0.28 on one rank) */
+     * M_pc: 2.94 ms this way, 1.78 through StarPU-MPI, 0.28 on one rank), unless every
+     * rank says TQ_PEER_SHARED_GPU=1 (under MPS their kernels share the GPU at once) */
     for (int k = 0; k < u->n && agreed > 0 && all; k++) {
         if (!all[k].ok || strcmp(all[k].host, mine.host)) agreed = 0;
         for (int j = 0; j < k && agreed > 0; j++)
-            if (!memcmp(all[j].gpu, all[k].gpu, sizeof all[k].gpu)) agreed = 0;
+            if (!memcmp(all[j].gpu, all[k].gpu, sizeof all[k].gpu) && !(all[j].shared_ok && all[k].shared_ok)) agreed = 0;
         if (agreed > 0 && all[k].ok == 2) agreed = -1;
     }
     if (!all) agreed = 0;
