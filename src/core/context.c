@@ -181,6 +181,15 @@ tq_status tq_init(const tq_init_params *params)
     int ngpus = 0;
     if (p.ncuda == 0 || cudaGetDeviceCount(&ngpus) != cudaSuccess) ngpus = 0;
     if (!p.sched && ngpus > 0) conf.sched_policy_name = "dmda";
+    /* An idle worker polls the scheduler again after a back-off of up to STARPU_BACKOFF_MAX
+     * pause loops (StarPU's default 32: a couple of microseconds). With GPUs most CPU
+     * workers idle, and many of them polling slowed every GPU worker's turn from one task
+     * to the next (2 H100, 32^4 Wilson M_pc on both: 0.287 / 0.254 ms single / half with 29
+     * CPU workers, 0.202 / 0.161 with a back-off of 16384, 0.196 / 0.146 with 2 CPU
+     * workers; one GPU unchanged). A worker that finds a task starts again from the
+     * minimum, so only a long-idle one waits that long (about a millisecond at most).
+     * (STARPU_BACKOFF_MAX still rules.) */
+    if (ngpus > 0 && !getenv("STARPU_BACKOFF_MAX")) conf.driver_spinning_backoff_max = 16384;
 #endif
     if (p.verbosity < 2) setenv("STARPU_SILENT", "1", 0);
     /* StarPU keeps 5-10 % of a GPU's buffers "clean" by writing dirty ones back to host
