@@ -114,7 +114,7 @@ static void run(const planned *p, const int *workers, starpu_data_handle_t *h, u
                 d[i].handle = h[p[t].handle[i]];
                 d[i].mode = (enum starpu_data_access_mode)p[t].mode[i];
             }
-            const tq_task_options opt = {TQ_WHERE_CPU, 0, p[t].owner >= 0 ? workers[p[t].owner] : -1, -1};
+            const tq_task_options opt = {.where = TQ_WHERE_CPU, .priority = 0, .worker = p[t].owner >= 0 ? workers[p[t].owner] : -1, .rank = -1};
             CHECK(tq_task_submit_descr(&opt, &logged_cl, &a, sizeof a, d, p[t].nbuf, STARPU_DEFAULT_PRIO) == 0,
                   "task %d not submitted", t);
             if (p[t].prefetch && opt.worker >= 0)

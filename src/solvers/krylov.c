@@ -205,6 +205,10 @@ void tq_krylov_set_preconditioner(tq_krylov *k, tq_status (*fn)(void *ctx, tq_fi
 {
     k->precond = fn;
     k->precond_ctx = ctx;
+    /* a preconditioner runs solves of its own that wait for their scalars (a multigrid
+     * cycle): it must not be recorded into this solver's chain, where nothing goes to
+     * StarPU until the chain ends */
+    if (fn) k->chained = k->chained_restarts = 0;
 }
 tq_status tq_krylov_status(const tq_krylov *k) { return k->st; }
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }

@@ -10,29 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-tq_status tq_mg_two_level_create(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
-                                 int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out)
+/* The cycle on fine level fine (stencil form) or d (its M on spinor fields). */
+static tq_status two_level_create(const char *who, const tq_mg_coarse_op *fine, const tq_dirac *d, const tq_mg_transfer *t,
+                                  const tq_mg_coarse_op *coarse, int pre, int post, const tq_solver_params *coarse_p,
+                                  tq_mg_two_level **out)
 {
-    const char *who = "tq_mg_two_level_create";
-    if (!fine || !t || !coarse || !coarse_p || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    if ((!fine && !d) || !t || !coarse || !coarse_p || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     *out = NULL;
-    if (fine->lat != t->fine || coarse->lat != t->coarse || fine->n != t->fine_ndof || coarse->n != 2 * t->nvec)
+    const tq_field *g = d ? tq_internal_dirac_gauge(d) : NULL;
+    tq_lattice *fine_lat = fine ? fine->lat : g->lat;
+    if (fine_lat != t->fine || coarse->lat != t->coarse || (fine ? fine->n : 12) != t->fine_ndof || coarse->n != 2 * t->nvec)
         return tq_error(TQ_ERR_MISMATCH, "%s: the operators are not those of the transfer's two lattices", who);
     if (pre < 0 || post < 0 || pre + post == 0)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: %d pre- and %d post-smoothing steps (>= 0, not both 0)", who, pre, post);
     tq_mg_two_level *m = calloc(1, sizeof *m);
     if (!m) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     m->fine = fine;
+    m->fine_d = d;
     m->coarse = coarse;
     m->t = t;
     m->pre = pre;
     m->post = post;
     m->coarse_p = *coarse_p;
-    const tq_field_params fp = {TQ_FIELD_COARSE, fine->vec_prec, TQ_FULL, (tq_recon)0, fine->n};
+    const tq_field_params fp = fine ? (tq_field_params){TQ_FIELD_COARSE, fine->vec_prec, TQ_FULL, (tq_recon)0, fine->n}
+                                    : (tq_field_params){TQ_FIELD_SPINOR, g->p.prec, TQ_FULL, (tq_recon)0, 0};
     const tq_field_params cp = tq_mg_coarse_params(t, coarse->vec_prec);
-    tq_status s = tq_field_create(fine->lat, &fp, &m->rr);
-    if (s == TQ_SUCCESS) s = tq_field_create(fine->lat, &fp, &m->az);
-    if (s == TQ_SUCCESS) s = tq_field_create(fine->lat, &fp, &m->e);
+    tq_status s = tq_field_create(fine_lat, &fp, &m->rr);
+    if (s == TQ_SUCCESS) s = tq_field_create(fine_lat, &fp, &m->az);
+    if (s == TQ_SUCCESS) s = tq_field_create(fine_lat, &fp, &m->e);
     if (s == TQ_SUCCESS) s = tq_field_create(coarse->lat, &cp, &m->rc);
     if (s == TQ_SUCCESS) s = tq_field_create(coarse->lat, &cp, &m->ec);
     if (s != TQ_SUCCESS) {
@@ -41,6 +46,22 @@ tq_status tq_mg_two_level_create(const tq_mg_coarse_op *fine, const tq_mg_transf
     }
     *out = m;
     return TQ_SUCCESS;
+}
+
+tq_status tq_mg_two_level_create(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
+                                 int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out)
+{
+    if (!fine && out) *out = NULL;
+    if (!fine) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_two_level_create: NULL argument");
+    return two_level_create("tq_mg_two_level_create", fine, NULL, t, coarse, pre, post, coarse_p, out);
+}
+
+tq_status tq_mg_two_level_create_dirac(const tq_dirac *d, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
+                                       int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out)
+{
+    if (!d && out) *out = NULL;
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_two_level_create_dirac: NULL argument");
+    return two_level_create("tq_mg_two_level_create_dirac", NULL, d, t, coarse, pre, post, coarse_p, out);
 }
 
 void tq_mg_two_level_destroy(tq_mg_two_level *m)
@@ -56,21 +77,38 @@ void tq_mg_two_level_destroy(tq_mg_two_level *m)
 
 /* x = `steps` MR iterations on F x = b from x = 0 (a smoother: its iteration limit is the
  * point, so reaching it is no failure). */
-static tq_status smooth(const tq_mg_coarse_op *f, int steps, tq_field *x, const tq_field *b)
+static tq_status smooth(tq_mg_two_level *m, int steps, tq_field *x, const tq_field *b)
 {
     tq_solver_params p;
     tq_solver_params_default(&p);
     p.inverter = TQ_INV_MR;
     p.tol = 1e-14;
     p.maxiter = steps;
-    const tq_status s = tq_mg_coarse_solve(f, x, b, &p, NULL);
+    tq_krylov_out out;
+    memset(&out, 0, sizeof out);
+    const tq_status s = m->fine_d ? tq_mg_fine_solve(m->fine_d, x, b, &p, NULL, NULL, &out)
+                                  : tq_mg_coarse_solve(m->fine, x, b, &p, &out);
+    m->flops += out.flops;
     return s == TQ_ERR_NOT_CONVERGED ? TQ_SUCCESS : s;
+}
+
+/* Flops of one fine-level operator application, and of one restriction or prolongation
+ * (per fine site 12 x nvec complex multiply-adds of the basis, 8 flops each). */
+static double fine_apply_flops(const tq_mg_two_level *m)
+{
+    if (m->fine_d) return tq_linop_flops(m->fine_d, TQ_LINOP_MAT);
+    return 9.0 * m->fine->n * m->fine->n * 8.0 * (double)m->fine->lat->local_volume;
+}
+static double transfer_flops(const tq_mg_two_level *m)
+{
+    return 12.0 * m->t->nvec * 8.0 * (double)m->t->fine->local_volume;
 }
 
 /* rr = r - F z */
 static tq_status residual(tq_mg_two_level *m, const tq_field *z, const tq_field *r)
 {
-    TQ_CHECK(tq_mg_coarse_apply(m->fine, m->az, z));
+    m->flops += fine_apply_flops(m) + 2.0 * 24.0 * (double)m->rr->lat->local_volume;   /* apply, then axpy */
+    TQ_CHECK(m->fine_d ? tq_dirac_mat(m->fine_d, m->az, z, 0) : tq_mg_coarse_apply(m->fine, m->az, z));
     TQ_CHECK(tq_blas_copy(m->rr, r));
     return tq_blas_axpy(-1.0, m->az, m->rr);
 }
@@ -79,7 +117,7 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
 {
     tq_mg_two_level *m = ctx;
     if (m->pre > 0) {
-        TQ_CHECK(smooth(m->fine, m->pre, z, r));
+        TQ_CHECK(smooth(m, m->pre, z, r));
         TQ_CHECK(residual(m, z, r));
     } else {
         TQ_CHECK(tq_blas_zero(z));
@@ -91,11 +129,12 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
     const tq_status s = tq_mg_coarse_solve(m->coarse, m->ec, m->rc, &m->coarse_p, &out);
     if (s != TQ_SUCCESS && s != TQ_ERR_NOT_CONVERGED) return s;   /* a loose coarse solve is enough */
     m->coarse_iterations += out.iterations;
+    m->flops += out.flops + 2.0 * transfer_flops(m);   /* the coarse solve, R and P */
     TQ_CHECK(tq_mg_prolong(m->t, m->ec, m->e));
     TQ_CHECK(tq_blas_axpy(1.0, m->e, z));
     if (m->post > 0) {
         TQ_CHECK(residual(m, z, r));
-        TQ_CHECK(smooth(m->fine, m->post, m->e, m->rr));
+        TQ_CHECK(smooth(m, m->post, m->e, m->rr));
         TQ_CHECK(tq_blas_axpy(1.0, m->e, z));
     }
     return TQ_SUCCESS;

@@ -105,6 +105,15 @@ tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fie
                             tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx,
                             struct tq_krylov_out *out);
 
+/* The same on the fine level as the Wilson-clover operator itself: M of d (tq_dirac_mat) on
+ * full spinor fields in d's precision (the smoother, the null vectors' set-up solves and the
+ * outer solve; the stencil form of the fine level serves only the Galerkin product). */
+tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx,
+                           struct tq_krylov_out *out);
+tq_status tq_mg_fine_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                                const tq_solver_params *p, tq_status *status, struct tq_krylov_out *out);
+
 /* n solves D_c x[i] = b[i] from x = 0 side by side (tq_krylov_run_together: independent
  * task graphs submitted together), without preconditioner; status[i] and out[i] per solve.
  * Returns the first error of setting them up or submitting (status[i]: each one's own,
@@ -119,14 +128,20 @@ tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *con
  * Work fields are made at create. */
 typedef struct tq_mg_two_level {
     const tq_mg_coarse_op *fine, *coarse;
+    const tq_dirac *fine_d;            /* non-NULL: the fine level is d's M on spinor fields (fine unused) */
     const tq_mg_transfer *t;
     int pre, post;
     tq_solver_params coarse_p;
     tq_field *rr, *az, *e, *rc, *ec;   /* fine: residual, F z, a correction; coarse: rhs, solution */
     long coarse_iterations;            /* summed over applications */
+    double flops;                      /* of its applications so far, counted as QUDA does */
 } tq_mg_two_level;
 tq_status tq_mg_two_level_create(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
                                  int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out);
+/* The same with the fine level as d's M on full spinor fields (t's fine lattice d's, 12
+ * complex per site). */
+tq_status tq_mg_two_level_create_dirac(const tq_dirac *d, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
+                                       int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out);
 void tq_mg_two_level_destroy(tq_mg_two_level *m);
 tq_status tq_mg_two_level_apply(void *m, tq_field *z, const tq_field *r);
 

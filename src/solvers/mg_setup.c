@@ -1,8 +1,11 @@
-/* Multigrid for users (issue 28): the set-up of tq_multigrid_create (the fine level in
- * stencil form, null vectors from independent solves submitted together, the transfer, the
- * Galerkin coarse operator, the cycle) and tq_multigrid_solve (flexible GCR preconditioned
- * by the cycle on the user's spinor fields). Two levels in double precision so far. May call:
- * src/core, src/blas, src/dirac and the solvers' frame. */
+/* Multigrid for users (issue 28): the set-up of tq_multigrid_create (null vectors from
+ * independent solves submitted together, the transfer, the Galerkin coarse operator from the
+ * fine level in stencil form, the cycle) and tq_multigrid_solve (flexible GCR preconditioned
+ * by the cycle on the user's spinor fields). The fine level's solves, smoother and residuals
+ * apply the Wilson-clover operator itself (tq_dirac_mat: 12 complex per site and 8 links
+ * read per application, where the stencil form reads 9 dense 12x12 blocks, 20 KiB a site);
+ * the stencil form is made for the Galerkin product only and freed after it. Two levels in
+ * double precision so far. May call: src/core, src/blas, src/dirac and the solvers' frame. */
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
 
@@ -15,10 +18,9 @@ struct tq_multigrid {
     tq_mg_params p;
     const tq_dirac *d;
     tq_lattice *lat;
-    tq_mg_coarse_op *fine, *coarse;
+    tq_mg_coarse_op *coarse;
     tq_mg_transfer *t;
     tq_mg_two_level *cycle;
-    tq_field *xf, *bf;   /* a solve's x and b as fine-level fields (12 complex per site) */
     int coarse_dims[4];
     long setup_iterations;
     double setup_seconds;
@@ -28,11 +30,8 @@ void tq_multigrid_destroy(tq_multigrid *mg)
 {
     if (!mg) return;
     tq_mg_two_level_destroy(mg->cycle);
-    tq_field_destroy(mg->xf);
-    tq_field_destroy(mg->bf);
     tq_mg_coarse_op_destroy(mg->coarse);
     tq_mg_transfer_destroy(mg->t);
-    tq_mg_coarse_op_destroy(mg->fine);
     free(mg);
 }
 
@@ -50,9 +49,9 @@ static tq_status random_vector(tq_field *f, uint64_t seed, int k, double *h)
     return tq_field_import(f, h);
 }
 
-/* The null vectors of the fine level: v_k = v0_k - e_k with F e_k = F v0_k solved loosely
+/* The null vectors of the fine level: v_k = v0_k - e_k with M e_k = M v0_k solved loosely
  * (GCR, setup_tol or setup_iters: what the solver leaves of v0 is the error it reduces
- * least, near F's null space), all nvec solves side by side. */
+ * least, near M's null space), all nvec solves side by side. */
 static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_field **e)
 {
     const int nvec = mg->p.nvec[0];
@@ -64,7 +63,7 @@ static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_
     /* v_k holds F v0_k (the right-hand side) first */
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
         st = random_vector(e[k], seed, k, h);
-        if (st == TQ_SUCCESS) st = tq_mg_coarse_apply(mg->fine, v[k], e[k]);
+        if (st == TQ_SUCCESS) st = tq_dirac_mat(mg->d, v[k], e[k], 0);
     }
     tq_solver_params sp;
     tq_solver_params_default(&sp);
@@ -72,7 +71,7 @@ static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_
     sp.tol = mg->p.setup_tol;
     sp.maxiter = mg->p.setup_iters;
     if (st == TQ_SUCCESS)
-        st = tq_mg_level_solve_many(mg->fine, nvec, e, (const tq_field *const *)v, &sp, status, out);
+        st = tq_mg_fine_solve_many(mg->d, nvec, e, (const tq_field *const *)v, &sp, status, out);
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
         if (status[k] != TQ_SUCCESS && status[k] != TQ_ERR_NOT_CONVERGED)
             st = tq_error(status[k], "tq_multigrid_create: null vector %d's set-up solve failed", k);
@@ -127,25 +126,26 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     const int nvec = p->nvec[0];
     tq_field **v = calloc((size_t)(2 * nvec), sizeof *v);
     if (st == TQ_SUCCESS && !v) st = tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
-    if (st == TQ_SUCCESS) st = tq_mg_fine_op_create(who, d, TQ_DOUBLE, TQ_DOUBLE, &mg->fine);
     if (st == TQ_SUCCESS) st = tq_mg_transfer_create(who, mg->lat, 12, p->block[0], nvec, TQ_DOUBLE, &mg->t);
-    const tq_field_params fp = {TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 12};
+    const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
     for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(mg->lat, &fp, &v[k]);
     if (st == TQ_SUCCESS) st = null_vectors(mg, seed, v, v + nvec);
     if (st == TQ_SUCCESS) st = tq_mg_transfer_set_basis(mg->t, v);
     for (int k = 0; v && k < 2 * nvec; k++) tq_field_destroy(v[k]);
     free(v);
+    /* the Galerkin product R M P from the fine level in stencil form, made for it alone */
+    tq_mg_coarse_op *fine = NULL;
+    if (st == TQ_SUCCESS) st = tq_mg_fine_op_create(who, d, TQ_DOUBLE, TQ_DOUBLE, &fine);
     if (st == TQ_SUCCESS) st = tq_mg_coarse_op_create(who, mg->t->coarse, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->coarse);
-    if (st == TQ_SUCCESS) st = tq_mg_coarsen(mg->fine, mg->t, mg->coarse);
+    if (st == TQ_SUCCESS) st = tq_mg_coarsen(fine, mg->t, mg->coarse);
+    tq_mg_coarse_op_destroy(fine);
     tq_solver_params cp;
     tq_solver_params_default(&cp);
     cp.inverter = TQ_INV_GCR;
     cp.tol = p->coarse_tol;
     cp.maxiter = p->coarse_maxiter;
     if (st == TQ_SUCCESS)
-        st = tq_mg_two_level_create(mg->fine, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle);
-    if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &fp, &mg->xf);
-    if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &fp, &mg->bf);
+        st = tq_mg_two_level_create_dirac(d, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle);
     if (st == TQ_SUCCESS) st = tq_wait_all();
     if (st != TQ_SUCCESS) {
         tq_multigrid_destroy(mg);
@@ -205,17 +205,18 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
     q.precond = TQ_PRECOND_NONE;   /* the cycle is the preconditioner */
     const double t0 = tq_internal_now();
     const long coarse0 = mg->cycle->coarse_iterations;
+    const double flops0 = mg->cycle->flops;
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    TQ_CHECK(tq_blas_copy(mg->bf, b));   /* a spinor field is a fine-level field site for site */
-    tq_status st = tq_mg_level_solve(mg->fine, mg->xf, mg->bf, &q, tq_mg_two_level_apply, mg->cycle, &out);
+    tq_status st = tq_mg_fine_solve(mg->d, x, b, &q, tq_mg_two_level_apply, mg->cycle, &out);
     if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
     const tq_status solve_st = st;
-    TQ_CHECK(tq_blas_copy(x, mg->xf));
     TQ_CHECK(tq_wait_all());
     result->seconds = result->iter_seconds = tq_internal_now() - t0;
     result->iterations = out.iterations;
     result->residual = out.residual;
+    /* the outer GCR's, and every cycle's smoothers, coarse solves and transfers */
+    result->flops = result->iter_flops = out.flops + (mg->cycle->flops - flops0);
     tq_field *w = NULL;
     st = tq_field_like(b, &w);
     if (st == TQ_SUCCESS) st = true_residual(mg->d, x, b, w, &result->true_residual);

@@ -15,17 +15,30 @@ tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fi
     return tq_mg_level_solve(op, x, b, p, NULL, NULL, out);
 }
 
+/* The checks every level's solve shares: the inverter, tolerance, limit, x != b. */
+static tq_status solve_checks(const char *who, const tq_field *x, const tq_field *b, const tq_solver_params *p, int precond,
+                              int *method)
+{
+    if (!x || !b || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    if (p->inverter != TQ_INV_GCR && p->inverter != TQ_INV_BICGSTAB && p->inverter != TQ_INV_MR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %s needs a Hermitian operator; a multigrid level's is not (GCR, BiCGstab "
+                        "or MR)", who, tq_inverter_name(p->inverter));
+    if (!(p->tol > 0 && p->tol < 1) || p->maxiter <= 0)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: tolerance %g (0 < tol < 1) or iteration limit %d (> 0)", who, p->tol,
+                        p->maxiter);
+    if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
+    if (precond && p->inverter != TQ_INV_GCR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: a preconditioner needs GCR (flexible)", who);
+    *method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR : TQ_KRYLOV_GCR;
+    return TQ_SUCCESS;
+}
+
 /* Checks a solve on op's level and makes its linear operator and Krylov method. */
 static tq_status level_setup(const char *who, const tq_mg_coarse_op *op, tq_field *x, const tq_field *b,
                              const tq_solver_params *p, int precond, tq_linop *L, int *method)
 {
-    if (!op || !x || !b || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
-    if (p->inverter != TQ_INV_GCR && p->inverter != TQ_INV_BICGSTAB && p->inverter != TQ_INV_MR)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: %s needs a Hermitian operator; D_c is not (GCR, BiCGstab or MR)", who,
-                        tq_inverter_name(p->inverter));
-    if (!(p->tol > 0 && p->tol < 1) || p->maxiter <= 0)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: tolerance %g (0 < tol < 1) or iteration limit %d (> 0)", who, p->tol,
-                        p->maxiter);
+    if (!op) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    TQ_CHECK(solve_checks(who, x, b, p, precond, method));
     if (p->prec_sloppy && p->prec_sloppy != op->vec_prec)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: mixed precision on a coarse level is not built yet", who);
     const tq_field *f[2] = {x, b};
@@ -34,16 +47,56 @@ static tq_status level_setup(const char *who, const tq_mg_coarse_op *op, tq_fiel
             f[i]->p.prec != op->vec_prec)
             return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full coarse fields of the operator's lattice, %d complex per "
                             "site, in %s", who, op->n, tq_precision_name(op->vec_prec));
-    if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
-    if (precond && p->inverter != TQ_INV_GCR)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: a preconditioner needs GCR (flexible)", who);
     memset(L, 0, sizeof *L);
     L->kind = TQ_LINOP_COARSE;
     L->coarse = op;
     /* 9 complex n x n matrix-vector products per site, 8 flops per complex multiply-add */
     L->flops = 9.0 * op->n * op->n * 8.0 * (double)op->lat->local_volume;
-    *method = p->inverter == TQ_INV_BICGSTAB ? TQ_KRYLOV_BICGSTAB : p->inverter == TQ_INV_MR ? TQ_KRYLOV_MR : TQ_KRYLOV_GCR;
     return TQ_SUCCESS;
+}
+
+/* The same for the fine level as the Wilson-clover operator itself: M of d on full spinor
+ * fields in the operator's precision. */
+static tq_status fine_setup(const char *who, const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                            int precond, tq_linop *L, int *method)
+{
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    TQ_CHECK(solve_checks(who, x, b, p, precond, method));
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    const tq_field *f[2] = {x, b};
+    for (int i = 0; i < 2; i++)
+        if (f[i]->lat != g->lat || f[i]->p.kind != TQ_FIELD_SPINOR || f[i]->p.subset != TQ_FULL || f[i]->p.prec != g->p.prec)
+            return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full spinor fields of the operator's lattice in %s", who,
+                            tq_precision_name(g->p.prec));
+    memset(L, 0, sizeof *L);
+    L->kind = TQ_LINOP_MAT;
+    L->d = d;
+    L->flops = tq_linop_flops(d, TQ_LINOP_MAT);
+    return TQ_SUCCESS;
+}
+
+/* One solve of L x = b from x = 0, GCR preconditioned by precond where given. */
+static tq_status run_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+{
+    tq_solver_params q = *p;
+    q.prec_sloppy = 0;
+    tq_krylov *k = NULL;
+    tq_status st = tq_krylov_start(&k, method, L, L, x, b, &q);
+    if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
+    while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
+        st = tq_krylov_submit(k);
+        if (st == TQ_SUCCESS) tq_krylov_check(k);
+    }
+    if (k) {
+        if (st == TQ_SUCCESS) st = tq_krylov_status(k);
+        if (out) {
+            *out = *tq_krylov_result(k);
+            out->flops = L->flops * (double)L->applications + out->blas_flops;
+        }
+        tq_krylov_free(k);
+    }
+    return st;
 }
 
 tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
@@ -52,27 +105,22 @@ tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fie
     tq_linop L;
     int method = 0;
     TQ_CHECK(level_setup("tq_mg_coarse_solve", op, x, b, p, precond != NULL, &L, &method));
-    tq_solver_params q = *p;
-    q.prec_sloppy = 0;
-    tq_krylov *k = NULL;
-    tq_status st = tq_krylov_start(&k, method, &L, &L, x, b, &q);
-    if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
-    while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
-        st = tq_krylov_submit(k);
-        if (st == TQ_SUCCESS) tq_krylov_check(k);
-    }
-    if (k) {
-        if (st == TQ_SUCCESS) st = tq_krylov_status(k);
-        if (out) *out = *tq_krylov_result(k);
-        tq_krylov_free(k);
-    }
-    return st;
+    return run_solve(&L, method, x, b, p, precond, ctx, out);
 }
 
-tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *const *x, const tq_field *const *b,
-                                 const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
+tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
 {
-    const char *who = "tq_mg_level_solve_many";
+    tq_linop L;
+    int method = 0;
+    TQ_CHECK(fine_setup("tq_mg_fine_solve", d, x, b, p, precond != NULL, &L, &method));
+    return run_solve(&L, method, x, b, p, precond, ctx, out);
+}
+
+/* n solves side by side on op's level (op) or the fine level (d). */
+static tq_status solve_many(const char *who, const tq_mg_coarse_op *op, const tq_dirac *d, int n, tq_field *const *x,
+                            const tq_field *const *b, const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
+{
     if (n <= 0 || !x || !b || !status || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or n <= 0", who);
     tq_linop *L = calloc((size_t)n, sizeof *L);
     tq_krylov **k = calloc((size_t)n, sizeof *k);
@@ -81,7 +129,7 @@ tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *con
     q.prec_sloppy = 0;
     for (int i = 0; i < n && first == TQ_SUCCESS; i++) {
         int method = 0;
-        first = level_setup(who, op, x[i], b[i], p, 0, &L[i], &method);
+        first = op ? level_setup(who, op, x[i], b[i], p, 0, &L[i], &method) : fine_setup(who, d, x[i], b[i], p, 0, &L[i], &method);
         for (int j = 0; j < i && first == TQ_SUCCESS; j++)
             if (x[j] == x[i]) first = tq_error(TQ_ERR_INVALID_ARG, "%s: solves %d and %d share their solution field", who, j, i);
         if (first == TQ_SUCCESS) first = tq_krylov_start(&k[i], method, &L[i], &L[i], x[i], b[i], &q);
@@ -92,10 +140,25 @@ tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *con
         status[i] = k && k[i] ? tq_krylov_status(k[i]) : first != TQ_SUCCESS ? first : TQ_ERR_RUNTIME;
         if (k && k[i]) {
             out[i] = *tq_krylov_result(k[i]);
+            out[i].flops = L[i].flops * (double)L[i].applications + out[i].blas_flops;
             tq_krylov_free(k[i]);
         }
     }
     free(k);
     free(L);
     return first;
+}
+
+tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *const *x, const tq_field *const *b,
+                                 const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
+{
+    if (!op) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_level_solve_many: NULL operator");
+    return solve_many("tq_mg_level_solve_many", op, NULL, n, x, b, p, status, out);
+}
+
+tq_status tq_mg_fine_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                                const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
+{
+    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_fine_solve_many: NULL operator");
+    return solve_many("tq_mg_fine_solve_many", NULL, d, n, x, b, p, status, out);
 }

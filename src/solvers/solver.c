@@ -65,7 +65,7 @@ static tq_status linop_apply_unshifted(tq_linop *op, tq_field *out, const tq_fie
 
 /* Flops of one application as QUDA counts them, per output site of one parity: 1320 per
  * hopping term, 504 per clover (or inverse) application, 48 per x + a y. */
-static double linop_flops(const tq_dirac *d, tq_linop_kind kind)
+double tq_linop_flops(const tq_dirac *d, tq_linop_kind kind)
 {
     const tq_field *g = tq_internal_dirac_gauge(d);
     const double half_sites = (double)g->lat->local_volume / 2.0;
@@ -218,12 +218,12 @@ static tq_status system_start(solve_system *S, const tq_solver_params *p, int pc
     S->op.d = S->d;
     S->op.parity = TQ_EVEN;
     S->op.kind = form(pc, normal);
-    S->op.flops = linop_flops(S->d, S->op.kind);
+    S->op.flops = tq_linop_flops(S->d, S->op.kind);
     S->ops = S->op;
     S->ops.d = S->ds;
     S->single = S->op;
     S->single.kind = pc ? TQ_LINOP_MATPC_DAG : TQ_LINOP_MAT_DAG;
-    S->single.flops = linop_flops(S->d, S->single.kind);
+    S->single.flops = tq_linop_flops(S->d, S->single.kind);
     TQ_CHECK(tq_field_create(b->lat, &fp, &S->bs));
     TQ_CHECK(tq_field_create(b->lat, &fp, &S->xs));
     TQ_CHECK(tq_field_like(b, &S->w));
@@ -268,7 +268,7 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
     double dummy;
     TQ_CHECK(tq_blas_norm2(S->x, &dummy));   /* waits for this system's solution */
     res->seconds = now() - S->t0;
-    res->iter_flops = S->op.flops * (double)S->op.applications + linop_flops(S->ds, S->ops.kind) * (double)S->ops.applications
+    res->iter_flops = S->op.flops * (double)S->op.applications + tq_linop_flops(S->ds, S->ops.kind) * (double)S->ops.applications
                       + ko->blas_flops;
     res->flops = res->iter_flops + S->single.flops * (double)S->single.applications;
     res->iter_seconds = S->t_done - S->t_iter;
@@ -549,7 +549,7 @@ tq_status tq_solve_multishift(const tq_dirac *d, int nshift, const double *shift
     op.d = d;
     op.parity = TQ_EVEN;
     op.kind = pc ? TQ_LINOP_MATPC_DAG_MATPC : TQ_LINOP_MAT_DAG_MAT;
-    op.flops = linop_flops(d, op.kind);
+    op.flops = tq_linop_flops(d, op.kind);
     if (st == TQ_SUCCESS) {
         order[0] = base;
         for (int i = 0, k = 1; i < nshift; i++)

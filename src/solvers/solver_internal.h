@@ -32,6 +32,9 @@ typedef struct tq_linop {
 } tq_linop;
 
 tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
+/* Flops of one application of form kind of d, counted as QUDA does (per output site of one
+ * parity: 1320 per hopping term, 504 per clover application, 48 per x + a y). */
+double tq_linop_flops(const tq_dirac *d, tq_linop_kind kind);
 int tq_linop_hermitian(const tq_linop *op);
 
 /* Inverters on linear operators, as step machines (the frame src/solvers/krylov.c, one file
@@ -44,6 +47,8 @@ typedef struct tq_krylov_out {
     int iterations, reliable_updates;
     double residual;      /* iterated (mixed: true after the last update) relative residual */
     double blas_flops;
+    double flops;         /* operator and BLAS flops in all (set by the multigrid level
+                             solves, src/solvers/mg_solve.c; 0 elsewhere) */
 } tq_krylov_out;
 typedef struct tq_krylov tq_krylov;
 enum { TQ_KRYLOV_CG = 0, TQ_KRYLOV_BICGSTAB = 1, TQ_KRYLOV_MR = 2, TQ_KRYLOV_GCR = 3 };
