@@ -5,7 +5,7 @@
  *   interior:  in of the output's parity (R), in of the other parity (R), links (R), out (W)
  *   exterior:  the same with out (RW), then the faces read (R) x nfaces
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
- * The CUDA versions are not written yet: these tasks run on CPU workers. */
+ * CUDA versions: codelets/mg_cuda.cu. */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/coarse_op_site.h"
@@ -47,14 +47,14 @@ static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .
 static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_exterior_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_coarse_pack = {
-    .cpu_funcs = {pack_cpu}, .cpu_funcs_name = {"pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {pack_cpu}, .cpu_funcs_name = {"pack_cpu"}, TQ_CUDA_IMPL(tq_coarse_pack_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &pack_model, .name = "tq_coarse_pack",
 };
 struct starpu_codelet tq_cl_coarse_interior = {
-    .cpu_funcs = {interior_cpu}, .cpu_funcs_name = {"interior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {interior_cpu}, .cpu_funcs_name = {"interior_cpu"}, TQ_CUDA_IMPL(tq_coarse_interior_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &interior_model, .name = "tq_coarse_interior",
 };
 struct starpu_codelet tq_cl_coarse_exterior = {
-    .cpu_funcs = {exterior_cpu}, .cpu_funcs_name = {"exterior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {exterior_cpu}, .cpu_funcs_name = {"exterior_cpu"}, TQ_CUDA_IMPL(tq_coarse_exterior_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &exterior_model, .name = "tq_coarse_exterior",
 };

@@ -5,7 +5,8 @@
  *   prolong:         coarse (R) x2, basis (R) x2, fine (W) x2
  *   basis put:       vector (R) x2, basis (RW; W for vector 0) x2
  *   orthonormalise:  basis (RW) x2, status (W: one int64, the dependent vectors found)
- * The CUDA versions are not written yet: these tasks run on CPU workers. */
+ * Restriction and prolongation also on GPUs (codelets/mg_cuda.cu); the basis codelets (set-up)
+ * on CPU workers. */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/mg_transfer_site.h"
@@ -62,12 +63,12 @@ static struct starpu_perfmodel basis_put_model = {.type = STARPU_HISTORY_BASED, 
 static struct starpu_perfmodel orthonormalise_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_mg_orthonormalise_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_mg_restrict = {
-    .cpu_funcs = {restrict_cpu}, .cpu_funcs_name = {"restrict_cpu"}, .nbuffers = 6,
+    .cpu_funcs = {restrict_cpu}, .cpu_funcs_name = {"restrict_cpu"}, TQ_CUDA_IMPL(tq_mg_restrict_cuda) .nbuffers = 6,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
     .model = &restrict_model, .name = "tq_mg_restrict",
 };
 struct starpu_codelet tq_cl_mg_prolong = {
-    .cpu_funcs = {prolong_cpu}, .cpu_funcs_name = {"prolong_cpu"}, .nbuffers = 6,
+    .cpu_funcs = {prolong_cpu}, .cpu_funcs_name = {"prolong_cpu"}, TQ_CUDA_IMPL(tq_mg_prolong_cuda) .nbuffers = 6,
     .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
     .model = &prolong_model, .name = "tq_mg_prolong",
 };

@@ -10,6 +10,17 @@
 #include "mg_test.h"
 #include "../reference/wilson_reference.h"
 
+/* test_multigrid_cuda (this file with TQ_TEST_CUDA): the same with a GPU beside the CPU
+ * workers, which then owns the blocks: the fine operator, restriction, prolongation and the
+ * coarse operator run there (the set-up codelets on the CPU workers), and the solution
+ * agrees with the cycle's codelets on CPU workers (TQ_MG_CPU=1) to rounding, in as many
+ * iterations. Skips where there is no GPU. */
+#ifdef TQ_TEST_CUDA
+#define TEST_NAME "test_multigrid_cuda"
+#else
+#define TEST_NAME "test_multigrid"
+#endif
+
 static tq_field *spinor(tq_lattice *lat, const double *h)
 {
     const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
@@ -54,7 +65,27 @@ static void refused(const char *what, const tq_dirac *d, const tq_mg_params *p, 
 
 int main(void)
 {
+#ifdef TQ_TEST_CUDA
+    {
+        tq_init_params ip;
+        tq_init_params_default(&ip);
+        ip.ncpus = 2;
+        ip.use_mpi = 0;
+        ip.verbosity = 0;
+        if (tq_init(&ip) != TQ_SUCCESS) {
+            fprintf(stderr, "tq_init: %s\n", tq_last_error());
+            return 1;
+        }
+        tq_runtime_info ri;
+        if (tq_get_runtime_info(&ri) != TQ_SUCCESS || ri.ncuda_workers == 0) {
+            printf(TEST_NAME ": SKIP: no CUDA worker (run on the GPU machine)\n");
+            tq_finalize();
+            return 77;
+        }
+    }
+#else
     if (tq_test_init_cpus(2)) return 1;
+#endif
     mg_rng_state = 0x243f6a8885a308d3ull;
     const int dims[4] = {8, 8, 8, 8};
     const int64_t n = 4096 * 24;
@@ -103,6 +134,26 @@ int main(void)
            plain.iterations);
     CHECK(4 * r.iterations <= plain.iterations, "multigrid took %d iterations, plain GCR %d", r.iterations,
           plain.iterations);
+#ifdef TQ_TEST_CUDA
+    {   /* the cycle's codelets on CPU workers: the same solution to rounding */
+        tq_field *x2 = spinor(lat, NULL);
+        tq_solver_result r2;
+        setenv("TQ_MG_CPU", "1", 1);
+        if (x2) CHECK_OK(tq_multigrid_solve(mg, x2, b, &sp, &r2));
+        unsetenv("TQ_MG_CPU");
+        if (x2) {
+            CHECK_OK(tq_field_export(x2, h));
+            double nx = 0;
+            for (int64_t i = 0; i < n; i++) nx += hx[i] * hx[i];
+            const double rel = sqrt(ref_vdiff2(hx, h, n) / nx);
+            printf("  cycle on the GPU against CPU workers: %d / %d iterations, solutions apart by %.2g\n", r.iterations,
+                   r2.iterations, rel);
+            CHECK(abs(r.iterations - r2.iterations) <= 1 && rel < 1e-8, "GPU cycle: %d iterations, CPU cycle %d, apart by %g",
+                  r.iterations, r2.iterations, rel);
+        }
+        tq_field_destroy(x2);
+    }
+#endif
 
     /* a second source with the same set-up */
     for (int64_t i = 0; i < n; i++) h[i] = urand();
@@ -166,5 +217,5 @@ out:
     free(h);
     free(hx);
     tq_finalize();
-    return tq_test_finish("test_multigrid");
+    return tq_test_finish(TEST_NAME);
 }

@@ -56,7 +56,7 @@ static int coarse_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_f
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     tq_coarse_args a = c->base;
     a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
-    const tq_task_options o = tq_mg_block_options(c->op->lat, b);
+    const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
     return tq_task_coarse_pack(&o, &a, tq_field_handle(c->in, b, a.parity), faces);
 }
 
@@ -65,7 +65,7 @@ static int coarse_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr
     (void)nbr; (void)nnbr;
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     const int p = c->base.parity;
-    const tq_task_options o = tq_mg_block_options(c->op->lat, b);
+    const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
     return tq_task_coarse_interior(&o, &c->base, tq_field_handle(c->in, b, p), tq_field_handle(c->in, b, 1 - p),
                                    tq_field_handle(c->op->links, b, p), tq_field_handle(c->out, b, p));
 }
@@ -76,7 +76,7 @@ static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfr
     (void)nfrom;
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     const int p = c->base.parity;
-    const tq_task_options o = tq_mg_block_options(c->op->lat, b);
+    const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
     return tq_task_coarse_exterior(&o, &c->base, tq_field_handle(c->in, b, p), tq_field_handle(c->in, b, 1 - p),
                                    tq_field_handle(c->op->links, b, p), tq_field_handle(c->out, b, p), from);
 }

@@ -10,6 +10,14 @@
 
 static const char dirname[4] = {'x', 'y', 'z', 't'};
 
+tq_task_options tq_mg_cycle_options(const tq_lattice *lat, int b)
+{
+    /* TQ_MG_CPU=1: the cycle's codelets on CPU workers too (comparisons) */
+    const char *env = getenv("TQ_MG_CPU");
+    if (env && env[0] == '1') return tq_mg_block_options(lat, b);
+    return tq_internal_block_options(lat, b);
+}
+
 tq_task_options tq_mg_block_options(const tq_lattice *lat, int b)
 {
     tq_task_options o = tq_internal_block_options(lat, b);
@@ -187,7 +195,7 @@ static tq_status transfer_vector(const char *who, const tq_mg_transfer *t, const
         tq_mg_field_pair(fine, b, f);
         tq_mg_field_pair(t->basis, b, B);
         tq_mg_field_pair(coarse, b, c);
-        const tq_task_options o = tq_mg_block_options(t->fine, b);
+        const tq_task_options o = tq_mg_cycle_options(t->fine, b);
         ret = to_coarse ? tq_task_mg_restrict(&o, &a, f, B, c) : tq_task_mg_prolong(&o, &a, c, B, f);
     }
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
