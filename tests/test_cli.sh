@@ -316,6 +316,7 @@ run 0 propagator $mg_args --inv-type gcr --solve-type direct --prec-sloppy doubl
 run 2 propagator --inv-multigrid --inv-type cg && expect "$err" "flexible GCR" "propagator --inv-multigrid --inv-type cg"
 run 2 propagator --mg-nvec 0 6 && expect "$err" "add --inv-multigrid" "propagator --mg-nvec without --inv-multigrid"
 run 2 propagator --inv-multigrid --mg-nvec 5 6 && expect "$err" "bad value for --mg-nvec" "propagator --mg-nvec level 5"
+run 2 propagator --inv-multigrid --mg-nvecs 0 6 && expect "$err" "unknown option '--mg-nvecs'" "propagator misspelt --mg-nvecs"
 run 1 propagator --dim 4 4 4 8 --weak-field 0.2 --nsrc 1 --where cpu --inv-multigrid &&
     expect "$err" "multigrid set-up: .*aggregate" "propagator --inv-multigrid: aggregates too large for 4x4x4x8"
 run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"

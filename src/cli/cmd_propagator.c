@@ -155,7 +155,12 @@ static void prop_defaults(prop_opts *o)
 static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    if (strncmp(a, "--mg-", 5)) return -1;
+    static const char *const known[] = {"--mg-levels", "--mg-setup-tol", "--mg-setup-iters", "--mg-coarse-tol",
+                                        "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
+                                        "--mg-smoother-steps", "--mg-block-size"};
+    int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
+    if (!is_known) return -1;
     tq_mg_params *m = &o->mgp;
     int nval = !strcmp(a, "--mg-block-size") ? 5 : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") ? 2 : 1;
     if (*i + nval >= argc) return 1;

@@ -21,6 +21,7 @@ struct tq_multigrid {
     tq_mg_coarse_op *coarse;
     tq_mg_transfer *t;
     tq_mg_two_level *cycle;
+    tq_field *w;   /* the true residual's work field */
     int coarse_dims[4];
     long setup_iterations;
     double setup_seconds;
@@ -30,6 +31,7 @@ void tq_multigrid_destroy(tq_multigrid *mg)
 {
     if (!mg) return;
     tq_mg_two_level_destroy(mg->cycle);
+    tq_field_destroy(mg->w);
     tq_mg_coarse_op_destroy(mg->coarse);
     tq_mg_transfer_destroy(mg->t);
     free(mg);
@@ -146,6 +148,7 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     cp.maxiter = p->coarse_maxiter;
     if (st == TQ_SUCCESS)
         st = tq_mg_two_level_create_dirac(d, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle);
+    if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &fp, &mg->w);
     if (st == TQ_SUCCESS) st = tq_wait_all();
     if (st != TQ_SUCCESS) {
         tq_multigrid_destroy(mg);
@@ -217,11 +220,7 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
     result->residual = out.residual;
     /* the outer GCR's, and every cycle's smoothers, coarse solves and transfers */
     result->flops = result->iter_flops = out.flops + (mg->cycle->flops - flops0);
-    tq_field *w = NULL;
-    st = tq_field_like(b, &w);
-    if (st == TQ_SUCCESS) st = true_residual(mg->d, x, b, w, &result->true_residual);
-    tq_field_destroy(w);
-    if (st != TQ_SUCCESS) return st;
+    TQ_CHECK(true_residual(mg->d, x, b, mg->w, &result->true_residual));
     if (mg->p.verbosity >= 1)
         fprintf(stderr, "taskqcd: multigrid GCR: %d iterations (%ld coarse GCR iterations), residual %.3e, true residual "
                 "%.3e, %.3f s\n", out.iterations, mg->cycle->coarse_iterations - coarse0, result->residual,
