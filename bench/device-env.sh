@@ -47,4 +47,15 @@ multigpu_bench() {
     rows=()
 }
 matpc_row() { local name=$1; shift; bench_row "$res" "$name" 'time [0-9.]* ms' "$@"; }
+# dslash_check NAME COMMAND...: the reference checks of a taskqcd dslash --check run (at most
+# 120 s), its output in $res/NAME.txt; appends to the array ok: the exit status, the checks
+# passed and failed, and the peer-mode line the run printed (if any).
+dslash_check() {
+    local name=$1; shift
+    timeout 120 "$@" > "$res/$name.txt" 2>&1
+    local rc=$? n_ok n_bad
+    n_ok=$(grep -c '(ok,' "$res/$name.txt")
+    n_bad=$(grep -c 'FAILED\|(failed\|not ok' "$res/$name.txt")
+    ok+=("$(printf '%-30s rc %-3s checks ok %-3s failed %s %s' "$name" "$rc" "$n_ok" "$n_bad" "$(grep -o 'peer mode: .*' "$res/$name.txt" | head -n1)")")
+}
 solve_row() { local name=$1; shift; bench_row "$res" "$name" 'iterations [0-9.]* s' "$@"; }

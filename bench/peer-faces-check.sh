@@ -13,18 +13,10 @@ source "$(dirname "$0")/device-env.sh"
 multigpu_bench peer
 quick=${1:-}
 ok=()
-check() {   # NAME COMMAND...: the reference checks of a dslash run (at most 90 s)
-    local name=$1; shift
-    timeout 90 "$@" > "$res/$name.txt" 2>&1
-    local rc=$? n_ok n_bad
-    n_ok=$(grep -c '(ok,' "$res/$name.txt")
-    n_bad=$(grep -c 'FAILED\|(failed\|not ok' "$res/$name.txt")
-    ok+=("$(printf '%-30s rc %-3s checks ok %-3s failed %s' "$name" "$rc" "$n_ok" "$n_bad")")
-}
 d16="--dim 16 16 16 16 --where cuda --ncpus 4 --niter 3 --check --test all --prec all --recon 12"
-check w16-${ng}gpu "$tool" dslash $d16 --ncuda $ng
-check c16-${ng}gpu "$tool" dslash $d16 --dslash-type clover --ncuda $ng
-check w16-${ng}gpu-2perGPU "$tool" dslash $d16 --ncuda $ng --block 16 16 16 $((16 / (2 * ng)))
+dslash_check w16-${ng}gpu "$tool" dslash $d16 --ncuda $ng
+dslash_check c16-${ng}gpu "$tool" dslash $d16 --dslash-type clover --ncuda $ng
+dslash_check w16-${ng}gpu-2perGPU "$tool" dslash $d16 --ncuda $ng --block 16 16 16 $((16 / (2 * ng)))
 one16="--dim 16 16 16 16 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4 --json --ncuda $ng"
 timeout 120 "$tool" propagator $one16 > "$res/prop16-peer.json" 2>&1
 rc1=$?

@@ -45,22 +45,14 @@ if [ "$quick" = shared ]; then
     grep -l "peer mode: " "$res"/*.txt | sed 's|.*/|peer mode in: |'
     exit 0
 fi
-check() {   # NAME COMMAND...: the reference checks of a dslash run (at most 120 s)
-    local name=$1; shift
-    timeout 120 "$@" > "$res/$name.txt" 2>&1
-    local rc=$? n_ok n_bad
-    n_ok=$(grep -c '(ok,' "$res/$name.txt")
-    n_bad=$(grep -c 'FAILED\|(failed\|not ok' "$res/$name.txt")
-    ok+=("$(printf '%-30s rc %-3s checks ok %-3s failed %s %s' "$name" "$rc" "$n_ok" "$n_bad" "$(grep -o 'peer mode: .*' "$res/$name.txt" | head -n1)")")
-}
 for t in test_peer test_solver_cuda; do   # peer mode in one process, as before
     timeout 120 "$top/build/tests/.libs/$t" > "$res/$t.log" 2>&1
     ok+=("$(printf '%-30s rc %s  %s' "$t" "$?" "$(tail -n1 "$res/$t.log")")")
 done
 grid="--gridsize 1 1 1 $ng"
 d16="--dim 16 16 16 16 --where cuda --ncpus 4 --niter 3 --check --test all --prec all --recon 12 $grid"
-check w16-${ng}ranks $mpi -np $ng "$tool" dslash $d16
-check c16-${ng}ranks $mpi -np $ng "$tool" dslash $d16 --dslash-type clover
+dslash_check w16-${ng}ranks $mpi -np $ng "$tool" dslash $d16
+dslash_check c16-${ng}ranks $mpi -np $ng "$tool" dslash $d16 --dslash-type clover
 one16="--dim 16 16 16 16 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4 --json"
 corr() { grep -o '"correlator": \[[^]]*\]' "$1"; }
 timeout 120 $mpi -np $ng "$tool" propagator $one16 $grid > "$res/prop16-peer.json" 2>&1
