@@ -104,6 +104,10 @@ void tq_scalars_peer_release(tq_scalars *sc)
 int tq_scalars_peer_setup(tq_scalars *sc, const tq_lattice *lat)
 {
 #ifdef TQ_HAVE_CUDA
+    /* only where the operators' faces go the same way: a GPU whose stream waits for another
+     * must not also wait for StarPU to move a face between them (a multigrid coarse
+     * operator's faces are StarPU handles), doc/design.md */
+    if (!lat->peer_stencils) return 0;
     tq_peer_units u;
     const int n = tq_internal_peer_units(lat, &u);
     if (!n) return 0;

@@ -17,6 +17,7 @@ struct tq_lattice {
     int nblocks, nlocal_blocks;   /* global; this rank's */
     int64_t local_volume, block_volume, block_cb;   /* block_cb: sites of one parity */
     int nfields;                                    /* live fields (destroy order check) */
+    int peer_stencils;   /* its stencils in peer mode (core/stencil.h): the same on every rank */
 };
 
 struct tq_field {

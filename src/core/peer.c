@@ -159,8 +159,8 @@ static int memory_across_ranks(const tq_peer_units *u, const size_t *bytes, tq_p
             m->local[k] = 1;
         } else if (!(m->base[k] = tq_cuda_ipc_import(u->dev[self], all[k].handle))) opened = 0;
     }
-    /* every rank must have mapped every other's memory */
-    if (agreed > 0 && tq_internal_allreduce_min_u64((uint64_t)opened) == 0) agreed = -1;
+    /* every rank must have mapped every other's memory (else StarPU-MPI, as before) */
+    if (agreed > 0 && tq_internal_allreduce_min_u64((uint64_t)opened) == 0) agreed = 0;
     free(all);
     if (agreed > 0) return 0;
     for (int k = 0; k < u->n; k++)

@@ -47,6 +47,7 @@ static void peer_free(tq_stencil *st)
 {
     tq_stencil_peer *pe = st->peer;
     if (!pe) return;
+    if (pe->counted) ((tq_lattice *)st->lat)->peer_stencils--;
     tq_peer_memory_destroy(&pe->mem);
     free(pe->buf);
     free(pe->ready);
@@ -175,6 +176,10 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
     free(reader);
     free(writer);
     st->peer = pe;
+    if (!ret && !made && pe) {
+        pe->counted = 1;   /* solves on this lattice may take peer partial sums (peer_partials.c) */
+        ((tq_lattice *)lat)->peer_stencils++;
+    }
     if (!ret && !made && u.ranks > 1 && u.self == 0) {
         static int said;
         if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))

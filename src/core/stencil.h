@@ -26,6 +26,7 @@ typedef struct tq_stencil_peer {
     void **buf;
     uint32_t **ready, **consumed;
     tq_peer_memory mem;
+    int counted;   /* in its lattice's peer_stencils */
 } tq_stencil_peer;
 
 typedef struct tq_stencil {
