@@ -144,6 +144,8 @@ wilson_rows 32
 dslash "wilson-64-${ng}gpu-any" 1 --dim 64 64 64 64 --dslash-type wilson $g --ncuda $ng --where any
 dslash "clover-48-1gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda 1
 dslash "clover-48-${ng}gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda $ng
+dslash "clover-48-${ng}ranks" $ng --dim 48 48 48 48 --dslash-type clover $g
+propagator prop12-${ng}ranks $ng $prop
 wilson_rows 48
 fi
 
