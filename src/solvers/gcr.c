@@ -10,7 +10,7 @@
 /* Scalar slots (complex values take two), GCR's and its MR preconditioner's. */
 enum {
     GCR_RR = 0, GCR_C = 1, GCR_NC = 3, GCR_N2 = 5, GCR_INV = 6, GCR_ALPHA = 7,
-    PMR_ARR = 12, PMR_AR2 = 14, PMR_ALPHA = 15
+    PMR_ARR = 12   /* .. 16: tq_mr_steps's */
 };
 
 static tq_status gcr_create_fields(tq_krylov *k, const tq_field *b, tq_precision sp)
@@ -26,19 +26,9 @@ static tq_status gcr_create_fields(tq_krylov *k, const tq_field *b, tq_precision
 /* z = K r with K a fixed number of MR steps on A z = r from z = 0: no host wait. */
 static tq_status precondition_mr(tq_krylov *k, tq_field *z, tq_field *az)
 {
-    static const tq_scalar_instr palpha[] = {{TQ_SC_CDIVR, PMR_ALPHA, PMR_ARR, PMR_AR2}};
-    const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
-    const signed char pslots[4] = {PMR_ALPHA + 1, PMR_ALPHA + 2, 0, 0};
     const int np = k->p.precond_iters > 0 ? k->p.precond_iters : 4;
-    TQ_CHECK(tq_krylov_blas(k, TQ_OP_ZERO, z, NULL, NULL, NULL, 0, NULL, 0));
-    TQ_CHECK(tq_krylov_blas(k, TQ_OP_COPY, k->rs, k->pr, NULL, NULL, 0, NULL, 0));
-    for (int i = 0; i < np; i++) {
-        TQ_CHECK(tq_linop_apply(k->ops, az, k->pr));
-        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT_NORM2, az, k->pr, NULL, NULL, PMR_ARR, palpha, 1));
-        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, k->pr, z, one, pslots, 0, NULL, 0));
-        if (i + 1 < np) TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, az, k->pr, minus, pslots, 0, NULL, 0));
-    }
-    k->out.blas_flops += (14.0 * np - 4) * k->n_sloppy;
+    TQ_CHECK(tq_mr_steps(k->who, k->ops, k->sc, PMR_ARR, np, z, k->rs, k->pr, az));
+    k->out.blas_flops += tq_mr_steps_flops(np) * k->n_sloppy;
     return TQ_SUCCESS;
 }
 

@@ -1,8 +1,9 @@
 /* The multigrid cycle (issue 28), two levels so far: MR smoothing on the fine level, the
  * coarse correction through the transfer and a coarse solve, MR smoothing again; used as
  * flexible GCR's preconditioner (tq_mg_level_solve). Each step is tasks (the operators'
- * stencils, the transfer, the BLAS); the coarse solve and the smoothers wait for their
- * scalars on the host, as every Krylov solve does. May call: src/core, src/blas, tasks/ and
+ * stencils, the transfer, the BLAS). The smoothers' coefficients are computed on the device
+ * (tq_mr_steps), so only the coarse solve waits for its scalars on the host, as every Krylov
+ * solve does. May call: src/core, src/blas, tasks/ and
  * the solvers' frame. */
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
@@ -32,12 +33,16 @@ static tq_status two_level_create(const char *who, const tq_mg_coarse_op *fine, 
     m->pre = pre;
     m->post = post;
     m->coarse_p = *coarse_p;
+    tq_mg_linop(fine, d, &m->fine_op);
     const tq_field_params fp = fine ? (tq_field_params){TQ_FIELD_COARSE, fine->vec_prec, TQ_FULL, (tq_recon)0, fine->n}
                                     : (tq_field_params){TQ_FIELD_SPINOR, g->p.prec, TQ_FULL, (tq_recon)0, 0};
     const tq_field_params cp = tq_mg_coarse_params(t, coarse->vec_prec);
     tq_status s = tq_field_create(fine_lat, &fp, &m->rr);
     if (s == TQ_SUCCESS) s = tq_field_create(fine_lat, &fp, &m->az);
     if (s == TQ_SUCCESS) s = tq_field_create(fine_lat, &fp, &m->e);
+    if (s == TQ_SUCCESS) s = tq_field_create(fine_lat, &fp, &m->sres);
+    if (s == TQ_SUCCESS) s = tq_scalars_create(&m->sc);
+    if (s == TQ_SUCCESS) s = tq_scalars_replicate(m->sc, fine_lat);   /* collective across ranks, as a solve's start */
     if (s == TQ_SUCCESS) s = tq_field_create(coarse->lat, &cp, &m->rc);
     if (s == TQ_SUCCESS) s = tq_field_create(coarse->lat, &cp, &m->ec);
     if (s != TQ_SUCCESS) {
@@ -70,26 +75,21 @@ void tq_mg_two_level_destroy(tq_mg_two_level *m)
     tq_field_destroy(m->rr);
     tq_field_destroy(m->az);
     tq_field_destroy(m->e);
+    tq_field_destroy(m->sres);
+    tq_scalars_destroy(m->sc);   /* waits for the smoothers' tasks */
     tq_field_destroy(m->rc);
     tq_field_destroy(m->ec);
     free(m);
 }
 
-/* x = `steps` MR iterations on F x = b from x = 0 (a smoother: its iteration limit is the
- * point, so reaching it is no failure). */
+/* x = `steps` MR steps on F x = b from x = 0, queued without waiting (a smoother: a fixed
+ * number of steps is the point). */
 static tq_status smooth(tq_mg_two_level *m, int steps, tq_field *x, const tq_field *b)
 {
-    tq_solver_params p;
-    tq_solver_params_default(&p);
-    p.inverter = TQ_INV_MR;
-    p.tol = 1e-14;
-    p.maxiter = steps;
-    tq_krylov_out out;
-    memset(&out, 0, sizeof out);
-    const tq_status s = m->fine_d ? tq_mg_fine_solve(m->fine_d, x, b, &p, NULL, NULL, &out)
-                                  : tq_mg_coarse_solve(m->fine, x, b, &p, &out);
-    m->flops += out.flops;
-    return s == TQ_ERR_NOT_CONVERGED ? TQ_SUCCESS : s;
+    TQ_CHECK(tq_mr_steps("multigrid smoother", &m->fine_op, m->sc, 0, steps, x, b, m->sres, m->az));
+    const double reals = (double)x->lat->local_volume / 2.0 * x->nparity * x->layout.nreal;
+    m->flops += steps * m->fine_op.flops + tq_mr_steps_flops(steps) * reals;
+    return TQ_SUCCESS;
 }
 
 /* Flops of one fine-level operator application, and of one restriction or prolongation

@@ -6,6 +6,7 @@
 
 #include "core/field_internal.h"
 #include "core/stencil.h"
+#include "solvers/solver_internal.h"
 #include "tasks/tq_tasks.h"
 
 /* The lattice of each level: its global and per-block extents (coarse[l][0..3] and
@@ -98,9 +99,12 @@ tq_status tq_mg_fine_op_create(const char *who, const tq_dirac *d, tq_precision 
 tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq_mg_coarse_op *coarse);
 
 /* ---- solves on a level (src/solvers/mg_solve.c) ------------------------------------------
+ * tq_mg_linop: the level's operator as the Krylov frame applies it: D_c of op, or (d not
+ * NULL) d's M on full spinor fields.
  * D_c x = b from x = 0 with p's inverter (GCR, with or without its MR preconditioner,
  * BiCGstab or MR), tolerance and iteration limit, on full coarse fields of op's lattice in
  * op->vec_prec; out (may be NULL): iterations and the iterated relative residual. */
+void tq_mg_linop(const tq_mg_coarse_op *op, const tq_dirac *d, tq_linop *L);
 struct tq_krylov_out;
 tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              struct tq_krylov_out *out);
@@ -126,7 +130,8 @@ tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *con
                                  const tq_solver_params *p, tq_status *status, struct tq_krylov_out *out);
 
 /* ---- a two-level cycle (src/solvers/mg_cycle.c) --------------------------------------------
- * K r for the fine level's operator: pre MR steps on F z = r, the coarse correction
+ * K r for the fine level's operator: pre MR steps on F z = r (their coefficients computed on
+ * the device: no host wait), the coarse correction
  * z += P C^-1 R (r - F z) with C^-1 a coarse solve to coarse_p's tolerance (or its iteration
  * limit), post MR steps on the new residual; a preconditioner for tq_mg_level_solve's GCR.
  * Work fields are made at create. */
@@ -137,6 +142,9 @@ typedef struct tq_mg_two_level {
     int pre, post;
     tq_solver_params coarse_p;
     tq_field *rr, *az, *e, *rc, *ec;   /* fine: residual, F z, a correction; coarse: rhs, solution */
+    tq_field *sres;                    /* the smoother's residual */
+    tq_linop fine_op;                  /* F, as the smoother applies it */
+    tq_scalars *sc;                    /* the smoother's coefficients, on the device */
     long coarse_iterations;            /* summed over applications */
     double flops;                      /* of its applications so far, counted as QUDA does */
 } tq_mg_two_level;

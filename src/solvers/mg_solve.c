@@ -15,6 +15,21 @@ tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fi
     return tq_mg_level_solve(op, x, b, p, NULL, NULL, out);
 }
 
+void tq_mg_linop(const tq_mg_coarse_op *op, const tq_dirac *d, tq_linop *L)
+{
+    memset(L, 0, sizeof *L);
+    if (d) {
+        L->kind = TQ_LINOP_MAT;
+        L->d = d;
+        L->flops = tq_linop_flops(d, TQ_LINOP_MAT);
+        return;
+    }
+    L->kind = TQ_LINOP_COARSE;
+    L->coarse = op;
+    /* 9 complex n x n matrix-vector products per site, 8 flops per complex multiply-add */
+    L->flops = 9.0 * op->n * op->n * 8.0 * (double)op->lat->local_volume;
+}
+
 /* The checks every level's solve shares: the inverter, tolerance, limit, x != b. */
 static tq_status solve_checks(const char *who, const tq_field *x, const tq_field *b, const tq_solver_params *p, int precond,
                               int *method)
@@ -47,11 +62,7 @@ static tq_status level_setup(const char *who, const tq_mg_coarse_op *op, tq_fiel
             f[i]->p.prec != op->vec_prec)
             return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full coarse fields of the operator's lattice, %d complex per "
                             "site, in %s", who, op->n, tq_precision_name(op->vec_prec));
-    memset(L, 0, sizeof *L);
-    L->kind = TQ_LINOP_COARSE;
-    L->coarse = op;
-    /* 9 complex n x n matrix-vector products per site, 8 flops per complex multiply-add */
-    L->flops = 9.0 * op->n * op->n * 8.0 * (double)op->lat->local_volume;
+    tq_mg_linop(op, NULL, L);
     return TQ_SUCCESS;
 }
 
@@ -68,10 +79,7 @@ static tq_status fine_setup(const char *who, const tq_dirac *d, tq_field *x, con
         if (f[i]->lat != g->lat || f[i]->p.kind != TQ_FIELD_SPINOR || f[i]->p.subset != TQ_FULL || f[i]->p.prec != g->p.prec)
             return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full spinor fields of the operator's lattice in %s", who,
                             tq_precision_name(g->p.prec));
-    memset(L, 0, sizeof *L);
-    L->kind = TQ_LINOP_MAT;
-    L->d = d;
-    L->flops = tq_linop_flops(d, TQ_LINOP_MAT);
+    tq_mg_linop(NULL, d, L);
     return TQ_SUCCESS;
 }
 

@@ -35,6 +35,40 @@ static tq_status mr_read_iteration(tq_krylov *k, int it)
     return TQ_SUCCESS;
 }
 
+/* z = steps MR steps on A z = r from z = 0, with no host wait: each alpha is computed on the
+ * device by a scalar program from the reduction before it (sc's slots slot .. slot + 4: <A r, r>, |A r|^2, alpha).
+ * res (r's copy, then the steps' residual) and az are work fields. GCR's MR preconditioner
+ * and the multigrid smoothers (src/solvers/mg_cycle.c) are this; the caller counts the
+ * BLAS flops: tq_mr_steps_flops per real. */
+tq_status tq_mr_steps(const char *who, tq_linop *A, tq_scalars *sc, int slot, int steps, tq_field *z, const tq_field *r,
+                      tq_field *res, tq_field *az)
+{
+    const tq_scalar_instr alpha_prog[] = {{TQ_SC_CDIVR, (signed char)(slot + 3), (signed char)slot, (signed char)(slot + 2)}};
+    const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
+    const signed char alpha_slots[4] = {(signed char)(slot + 4), (signed char)(slot + 5), 0, 0};   /* 1 + slot index */
+    tq_field *f[2] = {z, NULL};
+    TQ_CHECK(tq_blas_submit(who, TQ_OP_ZERO, NULL, NULL, f, sc, 0, NULL, 0));
+    f[0] = (tq_field *)r;
+    f[1] = res;
+    TQ_CHECK(tq_blas_submit(who, TQ_OP_COPY, NULL, NULL, f, sc, 0, NULL, 0));
+    for (int i = 0; i < steps; i++) {
+        TQ_CHECK(tq_linop_apply(A, az, res));
+        f[0] = az;
+        f[1] = res;
+        TQ_CHECK(tq_blas_submit(who, TQ_OP_CDOT_NORM2, NULL, NULL, f, sc, slot, alpha_prog, 1));
+        f[0] = res;
+        f[1] = z;
+        TQ_CHECK(tq_blas_submit(who, TQ_OP_CAXPY, one, alpha_slots, f, sc, 0, NULL, 0));
+        if (i + 1 == steps) break;   /* the last residual is not needed */
+        f[0] = az;
+        f[1] = res;
+        TQ_CHECK(tq_blas_submit(who, TQ_OP_CAXPY, minus, alpha_slots, f, sc, 0, NULL, 0));
+    }
+    return TQ_SUCCESS;
+}
+
+double tq_mr_steps_flops(int steps) { return 14.0 * steps - 4.0; }   /* cdot+norm 6, caxpy 8 (the last one 4 less) */
+
 const tq_krylov_method tq_krylov_mr_method = {
     .name = "MR",
     .who = "tq_solve (MR)",

@@ -37,6 +37,13 @@ tq_status tq_linop_apply(tq_linop *op, tq_field *out, const tq_field *in);
 double tq_linop_flops(const tq_dirac *d, tq_linop_kind kind);
 int tq_linop_hermitian(const tq_linop *op);
 
+/* z = steps MR steps on A z = r from z = 0, every coefficient computed on the device from
+ * the reductions into sc's slots slot .. slot + 4 (no host wait); res and az are work fields
+ * (res ends as neither r nor the residual). BLAS flops per real: tq_mr_steps_flops. */
+tq_status tq_mr_steps(const char *who, tq_linop *A, tq_scalars *sc, int slot, int steps, tq_field *z,
+                      const tq_field *r, tq_field *res, tq_field *az);
+double tq_mr_steps_flops(int steps);
+
 /* Inverters on linear operators, as step machines (the frame src/solvers/krylov.c, one file
  * per method: cg.c, bicgstab.c, mr.c, gcr.c): start queues x = 0, r = b, |b|^2 without
  * waiting; submit queues one iteration; check waits for the scalars of the oldest queued
