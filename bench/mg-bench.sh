@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Multigrid against the plain solvers on the GPU machine (device tool, carrying build and
+# .deps/starpu): the propagator job's solves with two-level multigrid GCR (cycle on the
+# GPUs), BiCGstab (double, single reliable updates) and plain GCR, same lattice, kappa and
+# sources; a table of iterations and the solves' wall clock last, logs in $OUT/mg.
+# Knobs: DIM (default "16 16 16 16"), KAPPA (0.1245), NSRC (2), NVEC (12), BLOCK (4 4 4 4),
+# WHERE (any).  Usage: bash bench/mg-bench.sh
+set -u
+source "$(dirname "$0")/device-env.sh"
+res=$out/mg
+mkdir -p "$res"
+tool=$top/build/.libs/taskqcd
+dim=${DIM:-16 16 16 16}
+common="propagator --dim $dim --weak-field 0.3 --kappa ${KAPPA:-0.1245} --nsrc ${NSRC:-2} --ncpus 8"
+mg="--inv-multigrid --mg-nvec 0 ${NVEC:-12} --mg-block-size 0 ${BLOCK:-4 4 4 4} --where ${WHERE:-any}"
+rows=()
+mg_row() {
+    local name=$1; shift
+    timeout 150 "$@" > "$res/$name.txt" 2>&1 || echo "$name failed: see $res/$name.txt"
+    rows+=("$(printf '%-28s %s | %s' "$name" "$(grep -o 'all solves: [0-9]* iterations, [0-9.]* s' "$res/$name.txt")" \
+        "$(grep -o 'null vectors.*s$' "$res/$name.txt" | head -n1)")")
+}
+# shellcheck disable=SC2086
+{
+    mg_row multigrid-gpu-cycle "$tool" $common $mg --mg-verbosity 1
+    mg_row bicgstab-single-rel "$tool" $common --where cuda
+    mg_row gcr-plain "$tool" $common --inv-type gcr --solve-type direct --where cuda
+}
+echo "== multigrid vs plain solvers ($dim, kappa ${KAPPA:-0.1245}, ${NSRC:-2} sources)"
+printf '%s\n' "${rows[@]}"
