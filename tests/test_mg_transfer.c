@@ -2,8 +2,15 @@
  * against the plain-loop reference (reference/mg_reference.h): the block-orthonormalised
  * basis, R v and P c in double (1e-13) and single storage, R P = 1, bitwise the same on
  * several block decompositions, a coarse level as the fine one (vectors of 12 and 24
- * complex per site), and clear errors for bad transfers and fields. */
+ * complex per site), and clear errors for bad transfers and fields.
+ * test_mg_transfer_cuda (this file with TQ_TEST_CUDA): the same with R and P on a GPU (the
+ * blocks' owner; the basis is made on CPU workers). */
 #include "tq_test.h"
+#ifdef TQ_TEST_CUDA
+#define TEST_NAME "test_mg_transfer_cuda"
+#else
+#define TEST_NAME "test_mg_transfer"
+#endif
 #include "solvers/mg_internal.h"
 #include "mg_test.h"
 
@@ -225,7 +232,12 @@ static void check_errors(void)
 int main(void)
 {
     mg_rng_state = 0x2545f4914f6cdd1dull;
+#ifdef TQ_TEST_CUDA
+    const int init = tq_test_init_gpus(TEST_NAME, 2);
+    if (init) return init < 0 ? 1 : init;
+#else
     if (tq_test_init_cpus(2)) return 1;
+#endif
 
     /* the Wilson level: spinors, aggregates 2^4, one block and four */
     const int d8[4] = {8, 8, 8, 8}, agg2[4] = {2, 2, 2, 2};
@@ -242,5 +254,5 @@ int main(void)
     printf("errors:\n");
     check_errors();
     tq_finalize();
-    return tq_test_finish("test_mg_transfer");
+    return tq_test_finish(TEST_NAME);
 }

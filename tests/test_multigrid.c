@@ -66,23 +66,8 @@ static void refused(const char *what, const tq_dirac *d, const tq_mg_params *p, 
 int main(void)
 {
 #ifdef TQ_TEST_CUDA
-    {
-        tq_init_params ip;
-        tq_init_params_default(&ip);
-        ip.ncpus = 2;
-        ip.use_mpi = 0;
-        ip.verbosity = 0;
-        if (tq_init(&ip) != TQ_SUCCESS) {
-            fprintf(stderr, "tq_init: %s\n", tq_last_error());
-            return 1;
-        }
-        tq_runtime_info ri;
-        if (tq_get_runtime_info(&ri) != TQ_SUCCESS || ri.ncuda_workers == 0) {
-            printf(TEST_NAME ": SKIP: no CUDA worker (run on the GPU machine)\n");
-            tq_finalize();
-            return 77;
-        }
-    }
+    const int init = tq_test_init_gpus(TEST_NAME, 2);
+    if (init) return init < 0 ? 1 : init;
 #else
     if (tq_test_init_cpus(2)) return 1;
 #endif

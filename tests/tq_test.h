@@ -129,6 +129,29 @@ static inline int tq_test_init_cpus(int ncpus)
     return 0;
 }
 
+/* Starts the runtime with ncpus CPU workers and the GPUs beside them, for the _cuda variants
+ * of tests (compiled with TQ_TEST_CUDA): 0 with at least one CUDA worker, 77 (after
+ * printing the skip line and stopping the runtime) without one, -1 on failure. */
+static inline int tq_test_init_gpus(const char *name, int ncpus)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.ncpus = ncpus;
+    ip.use_mpi = 0;
+    ip.verbosity = 0;
+    if (tq_init(&ip) != TQ_SUCCESS) {
+        fprintf(stderr, "tq_init: %s\n", tq_last_error());
+        return -1;
+    }
+    tq_runtime_info ri;
+    if (tq_get_runtime_info(&ri) != TQ_SUCCESS || ri.ncuda_workers == 0) {
+        printf("%s: SKIP: no CUDA worker (run on the GPU machine)\n", name);
+        tq_finalize();
+        return 77;
+    }
+    return 0;
+}
+
 /* Starts the runtime quietly with default parameters and prints what it got; 0 on success. */
 static inline int tq_test_init_quiet(tq_runtime_info *info)
 {

@@ -43,26 +43,64 @@ TQ_HD void tq_coarse_load_vector(const void *buf, const tq_layout *L, int n, int
     for (int j = 0; j < n / 12; j++) tq_load_site(buf, L, j * cb + s, v + 24 * j);
 }
 
-/* out += M v for matrix m of the links at site s (sums per output row in column order,
- * then added, as mgref_matvec_add does). */
+/* re + i im += sum over the 12 columns of one chunk of a matrix row (y) of y_e v_e: the one
+ * product order of the whole-site and the per-row kernels. */
+TQ_HD void tq_coarse_chunk_dot(const double *y, const double *v, double *re, double *im)
+{
+    for (int e = 0; e < 12; e++) {
+        *re += y[2 * e] * v[2 * e] - y[2 * e + 1] * v[2 * e + 1];
+        *im += y[2 * e] * v[2 * e + 1] + y[2 * e + 1] * v[2 * e];
+    }
+}
+
+/* Chunk c of row i of matrix m of the links at site s (columns 12 c .. 12 c + 11). */
+TQ_HD void tq_coarse_load_link_chunk(const tq_coarse_args *a, const void *links, int m, int i, int c, int64_t s, double *y)
+{
+    const int per_row = a->n / 12;
+    tq_load_site(links, &a->L_links, (((int64_t)m * a->n + i) * per_row + c) * a->cb + s, y);
+}
+
+/* out += M v for matrix m of the links at site s (each row summed over its columns in
+ * order, then added, as mgref_matvec_add does). */
 TQ_HD void tq_coarse_matvec_add(const tq_coarse_args *a, const void *links, int m, int64_t s, const double *v, double *out)
 {
-    const int n = a->n, rows = n * n / 12;
-    double re = 0, im = 0;
-    for (int r = 0; r < rows; r++) {
-        double y[24];
-        tq_load_site(links, &a->L_links, ((int64_t)m * rows + r) * a->cb + s, y);
-        for (int e = 0; e < 12; e++) {
-            const int idx = 12 * r + e, i = idx / n, j = idx % n;
-            re += y[2 * e] * v[2 * j] - y[2 * e + 1] * v[2 * j + 1];
-            im += y[2 * e] * v[2 * j + 1] + y[2 * e + 1] * v[2 * j];
-            if (j == n - 1) {
-                out[2 * i] += re;
-                out[2 * i + 1] += im;
-                re = im = 0;
-            }
+    for (int i = 0; i < a->n; i++) {
+        double re = 0, im = 0;
+        for (int c = 0; c < a->n / 12; c++) {
+            double y[24];
+            tq_coarse_load_link_chunk(a, links, m, i, c, s, y);
+            tq_coarse_chunk_dot(y, v + 24 * c, &re, &im);
         }
+        out[2 * i] += re;
+        out[2 * i + 1] += im;
     }
+}
+
+/* Where matrix m's vector for site x lives: m 0 the site itself (in_same), m = 1 + 2 mu +
+ * dir the neighbour x + mu (dir 0) or x - mu (dir 1): in the block (in, at site *site of
+ * each row) or, across a split direction, in from[2 k + side]'s face (*face set: one site
+ * of 2 n reals). */
+TQ_HD const void *tq_coarse_source(const tq_coarse_args *a, const void *in_same, const void *in, const void *const *from,
+                                   const int x[4], int m, int64_t *site, int *face)
+{
+    *face = 0;
+    if (m == 0) {
+        *site = tq_block_cb(a->B, x);
+        return in_same;
+    }
+    const int mu = (m - 1) / 2, dir = (m - 1) % 2;
+    int y[4] = {x[0], x[1], x[2], x[3]};
+    y[mu] += dir ? -1 : 1;
+    if ((y[mu] < 0 || y[mu] >= a->B[mu]) && a->split[mu]) {
+        int k = 0;
+        for (int nu = 0; nu < mu; nu++) k += a->split[nu];
+        *face = 1;
+        *site = tq_face_index(a->B, mu, y);
+        return from[2 * k + (dir ? 0 : 1)];
+    }
+    y[mu] = (y[mu] + a->B[mu]) % a->B[mu];   /* periodic inside an unsplit direction */
+    *site = tq_block_cb(a->B, y);
+    return in;
 }
 
 /* Site s (parity a->parity) computed whole. in: the block's input of the other parity;
@@ -77,29 +115,42 @@ TQ_HD void tq_coarse_site(const tq_coarse_args *a, const void *in_same, const vo
     tq_block_coords(a->B, a->parity, s, x);
     double acc[2 * TQ_COARSE_MAX_N], v[2 * TQ_COARSE_MAX_N];
     for (int i = 0; i < 2 * n; i++) acc[i] = 0;
-    if (a->local) {
-        tq_coarse_load_vector(in_same, &a->L_in, n, a->cb, s, v);
-        tq_coarse_matvec_add(a, links, 0, s, v, acc);
-    }
-    int k = 0;
-    for (int mu = 0; mu < 4; mu++) {
-        for (int dir = 0; dir < 2; dir++) {   /* forward (x + mu), then backward */
-            int y[4] = {x[0], x[1], x[2], x[3]};
-            const int step = dir ? -1 : 1;
-            y[mu] += step;
-            const int crosses = y[mu] < 0 || y[mu] >= a->B[mu];
-            if (crosses && a->split[mu]) {
-                const void *face = from[2 * k + (dir ? 0 : 1)];
-                tq_load_site(face, &a->L_face[mu], tq_face_index(a->B, mu, y), v);
-            } else {
-                y[mu] = (y[mu] + a->B[mu]) % a->B[mu];   /* periodic inside an unsplit direction */
-                tq_coarse_load_vector(in, &a->L_in, n, a->cb, tq_block_cb(a->B, y), v);
-            }
-            tq_coarse_matvec_add(a, links, 1 + 2 * mu + dir, s, v, acc);
-        }
-        k += a->split[mu];
+    for (int m = a->local ? 0 : 1; m < 9; m++) {
+        int64_t site;
+        int face;
+        const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
+        if (face) tq_load_site(buf, &a->L_face[(m - 1) / 2], site, v);
+        else tq_coarse_load_vector(buf, &a->L_in, n, a->cb, site, v);
+        tq_coarse_matvec_add(a, links, m, s, v, acc);
     }
     for (int j = 0; j < n / 12; j++) tq_store_site(out, &a->L_out, j * a->cb + s, acc + 24 * j);
+}
+
+/* Row i of site s as tq_coarse_site computes it (the same products in the same order), for
+ * kernels that give each row its own thread: reads only the chunks the row needs. */
+TQ_HD void tq_coarse_site_row(const tq_coarse_args *a, const void *in_same, const void *in, const void *links,
+                              const void *const *from, int64_t s, int i, double *out_re, double *out_im)
+{
+    int x[4];
+    tq_block_coords(a->B, a->parity, s, x);
+    double acc_re = 0, acc_im = 0;
+    for (int m = a->local ? 0 : 1; m < 9; m++) {
+        int64_t site;
+        int face;
+        const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
+        double re = 0, im = 0;
+        for (int c = 0; c < a->n / 12; c++) {
+            double y[24], v[24];
+            tq_coarse_load_link_chunk(a, links, m, i, c, s, y);
+            if (face) tq_load_reals(buf, &a->L_face[(m - 1) / 2], site, 24 * c, 24 * c + 24, v);
+            else tq_load_site(buf, &a->L_in, c * a->cb + site, v);
+            tq_coarse_chunk_dot(y, v, &re, &im);
+        }
+        acc_re += re;
+        acc_im += im;
+    }
+    *out_re = acc_re;
+    *out_im = acc_im;
 }
 
 /* Pack: the input's sites (parity a->parity here: the one the readers hop to) on the

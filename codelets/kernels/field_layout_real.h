@@ -144,6 +144,23 @@ TQ_HD TQ_R TQ_RF(tq_half_prepare_site)(void *buf, const tq_layout *L, int64_t s,
     return mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
 }
 
+/* Reals lo .. hi - 1 of site s into v[0 .. hi - lo - 1] (lo and hi multiples of L->vec):
+ * part of a site, for kernels that give parts of a site to different threads. */
+TQ_HD void TQ_RF(tq_load_reals)(const void *buf, const tq_layout *L, int64_t s, int lo, int hi, TQ_R *v)
+{
+    TQ_R hs = L->prec == 2 ? TQ_RF(tq_half_scale)(buf, L, s) : 0;
+    for (int j = lo / L->vec; j < hi / L->vec; j++) TQ_RF(tq_load_chunk)(buf, L, s, j, hs, v + j * L->vec - lo);
+}
+
+/* One complex (reals 2 e, 2 e + 1) of site s, for buffers without a per-site norm (double,
+ * single): a half-precision site needs all its values to be stored (its norm). */
+TQ_HD void TQ_RF(tq_store_complex)(void *buf, const tq_layout *L, int64_t s, int e, TQ_R re, TQ_R im)
+{
+    const int64_t k = tq_layout_index(L, s, 2 * e);   /* 2 e and 2 e + 1 share a short vector */
+    if (L->prec == 8) ((double *)buf)[k] = (double)re, ((double *)buf)[k + 1] = (double)im;
+    else ((float *)buf)[k] = (float)re, ((float *)buf)[k + 1] = (float)im;
+}
+
 /* Whole-site load/store (import/export, and kernels with site-level work). */
 TQ_HD void TQ_RF(tq_load_site)(const void *buf, const tq_layout *L, int64_t s, TQ_R *v)
 {

@@ -49,6 +49,13 @@ TQ_HD void tq_mg_fine_site(const tq_mg_transfer_args *a, const int xc[4], int o,
 
 TQ_HD int tq_mg_agg_volume(const tq_mg_transfer_args *a) { return a->agg[0] * a->agg[1] * a->agg[2] * a->agg[3]; }
 
+/* c += conj(b) v for one complex: restriction's product, in one order everywhere. */
+TQ_HD void tq_mg_conj_mac(const double *b, const double *v, double *c)
+{
+    c[0] += b[0] * v[0] + b[1] * v[1];
+    c[1] += b[0] * v[1] - b[1] * v[0];
+}
+
 /* coarse(pc, sc) = sum over the aggregate's fine sites and each chirality's degrees of
  * freedom of conj(basis_k) fine. fine[p], basis[p], coarse[p]: the buffers of parity p. */
 TQ_HD void tq_mg_restrict_site(const tq_mg_transfer_args *a, const void *const fine[2], const void *const basis[2],
@@ -68,11 +75,7 @@ TQ_HD void tq_mg_restrict_site(const tq_mg_transfer_args *a, const void *const f
             tq_load_site(fine[pf], &a->Lf, r * a->fine_cb + sf, v);
             for (int k = 0; k < nvec; k++) {
                 tq_load_site(basis[pf], &a->Lb, (k * a->rows + r) * a->fine_cb + sf, b);
-                for (int e = 0; e < 12; e++) {
-                    double *c = acc[(12 * r + e >= half) * nvec + k];
-                    c[0] += b[2 * e] * v[2 * e] + b[2 * e + 1] * v[2 * e + 1];
-                    c[1] += b[2 * e] * v[2 * e + 1] - b[2 * e + 1] * v[2 * e];
-                }
+                for (int e = 0; e < 12; e++) tq_mg_conj_mac(b + 2 * e, v + 2 * e, acc[(12 * r + e >= half) * nvec + k]);
             }
         }
     }
@@ -81,6 +84,36 @@ TQ_HD void tq_mg_restrict_site(const tq_mg_transfer_args *a, const void *const f
         for (int e = 0; e < 12; e++) out[2 * e] = acc[12 * j + e][0], out[2 * e + 1] = acc[12 * j + e][1];
         tq_store_site(coarse[pc], &a->Lc, j * a->coarse_cb + sc, out);
     }
+}
+
+/* Coarse degree of freedom d = chi nvec + k of coarse site (pc, sc) as
+ * tq_mg_restrict_site computes it (the same products in the same order: fine sites, rows,
+ * then the row's elements of chirality chi), for kernels that give each degree of freedom
+ * its own thread: reads only the chirality's part of each row. */
+TQ_HD void tq_mg_restrict_dof(const tq_mg_transfer_args *a, const void *const fine[2], const void *const basis[2], int pc,
+                              int64_t sc, int d, double *re, double *im)
+{
+    int xc[4];
+    tq_block_coords(a->coarse_block, pc, sc, xc);
+    const int nvec = a->nvec, half = 6 * a->rows, vol = tq_mg_agg_volume(a), chi = d / nvec, k = d % nvec;
+    double c[2] = {0, 0};
+    for (int o = 0; o < vol; o++) {
+        int pf;
+        int64_t sf;
+        tq_mg_fine_site(a, xc, o, &pf, &sf);
+        for (int r = 0; r < a->rows; r++) {
+            /* the row's elements e0 .. e1 - 1 have chirality chi (global element 12 r + e) */
+            const int e0 = chi * half - 12 * r > 0 ? chi * half - 12 * r : 0;
+            const int e1 = (chi + 1) * half - 12 * r < 12 ? (chi + 1) * half - 12 * r : 12;
+            if (e0 >= e1) continue;
+            double v[24], b[24];
+            tq_load_reals(fine[pf], &a->Lf, r * a->fine_cb + sf, 2 * e0, 2 * e1, v);
+            tq_load_reals(basis[pf], &a->Lb, (k * a->rows + r) * a->fine_cb + sf, 2 * e0, 2 * e1, b);
+            for (int e = 0; e < e1 - e0; e++) tq_mg_conj_mac(b + 2 * e, v + 2 * e, c);
+        }
+    }
+    *re = c[0];
+    *im = c[1];
 }
 
 /* fine(pf, sf) = sum_k basis_k coarse(chi nvec + k) on each chirality. */
