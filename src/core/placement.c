@@ -149,6 +149,11 @@ int tq_internal_blocks_owned(const tq_lattice *lat)
     return 1;
 }
 
+int tq_internal_lattice_can_chain(const tq_lattice *lat)
+{
+    return tq_internal_blocks_share_worker(lat) || tq_internal_blocks_owned(lat);
+}
+
 int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker)
 {
 #ifndef TQ_HAVE_CUDA

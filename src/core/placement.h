@@ -21,6 +21,8 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat);
 /* 1 when every one of this rank's blocks of lat has an owner (a worker that runs every task
  * writing it): chains then go per owner (tasks/tq_tasks.h). */
 int tq_internal_blocks_owned(const tq_lattice *lat);
+/* Whether work on lat's blocks may be recorded into chains: one of the two above. */
+int tq_internal_lattice_can_chain(const tq_lattice *lat);
 /* The options of a task that combines the blocks' partial sums of a reduction over lat
  * (and runs a solver's scalar program): block 0's owner runs it, so its arithmetic (and
  * its bits) is the same in every run, and the scalars stay where the blocks' tasks read

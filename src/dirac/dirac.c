@@ -198,7 +198,7 @@ int tq_internal_dirac_can_fuse(const tq_dirac *d)
 
 int tq_internal_dirac_can_chain(const tq_dirac *d)
 {
-    return tq_internal_blocks_share_worker(d->lat) || tq_internal_blocks_owned(d->lat);
+    return tq_internal_lattice_can_chain(d->lat);
 }
 
 const tq_field *tq_internal_dirac_gauge(const tq_dirac *d) { return d->gauge; }

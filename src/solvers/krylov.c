@@ -100,6 +100,13 @@ static const tq_krylov_method *method_table(int method)
     }
 }
 
+/* Whether an operator's work may be recorded into chains (a multigrid level's too). */
+static int linop_can_chain(const tq_linop *L)
+{
+    if (L->d) return tq_internal_dirac_can_chain(L->d);
+    return L->coarse && tq_internal_lattice_can_chain(L->coarse->lat);
+}
+
 /* The solve's settings: mixed precision, pipelining, fusion, chaining (environment
  * switches TQ_SOLVER_PIPELINE=0, TQ_SOLVER_FUSE=0 turn the two off). */
 static void configure(tq_krylov *k, const tq_solver_params *p)
@@ -118,8 +125,8 @@ static void configure(tq_krylov *k, const tq_solver_params *p)
                tq_internal_dirac_can_fuse(ops->d) && !(fuse_env && fuse_env[0] == '0');
     /* Where this rank's blocks share one worker an iteration's tasks run one after another
      * anyway; as one task they pay StarPU's task-to-task gap once instead of once per kernel. */
-    k->chained = ops->d && tq_internal_dirac_can_chain(ops->d);   /* a coarse operator: not yet */
-    k->chained_restarts = k->chained && k->op->d && tq_internal_dirac_can_chain(k->op->d);
+    k->chained = linop_can_chain(ops);
+    k->chained_restarts = k->chained && linop_can_chain(k->op);
 }
 
 /* The work fields in sloppy precision sp (mixed: a sloppy solution and a precise residual

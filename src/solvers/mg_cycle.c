@@ -113,9 +113,9 @@ static tq_status residual(tq_mg_two_level *m, const tq_field *z, const tq_field 
     return tq_blas_axpy(-1.0, m->az, m->rr);
 }
 
-tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
+/* Before the coarse solve: z = pre-smoothed r (or 0), rr = r - F z, rc = R rr. */
+static tq_status cycle_down(tq_mg_two_level *m, tq_field *z, const tq_field *r)
 {
-    tq_mg_two_level *m = ctx;
     if (m->pre > 0) {
         TQ_CHECK(smooth(m, m->pre, z, r));
         TQ_CHECK(residual(m, z, r));
@@ -123,13 +123,12 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
         TQ_CHECK(tq_blas_zero(z));
         TQ_CHECK(tq_blas_copy(m->rr, r));
     }
-    TQ_CHECK(tq_mg_restrict(m->t, m->rr, m->rc));
-    tq_krylov_out out;
-    memset(&out, 0, sizeof out);
-    const tq_status s = tq_mg_coarse_solve(m->coarse, m->ec, m->rc, &m->coarse_p, &out);
-    if (s != TQ_SUCCESS && s != TQ_ERR_NOT_CONVERGED) return s;   /* a loose coarse solve is enough */
-    m->coarse_iterations += out.iterations;
-    m->flops += out.flops + 2.0 * transfer_flops(m);   /* the coarse solve, R and P */
+    return tq_mg_restrict(m->t, m->rr, m->rc);
+}
+
+/* After it: z += P ec, then the post-smoother's correction on the new residual. */
+static tq_status cycle_up(tq_mg_two_level *m, tq_field *z, const tq_field *r)
+{
     TQ_CHECK(tq_mg_prolong(m->t, m->ec, m->e));
     TQ_CHECK(tq_blas_axpy(1.0, m->e, z));
     if (m->post > 0) {
@@ -138,4 +137,23 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
         TQ_CHECK(tq_blas_axpy(1.0, m->e, z));
     }
     return TQ_SUCCESS;
+}
+
+tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
+{
+    const char *who = "multigrid cycle";
+    tq_mg_two_level *m = ctx;
+    /* the fine-level work before and after the coarse solve goes as chains (one task per
+     * owner, not one per kernel): none of it waits on the host */
+    const int chained = tq_internal_lattice_can_chain(z->lat);
+    tq_internal_chain_begin(chained);
+    TQ_CHECK(tq_internal_chain_end(chained, cycle_down(m, z, r), who));
+    tq_krylov_out out;
+    memset(&out, 0, sizeof out);
+    const tq_status s = tq_mg_coarse_solve(m->coarse, m->ec, m->rc, &m->coarse_p, &out);
+    if (s != TQ_SUCCESS && s != TQ_ERR_NOT_CONVERGED) return s;   /* a loose coarse solve is enough */
+    m->coarse_iterations += out.iterations;
+    m->flops += out.flops + 2.0 * transfer_flops(m);   /* the coarse solve, R and P */
+    tq_internal_chain_begin(chained);
+    return tq_internal_chain_end(chained, cycle_up(m, z, r), who);
 }
