@@ -100,13 +100,11 @@ static const tq_krylov_method *method_table(int method)
     }
 }
 
-/* Whether an operator's work may be recorded into chains. A multigrid level's only where
- * one worker runs all its blocks: with its blocks on several GPUs in peer mode, chained
- * coarse solves hung (2 x H100, 16^4, `--where any`; not understood yet). */
+/* Whether an operator's work may be recorded into chains (a multigrid level's too). */
 static int linop_can_chain(const tq_linop *L)
 {
     if (L->d) return tq_internal_dirac_can_chain(L->d);
-    return L->coarse && tq_internal_blocks_share_worker(L->coarse->lat);
+    return L->coarse && tq_internal_lattice_can_chain(L->coarse->lat);
 }
 
 /* The solve's settings: mixed precision, pipelining, fusion, chaining (environment

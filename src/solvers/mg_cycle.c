@@ -145,7 +145,8 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
     tq_mg_two_level *m = ctx;
     /* the fine-level work before and after the coarse solve goes as chains (one task per
      * owner, not one per kernel): none of it waits on the host. Only where one worker runs
-     * every block of both levels, as for chained coarse solves (src/solvers/krylov.c). */
+     * every block of both levels: with the blocks on two GPUs in peer mode, chained cycle parts
+     * hung (2 x H100, 16^4; chained coarse solves alone did not; doc/design.md). */
     const int chained = tq_internal_blocks_share_worker(z->lat) && tq_internal_blocks_share_worker(m->coarse->lat);
     tq_internal_chain_begin(chained);
     TQ_CHECK(tq_internal_chain_end(chained, cycle_down(m, z, r), who));
