@@ -6,7 +6,7 @@
  *             status (W: 0, or -1 when the workspace could not be allocated), then the
  *             faces read (R) x nfaces
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
- * The CUDA versions are not written yet: these tasks run on CPU workers. */
+ * CUDA versions: codelets/mg_cuda.cu (one thread per coarse matrix entry). */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/mg_coarsen_site.h"
@@ -22,17 +22,9 @@ static void coarsen_pack_cpu(void *buffers[], void *cl_arg)
     const void *const basis[2] = {PTR(0), PTR(1)};
     void *faces[8];
     for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(2 + i);
-    double *v = malloc((size_t)a->t.nvec * (size_t)a->nf * 2 * sizeof *v);
-    if (!v) {
-        /* faces of NaN (all bits set): the coarse links made from them show it */
-        for (int k = 0, i = 0; k < 4; k++)
-            if (a->split[k])
-                for (int side = 0; side < 2; side++, i++) memset(faces[i], 0xff, (size_t)tq_layout_bytes(&a->L_face[k]));
-        return;
-    }
     for (int p = 0; p < 2; p++)
-        for (int64_t s = 0; s < a->t.fine_cb; s++) tq_mg_coarsen_pack_site(a, basis, faces, p, s, v);
-    free(v);
+        for (int64_t s = 0; s < a->t.fine_cb; s++)
+            for (int k = 0; k < a->t.nvec; k++) tq_mg_coarsen_pack_vector(a, basis, faces, p, s, k);
 }
 
 static void coarsen_cpu(void *buffers[], void *cl_arg)
@@ -55,10 +47,10 @@ static struct starpu_perfmodel coarsen_pack_model = {.type = STARPU_HISTORY_BASE
 static struct starpu_perfmodel coarsen_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_mg_coarsen_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_mg_coarsen_pack = {
-    .cpu_funcs = {coarsen_pack_cpu}, .cpu_funcs_name = {"coarsen_pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {coarsen_pack_cpu}, .cpu_funcs_name = {"coarsen_pack_cpu"}, TQ_CUDA_IMPL(tq_mg_coarsen_pack_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &coarsen_pack_model, .name = "tq_mg_coarsen_pack",
 };
 struct starpu_codelet tq_cl_mg_coarsen = {
-    .cpu_funcs = {coarsen_cpu}, .cpu_funcs_name = {"coarsen_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {coarsen_cpu}, .cpu_funcs_name = {"coarsen_cpu"}, TQ_CUDA_IMPL(tq_mg_coarsen_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &coarsen_model, .name = "tq_mg_coarsen",
 };

@@ -6,8 +6,10 @@
  * tq_coarse_site_row, the same products in the same order as the CPU's per-site functions
  * (kernels/mg_transfer_site.h, kernels/coarse_op_site.h); threads x: sites (coalesced), y:
  * rows. A half-precision output site needs all its values for its norm: those go one
- * thread per site. The set-up codelets (basis copies, orthonormalisation, the Galerkin
- * product) stay on CPU workers. */
+ * thread per site. The Galerkin product gives each entry of the nine coarse matrices of a
+ * coarse site its own thread (tq_mg_coarsen_entry; a thread block per coarse site and
+ * matrix), its face pack one thread per fine site and basis vector. The other set-up
+ * codelets (basis copies, orthonormalisation) stay on CPU workers. */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -152,4 +154,53 @@ extern "C" void tq_coarse_exterior_cuda(void *buffers[], void *cl_arg)
     ptr8c from = {{NULL}};
     for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(4 + i);
     coarse_launch(a, PTR(0), PTR(1), PTR(2), from, PTR(3), 1);
+}
+
+__global__ void mg_coarsen_pack_kernel(tq_mg_coarsen_args a, ptr2c basis, ptr8 faces)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= 2 * a.t.fine_cb * a.t.nvec) return;
+    const int k = (int)(i % a.t.nvec);
+    const int64_t site = i / a.t.nvec;
+    const int p = (int)(site / a.t.fine_cb);
+    tq_mg_coarsen_pack_vector(&a, basis.p, faces.p, p, site - p * a.t.fine_cb, k);
+}
+
+/* blockIdx.x: coarse site (both parities), blockIdx.y: matrix; the threads stride over
+ * the matrix's entries */
+__global__ void mg_coarsen_kernel(tq_mg_coarsen_args a, ptr2c basis, ptr2c flinks, ptr8c from, ptr2 clinks)
+{
+    const int64_t i = blockIdx.x;
+    const int m = blockIdx.y, nc = 2 * a.t.nvec, crows = nc * nc / 12;
+    const int pc = (int)(i / a.t.coarse_cb);
+    const int64_t sc = i - pc * a.t.coarse_cb;
+    for (int ij = threadIdx.x; ij < nc * nc; ij += blockDim.x) {
+        double re, im;
+        tq_mg_coarsen_entry(&a, basis.p, flinks.p, from.p, pc, sc, m, ij / nc, ij % nc, &re, &im);
+        tq_store_complex(clinks.p[pc], &a.L_clinks, ((int64_t)m * crows + ij / 12) * a.t.coarse_cb + sc, ij % 12, re, im);
+    }
+}
+
+extern "C" void tq_mg_coarsen_pack_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_coarsen_args *a = (const tq_mg_coarsen_args *)cl_arg;
+    const ptr2c basis = {{PTR(0), PTR(1)}};
+    ptr8 faces = {{NULL}};
+    for (int i = 0; i < a->nfaces && i < 8; i++) faces.p[i] = PTR(2 + i);
+    mg_coarsen_pack_kernel<<<blocks_for(2 * a->t.fine_cb * a->t.nvec), MG_THREADS, 0, tq_cuda_stream()>>>(*a, basis, faces);
+    check_launch();
+}
+
+extern "C" void tq_mg_coarsen_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_coarsen_args *a = (const tq_mg_coarsen_args *)cl_arg;
+    const ptr2c basis = {{PTR(0), PTR(1)}}, flinks = {{PTR(2), PTR(3)}};
+    const ptr2 clinks = {{PTR(4), PTR(5)}};
+    ptr8c from = {{NULL}};
+    for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(7 + i);
+    mg_coarsen_kernel<<<dim3((unsigned)(2 * a->t.coarse_cb), 9), 128, 0, tq_cuda_stream()>>>(*a, basis, flinks, from, clinks);
+    check_launch();
+    /* the block's status: 0 (no workspace to run out of here) */
+    const cudaError_t err = cudaMemsetAsync(PTR(6), 0, sizeof(int64_t), tq_cuda_stream());
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }

@@ -70,24 +70,30 @@ TQ_HD void tq_mg_coarsen_load_basis(const tq_mg_coarsen_args *a, const void *con
             tq_load_site(basis[p], &t->Lb, (k * t->rows + r) * t->fine_cb + s, v + 2 * ((int64_t)k * a->nf + 12 * r));
 }
 
-/* Pack: the basis at fine site (p, s) into each face of a split direction whose boundary
- * layer holds it (faces[2 k]: the lower layer, faces[2 k + 1]: the upper one). v: nvec nf
- * complex of workspace. */
-TQ_HD void tq_mg_coarsen_pack_site(const tq_mg_coarsen_args *a, const void *const basis[2], void *const *faces, int p,
-                                   int64_t s, double *v)
+/* Pack, one vector: basis vector k at fine site (p, s) into each face of a split direction
+ * whose boundary layer holds the site (faces[2 k']: the lower layer, faces[2 k' + 1]: the
+ * upper one), entries k nf .. k nf + nf - 1 of the layer site. Faces are double. */
+TQ_HD void tq_mg_coarsen_pack_vector(const tq_mg_coarsen_args *a, const void *const basis[2], void *const *faces, int p,
+                                     int64_t s, int k)
 {
     const tq_mg_transfer_args *t = &a->t;
     int x[4];
     tq_block_coords(t->fine_block, p, s, x);
-    int k = 0, loaded = 0;
-    for (int mu = 0; mu < 4; mu++) {
-        if (!a->split[mu]) continue;
-        for (int side = 0; side < 2; side++)
-            if (x[mu] == (side ? t->fine_block[mu] - 1 : 0)) {
-                if (!loaded) tq_mg_coarsen_load_basis(a, basis, NULL, x, v), loaded = 1;
-                tq_store_site(faces[2 * k + side], &a->L_face[mu], tq_mg_layer_index(t->fine_block, mu, x), v);
-            }
-        k++;
+    for (int r = 0; r < t->rows; r++) {
+        double v[24];
+        int loaded = 0, kf = 0;
+        for (int mu = 0; mu < 4; mu++) {
+            if (!a->split[mu]) continue;
+            for (int side = 0; side < 2; side++)
+                if (x[mu] == (side ? t->fine_block[mu] - 1 : 0)) {
+                    if (!loaded) tq_load_site(basis[p], &t->Lb, (k * t->rows + r) * t->fine_cb + s, v), loaded = 1;
+                    const int64_t layer = tq_mg_layer_index(t->fine_block, mu, x);
+                    for (int e = 0; e < 12; e++)
+                        tq_store_complex(faces[2 * kf + side], &a->L_face[mu], layer, k * a->nf + 12 * r + e, v[2 * e],
+                                         v[2 * e + 1]);
+                }
+            kf++;
+        }
     }
 }
 
@@ -174,6 +180,96 @@ TQ_HD void tq_mg_coarsen_site(const tq_mg_coarsen_args *a, const void *const bas
     for (int m = 0; m < 9; m++)
         for (int r = 0; r < crows; r++)
             tq_store_site(clinks[pc], &a->L_clinks, ((int64_t)m * crows + r) * t->coarse_cb + sc, acc + m * mc + 24 * r);
+}
+
+/* Complex e0 .. e1 - 1 of a row of complex stored as consecutive chunks of 12 complex at
+ * sites base, base + stride, ... of buffer buf (a basis vector's rows, a fine matrix's row),
+ * into out[0 ..]; e0 and e1 multiples of 6 (a chirality half). */
+TQ_HD void tq_mg_load_row_part(const void *buf, const tq_layout *L, int64_t base, int64_t stride, int e0, int e1, double *out)
+{
+    for (int c = e0 / 12; 12 * c < e1; c++) {
+        const int lo = e0 > 12 * c ? e0 - 12 * c : 0, hi = e1 < 12 * c + 12 ? e1 - 12 * c : 12;
+        tq_load_reals(buf, L, base + c * stride, 2 * lo, 2 * hi, out + 2 * (12 * c + lo - e0));
+    }
+}
+
+/* Complex d0 .. d1 - 1 of basis vector k at fine site x (block-local; one step outside the
+ * block in a split direction: from that side's face), as tq_mg_coarsen_load_basis finds it. */
+TQ_HD void tq_mg_coarsen_basis_part(const tq_mg_coarsen_args *a, const void *const basis[2], const void *const *from,
+                                    const int *xin, int k, int d0, int d1, double *out)
+{
+    const tq_mg_transfer_args *t = &a->t;
+    int x[4] = {xin[0], xin[1], xin[2], xin[3]};
+    int k_split = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        const int side = x[mu] < 0 ? 0 : x[mu] >= t->fine_block[mu] ? 1 : -1;
+        if (side >= 0 && a->split[mu]) {
+            const int64_t layer = tq_mg_layer_index(t->fine_block, mu, x);
+            tq_load_reals(from[2 * k_split + side], &a->L_face[mu], layer, 2 * (k * a->nf + d0), 2 * (k * a->nf + d1), out);
+            return;
+        }
+        if (side >= 0) x[mu] = (x[mu] + t->fine_block[mu]) % t->fine_block[mu];   /* periodic, unsplit */
+        k_split += a->split[mu];
+    }
+    const int p = (x[0] + x[1] + x[2] + x[3]) & 1;
+    const int64_t s = tq_block_cb(t->fine_block, x);
+    tq_mg_load_row_part(basis[p], &t->Lb, (int64_t)k * t->rows * t->fine_cb + s, t->fine_cb, d0, d1, out);
+}
+
+/* Entry (i, j) of coarse matrix m of coarse site (pc, sc), as tq_mg_coarsen_site computes it
+ * (the same products and sums in the same order), for kernels that give each entry its own
+ * thread: per fine site of the aggregate, each of its nine terms that lands in matrix m adds
+ * sum_d conj(Vs_i(d)) sum_e M(d, e) Vn_j(e) over the chirality blocks of i and j. */
+TQ_HD void tq_mg_coarsen_entry(const tq_mg_coarsen_args *a, const void *const basis[2], const void *const flinks[2],
+                               const void *const *from, int pc, int64_t sc, int m, int i, int j, double *re_out,
+                               double *im_out)
+{
+    const tq_mg_transfer_args *t = &a->t;
+    const int nf = a->nf, nvec = t->nvec, half = nf / 2, vol = tq_mg_agg_volume(t);
+    const int ci = i / nvec, cj = j / nvec, frows = nf * nf / 12;
+    double bi[2 * TQ_MG_SITE_MAX_NVEC], bj[2 * TQ_MG_SITE_MAX_NVEC], row[2 * TQ_MG_SITE_MAX_NVEC];
+    double acc_re = 0, acc_im = 0;
+    int xc[4];
+    tq_block_coords(t->coarse_block, pc, sc, xc);
+    for (int o = 0; o < vol; o++) {
+        int pf, xf[4], q = o;
+        int64_t sf;
+        tq_mg_fine_site(t, xc, o, &pf, &sf);
+        for (int mu = 0; mu < 4; mu++) {
+            xf[mu] = xc[mu] * t->agg[mu] + q % t->agg[mu];
+            q /= t->agg[mu];
+        }
+        int have_bi = 0;
+        for (int mm = 0; mm < 9; mm++) {   /* X, then forward and backward per direction */
+            int y[4] = {xf[0], xf[1], xf[2], xf[3]}, target = 0;
+            if (mm > 0) {
+                const int mu = (mm - 1) / 2, dir = (mm - 1) % 2;
+                y[mu] += dir ? -1 : 1;
+                const int inside = dir ? xf[mu] % t->agg[mu] != 0 : (xf[mu] + 1) % t->agg[mu] != 0;
+                target = inside ? 0 : mm;
+            }
+            if (target != m) continue;
+            if (!have_bi) tq_mg_coarsen_basis_part(a, basis, from, xf, i % nvec, ci * half, (ci + 1) * half, bi), have_bi = 1;
+            tq_mg_coarsen_basis_part(a, basis, from, y, j % nvec, cj * half, (cj + 1) * half, bj);
+            double re = 0, im = 0;
+            for (int d = ci * half; d < (ci + 1) * half; d++) {
+                tq_mg_load_row_part(flinks[pf], &a->L_flinks, ((int64_t)mm * frows + (int64_t)d * (nf / 12)) * t->fine_cb + sf,
+                                    t->fine_cb, cj * half, (cj + 1) * half, row);
+                double mr = 0, mi = 0;
+                for (int e = 0; e < half; e++) {
+                    mr += row[2 * e] * bj[2 * e] - row[2 * e + 1] * bj[2 * e + 1];
+                    mi += row[2 * e] * bj[2 * e + 1] + row[2 * e + 1] * bj[2 * e];
+                }
+                const double *b = bi + 2 * (d - ci * half);
+                re += b[0] * mr + b[1] * mi;
+                im += b[0] * mi - b[1] * mr;
+            }
+            acc_re += re;
+            acc_im += im;
+        }
+    }
+    *re_out = acc_re;
+    *im_out = acc_im;
 }
 
 #endif

@@ -2,7 +2,8 @@
  * stencil-form operator D (a level's tq_mg_coarse_op) and the transfer's basis, one task per
  * block (codelets/mg_coarsen.c) after the basis's boundary layers moved between blocks
  * through the stencil layer's faces, checked against reference/mg_reference.h by
- * tests/test_mg_coarsen. May call: src/core, tasks/. */
+ * tests/test_mg_coarsen. The tasks go to the blocks' owners, GPUs included (TQ_MG_CPU=1:
+ * CPU workers). May call: src/core, tasks/. */
 #include "solvers/mg_internal.h"
 
 #include <stdlib.h>
@@ -21,7 +22,7 @@ static int coarsen_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_
     const coarsen_ctx *c = (const coarsen_ctx *)ctx;
     starpu_data_handle_t B[2];
     tq_mg_field_pair(c->t->basis, b, B);
-    const tq_task_options o = tq_mg_block_options(c->t->fine, b);
+    const tq_task_options o = tq_mg_cycle_options(c->t->fine, b);
     return tq_task_mg_coarsen_pack(&o, &c->base, B, faces);
 }
 
@@ -31,7 +32,7 @@ static int coarsen_block(const coarsen_ctx *c, int b, starpu_data_handle_t *from
     tq_mg_field_pair(c->t->basis, b, B);
     tq_mg_field_pair(c->fine->links, b, F);
     tq_mg_field_pair(c->coarse->links, b, C);
-    const tq_task_options o = tq_mg_block_options(c->t->fine, b);
+    const tq_task_options o = tq_mg_cycle_options(c->t->fine, b);
     return tq_task_mg_coarsen(&o, &c->base, B, F, C, starpu_data_get_sub_data(c->status, 1, (unsigned)b), from);
 }
 
