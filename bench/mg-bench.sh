@@ -4,14 +4,15 @@
 # GPUs), BiCGstab (double, single reliable updates) and plain GCR, same lattice, kappa and
 # sources; a table of iterations and the solves' wall clock last, logs in $OUT/mg.
 # Knobs: DIM (default "16 16 16 16"), KAPPA (0.1245), NSRC (2), NVEC (12), BLOCK (4 4 4 4),
-# WHERE (any).  Usage: bash bench/mg-bench.sh
+# WHERE (any; multigrid's row), NCUDA (the GPUs every row may use; default all).
+# Usage: bash bench/mg-bench.sh
 set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/mg
 mkdir -p "$res"
 tool=$top/build/.libs/taskqcd
 dim=${DIM:-16 16 16 16}
-common="propagator --dim $dim --weak-field 0.3 --kappa ${KAPPA:-0.1245} --nsrc ${NSRC:-2} --ncpus 8"
+common="propagator --dim $dim --weak-field 0.3 --kappa ${KAPPA:-0.1245} --nsrc ${NSRC:-2} --ncpus 8${NCUDA:+ --ncuda $NCUDA}"
 mg="--inv-multigrid --mg-nvec 0 ${NVEC:-12} --mg-block-size 0 ${BLOCK:-4 4 4 4} --where ${WHERE:-any}"
 rows=()
 mg_row() {
@@ -26,5 +27,5 @@ mg_row() {
     mg_row bicgstab-single-rel "$tool" $common --where cuda
     mg_row gcr-plain "$tool" $common --inv-type gcr --solve-type direct --where cuda
 }
-echo "== multigrid vs plain solvers ($dim, kappa ${KAPPA:-0.1245}, ${NSRC:-2} sources)"
+echo "== multigrid vs plain solvers ($dim, kappa ${KAPPA:-0.1245}, ${NSRC:-2} sources, ${NCUDA:-all} GPU(s))"
 printf '%s\n' "${rows[@]}"
