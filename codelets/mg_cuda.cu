@@ -8,8 +8,11 @@
  * rows. A half-precision output site needs all its values for its norm: those go one
  * thread per site. The Galerkin product gives each entry of the nine coarse matrices of a
  * coarse site its own thread (tq_mg_coarsen_entry; a thread block per coarse site and
- * matrix), its face pack one thread per fine site and basis vector. The other set-up
- * codelets (basis copies, orthonormalisation) stay on CPU workers. */
+ * matrix), its face pack one thread per fine site and basis vector. A basis copy goes one
+ * thread per fine site (tq_mg_basis_put_site). The block orthonormalisation is a thread
+ * block per coarse site: modified Gram-Schmidt as tq_mg_orthonormalise_site does it, but
+ * each inner product summed by the block's threads in a tree (not the CPU's order: the
+ * basis agrees with the CPU's to rounding, and is the same for every decomposition). */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -203,4 +206,133 @@ extern "C" void tq_mg_coarsen_cuda(void *buffers[], void *cl_arg)
     /* the block's status: 0 (no workspace to run out of here) */
     const cudaError_t err = cudaMemsetAsync(PTR(6), 0, sizeof(int64_t), tq_cuda_stream());
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+}
+
+__global__ void mg_basis_put_kernel(tq_mg_transfer_args a, ptr2c vec, ptr2 basis)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= 2 * a.fine_cb) return;
+    const int p = (int)(i / a.fine_cb);
+    tq_mg_basis_put_site(&a, vec.p, basis.p, p, i - p * a.fine_cb);
+}
+
+extern "C" void tq_mg_basis_put_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_transfer_args *a = (const tq_mg_transfer_args *)cl_arg;
+    const ptr2c vec = {{PTR(0), PTR(1)}};
+    const ptr2 basis = {{PTR(2), PTR(3)}};
+    mg_basis_put_kernel<<<blocks_for(2 * a->fine_cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, vec, basis);
+    check_launch();
+}
+
+#define ORTHO_THREADS 256
+
+/* The sum over the thread block of v (and w), returned to every thread. */
+__device__ static void block_sum2(double *v, double *w, double (*red)[ORTHO_THREADS])
+{
+    const int t = threadIdx.x;
+    red[0][t] = *v;
+    red[1][t] = *w;
+    __syncthreads();
+    for (int h = ORTHO_THREADS / 2; h > 0; h /= 2) {
+        if (t < h) red[0][t] += red[0][t + h], red[1][t] += red[1][t + h];
+        __syncthreads();
+    }
+    *v = red[0][0];
+    *w = red[1][0];
+    __syncthreads();
+}
+
+/* Element q (of the chirality's vol x 6 rows complex) of basis vector k on the aggregate of
+ * coarse block coordinates xc: its buffer parity, site and complex index in the row. */
+__device__ static void ortho_element(const tq_mg_transfer_args *a, const int xc[4], int chi, int k, int q, int *pf,
+                                     int64_t *site, int *e)
+{
+    const int half = 6 * a->rows;
+    int64_t sf;
+    tq_mg_fine_site(a, xc, q / half, pf, &sf);
+    const int el = chi * half + q % half;   /* complex index in the fine site's 12 rows */
+    *site = ((int64_t)k * a->rows + el / 12) * a->fine_cb + sf;
+    *e = el % 12;
+}
+
+__global__ void __launch_bounds__(ORTHO_THREADS) mg_orthonormalise_kernel(tq_mg_transfer_args a, ptr2 basis,
+                                                                         unsigned long long *dependent)
+{
+    __shared__ double red[2][ORTHO_THREADS];
+    const int64_t ic = blockIdx.x;
+    const int pc = (int)(ic / a.coarse_cb);
+    int xc[4];
+    tq_block_coords(a.coarse_block, pc, ic - pc * a.coarse_cb, xc);
+    const int n = tq_mg_agg_volume(&a) * 6 * a.rows;   /* complex of one chirality part */
+    for (int chi = 0; chi < 2; chi++)
+        for (int k = 0; k < a.nvec; k++) {
+            double before = 0, zero = 0;
+            for (int q = threadIdx.x; q < n; q += ORTHO_THREADS) {
+                int pf, e;
+                int64_t s;
+                double re, im;
+                ortho_element(&a, xc, chi, k, q, &pf, &s, &e);
+                tq_load_complex(basis.p[pf], &a.Lb, s, e, &re, &im);
+                before += re * re + im * im;
+            }
+            block_sum2(&before, &zero, red);
+            for (int j = 0; j < k; j++) {
+                double cre = 0, cim = 0;   /* <v_j, v_k> on this chirality */
+                for (int q = threadIdx.x; q < n; q += ORTHO_THREADS) {
+                    int pf, e;
+                    int64_t sj, sk;
+                    double jr, ji, kr, ki;
+                    ortho_element(&a, xc, chi, j, q, &pf, &sj, &e);
+                    ortho_element(&a, xc, chi, k, q, &pf, &sk, &e);
+                    tq_load_complex(basis.p[pf], &a.Lb, sj, e, &jr, &ji);
+                    tq_load_complex(basis.p[pf], &a.Lb, sk, e, &kr, &ki);
+                    cre += jr * kr + ji * ki;
+                    cim += jr * ki - ji * kr;
+                }
+                block_sum2(&cre, &cim, red);
+                for (int q = threadIdx.x; q < n; q += ORTHO_THREADS) {   /* each thread its own elements */
+                    int pf, e;
+                    int64_t sj, sk;
+                    double jr, ji, kr, ki;
+                    ortho_element(&a, xc, chi, j, q, &pf, &sj, &e);
+                    ortho_element(&a, xc, chi, k, q, &pf, &sk, &e);
+                    tq_load_complex(basis.p[pf], &a.Lb, sj, e, &jr, &ji);
+                    tq_load_complex(basis.p[pf], &a.Lb, sk, e, &kr, &ki);
+                    tq_store_complex(basis.p[pf], &a.Lb, sk, e, kr - (cre * jr - cim * ji), ki - (cre * ji + cim * jr));
+                }
+            }
+            double n2 = 0;
+            for (int q = threadIdx.x; q < n; q += ORTHO_THREADS) {
+                int pf, e;
+                int64_t s;
+                double re, im;
+                ortho_element(&a, xc, chi, k, q, &pf, &s, &e);
+                tq_load_complex(basis.p[pf], &a.Lb, s, e, &re, &im);
+                n2 += re * re + im * im;
+            }
+            block_sum2(&n2, &zero, red);
+            const int bad = !(n2 > 1e-24 * before) || n2 == 0.0;
+            const double f = bad ? 0.0 : 1.0 / sqrt(n2);
+            for (int q = threadIdx.x; q < n; q += ORTHO_THREADS) {
+                int pf, e;
+                int64_t s;
+                double re, im;
+                ortho_element(&a, xc, chi, k, q, &pf, &s, &e);
+                tq_load_complex(basis.p[pf], &a.Lb, s, e, &re, &im);
+                tq_store_complex(basis.p[pf], &a.Lb, s, e, re * f, im * f);
+            }
+            if (bad && threadIdx.x == 0) atomicAdd(dependent, 1ull);
+        }
+}
+
+extern "C" void tq_mg_orthonormalise_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_transfer_args *a = (const tq_mg_transfer_args *)cl_arg;
+    const ptr2 basis = {{PTR(0), PTR(1)}};
+    unsigned long long *dependent = (unsigned long long *)PTR(2);   /* the block's int64 status */
+    cudaError_t err = cudaMemsetAsync(dependent, 0, sizeof *dependent, tq_cuda_stream());
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+    mg_orthonormalise_kernel<<<(unsigned)(2 * a->coarse_cb), ORTHO_THREADS, 0, tq_cuda_stream()>>>(*a, basis, dependent);
+    check_launch();
 }

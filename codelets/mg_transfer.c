@@ -5,8 +5,8 @@
  *   prolong:         coarse (R) x2, basis (R) x2, fine (W) x2
  *   basis put:       vector (R) x2, basis (RW; W for vector 0) x2
  *   orthonormalise:  basis (RW) x2, status (W: one int64, the dependent vectors found)
- * Restriction and prolongation also on GPUs (codelets/mg_cuda.cu); the basis codelets (set-up)
- * on CPU workers. */
+ * All four also on GPUs (codelets/mg_cuda.cu; the orthonormalisation there only for a double
+ * or single basis). */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/mg_transfer_site.h"
@@ -73,11 +73,11 @@ struct starpu_codelet tq_cl_mg_prolong = {
     .model = &prolong_model, .name = "tq_mg_prolong",
 };
 struct starpu_codelet tq_cl_mg_basis_put = {
-    .cpu_funcs = {basis_put_cpu}, .cpu_funcs_name = {"basis_put_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {basis_put_cpu}, .cpu_funcs_name = {"basis_put_cpu"}, TQ_CUDA_IMPL(tq_mg_basis_put_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &basis_put_model, .name = "tq_mg_basis_put",
 };
 struct starpu_codelet tq_cl_mg_orthonormalise = {
-    .cpu_funcs = {orthonormalise_cpu}, .cpu_funcs_name = {"orthonormalise_cpu"}, .nbuffers = 3,
+    .cpu_funcs = {orthonormalise_cpu}, .cpu_funcs_name = {"orthonormalise_cpu"}, TQ_CUDA_IMPL(tq_mg_orthonormalise_cuda) .nbuffers = 3,
     .modes = {STARPU_RW, STARPU_RW, STARPU_W},
     .model = &orthonormalise_model, .name = "tq_mg_orthonormalise",
 };

@@ -165,6 +165,8 @@ void tq_coarse_interior_cuda(void *buffers[], void *cl_arg);
 void tq_coarse_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_mg_coarsen_pack_cuda(void *buffers[], void *cl_arg);
 void tq_mg_coarsen_cuda(void *buffers[], void *cl_arg);
+void tq_mg_basis_put_cuda(void *buffers[], void *cl_arg);
+void tq_mg_orthonormalise_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
  * *seconds the time per launch (CUDA events). */

@@ -525,7 +525,7 @@ typedef struct tq_mg_params {
     double coarse_tol;                        /* a coarse level's GCR: relative tolerance */
     int coarse_maxiter;                       /* and its iteration limit */
     tq_precision smoother_prec, nullvec_prec; /* storage of smoother and null vectors */
-    int verbosity;                            /* 0 silent, 1 summary, 2 per level and cycle */
+    int verbosity;                            /* 0 silent, 1 summary, 2 also each set-up stage */
 } tq_mg_params;
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500

@@ -152,6 +152,14 @@ TQ_HD void TQ_RF(tq_load_reals)(const void *buf, const tq_layout *L, int64_t s, 
     for (int j = lo / L->vec; j < hi / L->vec; j++) TQ_RF(tq_load_chunk)(buf, L, s, j, hs, v + j * L->vec - lo);
 }
 
+/* One complex (reals 2 e, 2 e + 1) of site s from a double or single buffer. */
+TQ_HD void TQ_RF(tq_load_complex)(const void *buf, const tq_layout *L, int64_t s, int e, TQ_R *re, TQ_R *im)
+{
+    const int64_t k = tq_layout_index(L, s, 2 * e);   /* 2 e and 2 e + 1 share a short vector */
+    if (L->prec == 8) *re = (TQ_R)((const double *)buf)[k], *im = (TQ_R)((const double *)buf)[k + 1];
+    else *re = (TQ_R)((const float *)buf)[k], *im = (TQ_R)((const float *)buf)[k + 1];
+}
+
 /* One complex (reals 2 e, 2 e + 1) of site s, for buffers without a per-site norm (double,
  * single): a half-precision site needs all its values to be stored (its norm). */
 TQ_HD void TQ_RF(tq_store_complex)(void *buf, const tq_layout *L, int64_t s, int e, TQ_R re, TQ_R im)

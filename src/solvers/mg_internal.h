@@ -20,12 +20,13 @@
 tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattice *lat, int coarse[][4],
                          int coarse_block[][4]);
 
-/* The options of block b's multigrid set-up tasks: its owner's, but some set-up codelets
- * (basis, orthonormalisation, the stencil form) have CPU implementations only, so a block
- * owned by a GPU has them run by any CPU worker. */
+/* The options of block b's multigrid tasks whose codelets have CPU implementations only
+ * (the fine operator's stencil form; the orthonormalisation of a half-precision basis): its
+ * owner's, but a block owned by a GPU has them run by any CPU worker. */
 tq_task_options tq_mg_block_options(const tq_lattice *lat, int b);
 /* The options of the tasks whose codelets run on GPUs too (restriction, prolongation, the
- * coarse operator, the Galerkin product): the block's owner's (TQ_MG_CPU=1 in the environment:
+ * coarse operator, the Galerkin product, the basis copies and orthonormalisation): the
+ * block's owner's (TQ_MG_CPU=1 in the environment:
  * tq_mg_block_options, for comparisons). */
 tq_task_options tq_mg_cycle_options(const tq_lattice *lat, int b);
 

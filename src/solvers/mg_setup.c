@@ -112,6 +112,13 @@ static tq_status check_params(const char *who, const tq_dirac *d, const tq_mg_pa
     return TQ_SUCCESS;
 }
 
+/* Progress of a long set-up (verbosity 2): the stage done and the time since t0. */
+static void setup_progress(const tq_multigrid *mg, const char *stage, double t0)
+{
+    if (mg->p.verbosity >= 2 && tq_internal_mpi_rank() == 0)
+        fprintf(stderr, "taskqcd: multigrid set-up: %s done, %.3f s\n", stage, tq_internal_now() - t0);
+}
+
 tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t seed, tq_multigrid **out)
 {
     const char *who = "tq_multigrid_create";
@@ -132,14 +139,19 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
     for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(mg->lat, &fp, &v[k]);
     if (st == TQ_SUCCESS) st = null_vectors(mg, seed, v, v + nvec);
+    setup_progress(mg, "null vectors", t0);
     if (st == TQ_SUCCESS) st = tq_mg_transfer_set_basis(mg->t, v);
+    setup_progress(mg, "block orthonormalised basis", t0);
     for (int k = 0; v && k < 2 * nvec; k++) tq_field_destroy(v[k]);
     free(v);
     /* the Galerkin product R M P from the fine level in stencil form, made for it alone */
     tq_mg_coarse_op *fine = NULL;
     if (st == TQ_SUCCESS) st = tq_mg_fine_op_create(who, d, TQ_DOUBLE, TQ_DOUBLE, &fine);
+    if (st == TQ_SUCCESS) st = tq_wait_all();
+    setup_progress(mg, "the fine operator's stencil form", t0);
     if (st == TQ_SUCCESS) st = tq_mg_coarse_op_create(who, mg->t->coarse, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->coarse);
     if (st == TQ_SUCCESS) st = tq_mg_coarsen(fine, mg->t, mg->coarse);
+    setup_progress(mg, "Galerkin coarse operator", t0);
     tq_mg_coarse_op_destroy(fine);
     tq_solver_params cp;
     tq_solver_params_default(&cp);

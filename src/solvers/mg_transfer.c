@@ -147,7 +147,7 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
             starpu_data_handle_t v[2], B[2];
             tq_mg_field_pair(vectors[k], b, v);
             tq_mg_field_pair(t->basis, b, B);
-            const tq_task_options o = tq_mg_block_options(t->fine, b);
+            const tq_task_options o = tq_mg_cycle_options(t->fine, b);
             ret = tq_task_mg_basis_put(&o, &a, v, B);
         }
     starpu_data_handle_t hs = NULL;
@@ -159,7 +159,8 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
             const tq_mg_transfer_args a = tq_mg_transfer_block_args(t);
             starpu_data_handle_t B[2];
             tq_mg_field_pair(t->basis, b, B);
-            const tq_task_options o = tq_mg_block_options(t->fine, b);
+            /* the GPU version reads and writes single complex values: no half-precision basis */
+            const tq_task_options o = t->basis->p.prec == TQ_HALF ? tq_mg_block_options(t->fine, b) : tq_mg_cycle_options(t->fine, b);
             ret = tq_task_mg_orthonormalise(&o, &a, B, starpu_data_get_sub_data(hs, 1, (unsigned)b));
         }
         starpu_data_unpartition(hs, STARPU_MAIN_RAM);   /* waits for the tasks */
