@@ -537,8 +537,9 @@ void tq_mg_params_default(tq_mg_params *p);
  * the null space of F), all these solves submitted together as independent task graphs;
  * the block-orthonormal basis, the Galerkin coarse operator and the cycle's work fields.
  * One set-up serves any number of solves with d (a propagator's sources). Built so far: two
- * levels, every level in double precision, CPU codelets (GPU-owned blocks' multigrid tasks
- * run on CPU workers); asking for more levels or another precision returns
+ * levels, every level in double precision; the blocks' owners run the multigrid tasks, GPUs
+ * included, except the fine operator's stencil form (CPU workers: at least one is needed);
+ * asking for more levels or another precision returns
  * TQ_ERR_UNSUPPORTED, parameters that do not fit the lattice TQ_ERR_INVALID_ARG naming the
  * level and the mismatch. seed: the random start vectors (same seed, same set-up). */
 typedef struct tq_multigrid tq_multigrid;
@@ -549,6 +550,19 @@ void tq_multigrid_destroy(tq_multigrid *mg);
  * multigrid cycle; result as tq_solve's (true residual of M, on the full lattice). */
 tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_solver_result *result);
+/* Saves the set-up (its basis and coarse operator: what the null-vector solves and the
+ * Galerkin product made) to path, with the lattice, the aggregates, the null vectors, the
+ * operator's kind, kappa, c_sw and boundary factors and a fingerprint of its gauge field
+ * (doc/solvers.md, "Saving a set-up"). Collective across ranks; rank 0 writes, into a
+ * temporary file renamed onto path when whole (a failed save leaves nothing under path). */
+tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path);
+/* The set-up for d and p read from path instead of made (no set-up solves): the file must
+ * have been saved for the same lattice, levels, aggregates and null vectors, and for an
+ * operator of the same kind, kappa, c_sw, boundary factors and gauge field
+ * (TQ_ERR_MISMATCH naming the difference otherwise; TQ_ERR_IO, TQ_ERR_FORMAT for an
+ * unreadable, truncated or damaged file). Solves then go as with the saved set-up, to the
+ * bit on the same blocks. Any rank grid and block decomposition may read it. */
+tq_status tq_multigrid_load(const tq_dirac *d, const tq_mg_params *p, const char *path, tq_multigrid **out);
 /* Null vectors' set-up solves: iterations summed and the set-up's wall time (s). */
 typedef struct tq_multigrid_info {
     int levels, nvec, coarse_dims[4];

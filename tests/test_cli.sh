@@ -313,6 +313,17 @@ run 0 propagator $mg_args --inv-type gcr --solve-type direct --prec-sloppy doubl
     ok
     grep -q '"multigrid": true' "$out" || fail "propagator --inv-multigrid: the JSON does not say multigrid"
 }
+# a set-up saved and read back gives the same correlator, to the bit; one saved for another
+# kappa is refused, naming it
+mg_small="$mg_args --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
+run 0 propagator $mg_small --mg-save "$tmp/setup.tqmg" && correlator "$out" > "$tmp/mg_s1" &&
+    run 0 propagator $mg_small --mg-load "$tmp/setup.tqmg" && correlator "$out" > "$tmp/mg_s2" && {
+    ok
+    cmp -s "$tmp/mg_s1" "$tmp/mg_s2" && [ -s "$tmp/mg_s1" ] && ok || fail "propagator --mg-load: not the correlator of the saved set-up's run"
+    run 1 propagator $mg_small --kappa 0.12 --mg-load "$tmp/setup.tqmg" &&
+        expect "$err" "made for another operator.*kappa 0.13" "propagator --mg-load for another kappa"
+}
+run 1 propagator $mg_small --mg-load "$tmp/none.tqmg" && expect "$err" "cannot open" "propagator --mg-load of a missing file"
 run 2 propagator --inv-multigrid --inv-type cg && expect "$err" "flexible GCR" "propagator --inv-multigrid --inv-type cg"
 run 2 propagator --mg-nvec 0 6 && expect "$err" "add --inv-multigrid" "propagator --mg-nvec without --inv-multigrid"
 run 2 propagator --inv-multigrid --mg-nvec 5 6 && expect "$err" "bad value for --mg-nvec" "propagator --mg-nvec level 5"

@@ -3,11 +3,17 @@
  * set-up solves submitted together. Asserts: the true residual |b - M x| / |b|, computed
  * here from the solution (tq_dirac_mat and the host), below 1e-9 for two sources with one
  * set-up; at most a quarter of plain GCR's iterations; the same seed gives the same
- * solution bits; what is not built (three levels, half
+ * solution bits; a set-up saved to a file and read back solves to the same bits, and bad
+ * set-up files (missing, not one, truncated, damaged, made for other parameters, another
+ * kappa or another gauge field) and a save into a missing folder are refused with a clear
+ * error, leaving no file; what is not built (three levels, half
  * precision) and bad input (aggregates that do not divide the lattice, null vectors not a
  * multiple of 6, wrong fields, a non-GCR outer solver, NULL) refused with a clear error. */
+#define _POSIX_C_SOURCE 200809L   /* mkdtemp */
 #include "tq_test.h"
 #include "mg_test.h"
+
+#include <unistd.h>   /* rmdir */
 #include "../reference/wilson_reference.h"
 
 /* test_multigrid_cuda (this file with TQ_TEST_CUDA): the same with a GPU beside the CPU
@@ -61,6 +67,110 @@ static void refused(const char *what, const tq_dirac *d, const tq_mg_params *p, 
     CHECK(st == want && mg == NULL, "%s: got %s (want %s)", what, tq_status_name(st), tq_status_name(want));
     CHECK(strstr(tq_last_error(), word) != NULL, "%s: message '%s' does not name '%s'", what, tq_last_error(), word);
     printf("  refused, %-30s %s\n", what, tq_last_error());
+}
+
+/* Copies the first n bytes of from (all of it: n < 0) into to, with byte flip (if >= 0)
+ * inverted; 0 on success. */
+static int copy_file(const char *from, const char *to, long n, long flip)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    int ok = a && b;
+    long i = 0;
+    for (int c; ok && (n < 0 || i < n) && (c = fgetc(a)) != EOF; i++) fputc(i == flip ? c ^ 0x5a : c, b);
+    if (a) fclose(a);
+    if (b && fclose(b)) ok = 0;
+    return ok ? 0 : -1;
+}
+
+/* A set-up saved and read back: the same solution bits; bad files refused. */
+static void check_save_load(tq_lattice *lat, const tq_host_gauge *g, const tq_dirac *d, tq_multigrid *mg,
+                            const tq_mg_params *p, const tq_solver_params *sp, const tq_field *b, int64_t n)
+{
+    const char *t = getenv("TMPDIR");
+    char dir[512], path[600], bad[600];
+    snprintf(dir, sizeof dir, "%s/tq_mg_XXXXXX", t && t[0] ? t : "/tmp");
+    if (!mkdtemp(dir)) { CHECK(0, "mkdtemp failed"); return; }
+    snprintf(path, sizeof path, "%s/setup.tqmg", dir);
+    snprintf(bad, sizeof bad, "%s/bad.tqmg", dir);
+    tq_field *x1 = spinor(lat, NULL), *x2 = spinor(lat, NULL);
+    double *h1 = malloc(sizeof(double) * (size_t)n), *h2 = malloc(sizeof(double) * (size_t)n);
+    tq_multigrid *back = NULL;
+    tq_field *gauge2 = NULL;
+    tq_dirac *d2 = NULL;
+    tq_host_gauge g2 = {{0}, NULL};
+    if (!x1 || !x2 || !h1 || !h2) { CHECK(0, "set-up failed"); goto out; }
+    CHECK_OK(tq_multigrid_save(mg, path));
+    CHECK_OK(tq_multigrid_load(d, p, path, &back));
+    if (back) {
+        tq_solver_result r1, r2;
+        CHECK_OK(tq_multigrid_solve(mg, x1, b, sp, &r1));
+        CHECK_OK(tq_multigrid_solve(back, x2, b, sp, &r2));
+        CHECK_OK(tq_field_export(x1, h1));
+        CHECK_OK(tq_field_export(x2, h2));
+        CHECK(r1.iterations == r2.iterations && !memcmp(h1, h2, sizeof(double) * (size_t)n),
+              "the set-up read back solved differently: %d / %d iterations, apart by %g", r1.iterations, r2.iterations,
+              sqrt(ref_vdiff2(h1, h2, n)));
+        printf("  set-up saved and read back: %d / %d iterations, the same solution bits\n", r1.iterations, r2.iterations);
+        tq_multigrid_destroy(back);
+        back = NULL;
+    }
+    /* bad files and parameters: each refused, naming the problem */
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/none.tqmg", dir);
+    CHECK_ERR(tq_multigrid_load(d, p, missing, &back), TQ_ERR_IO);
+    CHECK(back == NULL, "a failed load returned a set-up");
+    FILE *f = fopen(bad, "wb");
+    if (f) { fputs("not a set-up file at all, but long enough to hold a header of the format............"
+                   "..................................................................................", f); fclose(f); }
+    CHECK_ERR(tq_multigrid_load(d, p, bad, &back), TQ_ERR_FORMAT);
+    CHECK(strstr(tq_last_error(), "not a TaskQCD multigrid set-up") != NULL, "wrong magic: '%s'", tq_last_error());
+    if (!copy_file(path, bad, 4000, -1)) {
+        CHECK_ERR(tq_multigrid_load(d, p, bad, &back), TQ_ERR_FORMAT);
+        CHECK(strstr(tq_last_error(), "truncated") != NULL, "truncated: '%s'", tq_last_error());
+    }
+    if (!copy_file(path, bad, -1, 5000)) {
+        CHECK_ERR(tq_multigrid_load(d, p, bad, &back), TQ_ERR_FORMAT);
+        CHECK(strstr(tq_last_error(), "checksum") != NULL, "damaged: '%s'", tq_last_error());
+    }
+    tq_mg_params q = *p;
+    q.nvec[0] = 6;
+    CHECK_ERR(tq_multigrid_load(d, &q, path, &back), TQ_ERR_MISMATCH);
+    CHECK(strstr(tq_last_error(), "null vectors") != NULL, "other nvec: '%s'", tq_last_error());
+    printf("  refused: %s\n", tq_last_error());
+    if (!mg_test_dirac(lat, g, 0.124, 1.0, &gauge2, &d2)) {
+        CHECK_ERR(tq_multigrid_load(d2, p, path, &back), TQ_ERR_MISMATCH);
+        CHECK(strstr(tq_last_error(), "kappa") != NULL, "other kappa: '%s'", tq_last_error());
+    }
+    tq_dirac_destroy(d2);
+    tq_field_destroy(gauge2);
+    d2 = NULL;
+    gauge2 = NULL;
+    if (tq_host_gauge_alloc(&g2, g->dims) == TQ_SUCCESS) {
+        memcpy(g2.links, g->links, sizeof(double) * 72 * (size_t)(g->dims[0] * g->dims[1] * g->dims[2] * g->dims[3]));
+        CHECK_OK(tq_host_gauge_weak(&g2, 6, 0.3));   /* another configuration */
+        if (!mg_test_dirac(lat, &g2, 0.1245, 1.0, &gauge2, &d2)) {
+            CHECK_ERR(tq_multigrid_load(d2, p, path, &back), TQ_ERR_MISMATCH);
+            CHECK(strstr(tq_last_error(), "gauge field") != NULL, "other gauge field: '%s'", tq_last_error());
+            printf("  refused: %s\n", tq_last_error());
+        }
+    }
+    char nowhere[700];
+    snprintf(nowhere, sizeof nowhere, "%s/no/such/folder/setup.tqmg", dir);
+    CHECK_ERR(tq_multigrid_save(mg, nowhere), TQ_ERR_IO);
+    CHECK_ERR(tq_multigrid_save(NULL, path), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_multigrid_load(d, p, NULL, &back), TQ_ERR_INVALID_ARG);
+out:
+    tq_multigrid_destroy(back);
+    tq_dirac_destroy(d2);
+    tq_field_destroy(gauge2);
+    tq_host_gauge_free(&g2);
+    tq_field_destroy(x1);
+    tq_field_destroy(x2);
+    free(h1);
+    free(h2);
+    remove(path);
+    remove(bad);
+    CHECK(rmdir(dir) == 0, "files left in %s after the checks (a failed save left one?)", dir);
 }
 
 int main(void)
@@ -158,6 +268,8 @@ int main(void)
         tq_multigrid_destroy(mg2);
         mg2 = NULL;
     }
+
+    check_save_load(lat, &g, d, mg, &p, &sp, b, n);
 
     /* not built yet, and bad input */
     tq_mg_params q = p;

@@ -28,7 +28,8 @@ static void propagator_usage(FILE *o)
         "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
         "         [--inv-multigrid [--mg-levels 2] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
         "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
-        "         [--mg-coarse-maxiter N] [--mg-seed S] [--mg-verbosity N]]\n"
+        "         [--mg-coarse-maxiter N] [--mg-seed S] [--mg-verbosity N] [--mg-save FILE]\n"
+        "         [--mg-load FILE]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
         "prints per solve iterations, true residual |b - M x| / |b|, time and GFLOPS, then the\n"
@@ -47,7 +48,9 @@ static void propagator_usage(FILE *o)
         "null vectors (24, a multiple of 6) from GCR solves of M e = M v0 on random v0 to\n"
         "--mg-setup-tol (1e-12) or --mg-setup-iters (16), --mg-smoother-steps 0 N MR steps before\n"
         "and after the coarse correction (4), coarse GCR to --mg-coarse-tol (0.001) or\n"
-        "--mg-coarse-maxiter (100); --mg-seed the random start vectors (1).\n"
+        "--mg-coarse-maxiter (100); --mg-seed the random start vectors (1). --mg-save FILE\n"
+        "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
+        "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
         "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
@@ -101,6 +104,7 @@ typedef struct prop_opts {
     int inv_given, solve_type_given, sloppy_given, mg_given;
     tq_mg_params mgp;
     unsigned long long mg_seed;
+    const char *mg_save, *mg_load;   /* --mg-save FILE, --mg-load FILE */
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
@@ -157,7 +161,7 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     const char *a = argv[*i];
     static const char *const known[] = {"--mg-levels", "--mg-setup-tol", "--mg-setup-iters", "--mg-coarse-tol",
                                         "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
-                                        "--mg-smoother-steps", "--mg-block-size"};
+                                        "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
@@ -168,7 +172,9 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     long v[5];
     const char *s = argv[*i + 1];
     int bad = 0;
-    if (!strcmp(a, "--mg-setup-tol")) { m->setup_tol = strtod(s, &e); bad = *e || !(m->setup_tol > 0 && m->setup_tol < 1); }
+    if (!strcmp(a, "--mg-save")) { o->mg_save = s; bad = !s[0]; }
+    else if (!strcmp(a, "--mg-load")) { o->mg_load = s; bad = !s[0]; }
+    else if (!strcmp(a, "--mg-setup-tol")) { m->setup_tol = strtod(s, &e); bad = *e || !(m->setup_tol > 0 && m->setup_tol < 1); }
     else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
     else if (!strcmp(a, "--mg-seed")) { o->mg_seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
     else {
@@ -425,8 +431,14 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     r->t_setup = tq_cli_now() - r->t_setup;
     if (o->multigrid) {
         r->t_mg_setup = tq_cli_now();
-        if (tq_multigrid_create(r->d, &o->mgp, (uint64_t)o->mg_seed, &r->mg)) {
+        const tq_status made = o->mg_load ? tq_multigrid_load(r->d, &o->mgp, o->mg_load, &r->mg)
+                                          : tq_multigrid_create(r->d, &o->mgp, (uint64_t)o->mg_seed, &r->mg);
+        if (made != TQ_SUCCESS) {
             fprintf(stderr, "%s: multigrid set-up: %s\n", me, tq_last_error());
+            return 1;
+        }
+        if (o->mg_save && tq_multigrid_save(r->mg, o->mg_save)) {
+            fprintf(stderr, "%s: saving the multigrid set-up: %s\n", me, tq_last_error());
             return 1;
         }
         r->t_mg_setup = tq_cli_now() - r->t_mg_setup;

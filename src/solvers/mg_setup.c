@@ -8,7 +8,9 @@
  * double precision so far. May call: src/core, src/blas, src/dirac and the solvers' frame. */
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
+#include "io/gauge_io_internal.h"   /* atomic file writes, exact reads */
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +121,22 @@ static void setup_progress(const tq_multigrid *mg, const char *stage, double t0)
         fprintf(stderr, "taskqcd: multigrid set-up: %s done, %.3f s\n", stage, tq_internal_now() - t0);
 }
 
+/* The cycle and the work field on a set-up's transfer and coarse operator (made, or read
+ * from a file), once every task before has run. */
+static tq_status finish_setup(tq_multigrid *mg)
+{
+    const tq_mg_params *p = &mg->p;
+    tq_solver_params cp;
+    tq_solver_params_default(&cp);
+    cp.inverter = TQ_INV_GCR;
+    cp.tol = p->coarse_tol;
+    cp.maxiter = p->coarse_maxiter;
+    const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    TQ_CHECK(tq_mg_two_level_create_dirac(mg->d, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle));
+    TQ_CHECK(tq_field_create(mg->lat, &fp, &mg->w));
+    return tq_wait_all();
+}
+
 tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t seed, tq_multigrid **out)
 {
     const char *who = "tq_multigrid_create";
@@ -153,15 +171,7 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     if (st == TQ_SUCCESS) st = tq_mg_coarsen(fine, mg->t, mg->coarse);
     setup_progress(mg, "Galerkin coarse operator", t0);
     tq_mg_coarse_op_destroy(fine);
-    tq_solver_params cp;
-    tq_solver_params_default(&cp);
-    cp.inverter = TQ_INV_GCR;
-    cp.tol = p->coarse_tol;
-    cp.maxiter = p->coarse_maxiter;
-    if (st == TQ_SUCCESS)
-        st = tq_mg_two_level_create_dirac(d, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle);
-    if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &fp, &mg->w);
-    if (st == TQ_SUCCESS) st = tq_wait_all();
+    if (st == TQ_SUCCESS) st = finish_setup(mg);
     if (st != TQ_SUCCESS) {
         tq_multigrid_destroy(mg);
         return st;
@@ -239,5 +249,243 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
                 result->true_residual, result->seconds);
     if (solve_st != TQ_SUCCESS)
         return tq_error(solve_st, "%s: not converged in %d iterations (residual %.3e)", who, out.iterations, out.residual);
+    return TQ_SUCCESS;
+}
+
+/* ---- saving and loading a set-up ------------------------------------------------------------
+ * The file: a fixed header (mg_file_header, native byte order, recorded and checked), then
+ * the basis and the coarse operator's links as doubles in the global host order of their
+ * lattices (tq_lattice_allgather_sites), then nothing. The header records what the set-up
+ * was made for (lattice, aggregates, null vectors, the operator's kind, kappa, c_sw and
+ * boundary factors, and a fingerprint of its gauge field) and an FNV-1a checksum of the data. */
+#define MG_FILE_MAGIC "TQMGSET1"
+enum { MG_FILE_VERSION = 1, MG_FILE_BYTE_ORDER = 0x01020304 };
+typedef struct mg_file_header {
+    char magic[8];
+    uint32_t version, byte_order;
+    int32_t dims[4], block[4];
+    int32_t levels, nvec, dslash_type, reserved;
+    double kappa, csw, bc[4];
+    double gauge_fingerprint;
+    uint64_t basis_reals, link_reals;   /* doubles of each part */
+    uint64_t checksum;                  /* FNV-1a 64 of the data's bytes */
+} mg_file_header;
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A number that changes with any link of the operator's gauge field: its reals weighted by
+ * a fixed function of their global position, summed over every rank (the same to rounding
+ * on any rank grid). */
+static tq_status gauge_fingerprint(const tq_dirac *d, double *out)
+{
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    tq_lattice_info li;
+    TQ_CHECK(tq_lattice_get_info(g->lat, &li));
+    tq_host_gauge h;
+    TQ_CHECK(tq_host_gauge_alloc(&h, li.local));
+    tq_status st = tq_gauge_field_export(g, &h);
+    double sum = 0;
+    for (int64_t s = 0; st == TQ_SUCCESS && s < li.local_volume; s++) {
+        int x[4];
+        int64_t r = s, global = 0;
+        for (int mu = 0; mu < 4; mu++) {
+            x[mu] = (int)(r % li.local[mu]) + li.coords[mu] * li.local[mu];
+            r /= li.local[mu];
+        }
+        for (int mu = 3; mu >= 0; mu--) global = global * li.dims[mu] + x[mu];
+        for (int k = 0; k < 72; k++) {
+            const uint64_t key = (uint64_t)global * 72u + (uint64_t)k;
+            sum += h.links[s * 72 + k] * (double)((key * 0x9e3779b97f4a7c15ull) >> 44) / 1048576.0;
+        }
+    }
+    tq_host_gauge_free(&h);
+    if (st == TQ_SUCCESS) st = tq_allreduce_sum(&sum, 1);
+    *out = sum;
+    return st;
+}
+
+/* The header of mg's set-up (data sizes and checksum left to the caller). */
+static tq_status file_header(const tq_multigrid *mg, mg_file_header *h)
+{
+    memset(h, 0, sizeof *h);
+    memcpy(h->magic, MG_FILE_MAGIC, 8);
+    h->version = MG_FILE_VERSION;
+    h->byte_order = MG_FILE_BYTE_ORDER;
+    tq_lattice_info li;
+    TQ_CHECK(tq_lattice_get_info(mg->lat, &li));
+    const tq_dirac_params *dp = tq_internal_dirac_params(mg->d);
+    for (int mu = 0; mu < 4; mu++) {
+        h->dims[mu] = li.dims[mu];
+        h->block[mu] = mg->p.block[0][mu];
+        h->bc[mu] = dp->bc[mu];
+    }
+    h->levels = mg->p.levels;
+    h->nvec = mg->p.nvec[0];
+    h->dslash_type = (int32_t)dp->type;
+    h->kappa = dp->kappa;
+    h->csw = dp->type == TQ_DSLASH_CLOVER ? dp->csw : 0.0;
+    return gauge_fingerprint(mg->d, &h->gauge_fingerprint);
+}
+
+/* f's sites of the whole lattice on every rank: a new array of 2 ndof reals per site. */
+static tq_status gather_field(const tq_field *f, double **global, int64_t *nreals)
+{
+    tq_lattice_info li;
+    TQ_CHECK(tq_lattice_get_info(f->lat, &li));
+    const int nreal = 2 * f->p.ndof;
+    double *local = malloc(sizeof(double) * (size_t)(li.local_volume * nreal));
+    *global = malloc(sizeof(double) * (size_t)(li.global_volume * nreal));
+    tq_status st = local && *global ? tq_field_export(f, local) : tq_error(TQ_ERR_NOMEM, "tq_multigrid_save: out of memory");
+    if (st == TQ_SUCCESS) st = tq_lattice_allgather_sites(f->lat, local, *global, nreal);
+    free(local);
+    *nreals = li.global_volume * nreal;
+    return st;
+}
+
+tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path)
+{
+    const char *who = "tq_multigrid_save";
+    if (!mg || !path || !path[0]) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL set-up or path", who);
+    mg_file_header h;
+    double *basis = NULL, *links = NULL;
+    int64_t nb = 0, nl = 0;
+    tq_status st = file_header(mg, &h);
+    if (st == TQ_SUCCESS) st = gather_field(mg->t->basis, &basis, &nb);
+    if (st == TQ_SUCCESS) st = gather_field(mg->coarse->links, &links, &nl);
+    if (st == TQ_SUCCESS && tq_internal_mpi_rank() == 0) {   /* every rank holds the whole data; rank 0 writes */
+        h.basis_reals = (uint64_t)nb;
+        h.link_reals = (uint64_t)nl;
+        h.checksum = fnv1a(fnv1a(0xcbf29ce484222325ull, basis, sizeof(double) * (size_t)nb), links,
+                           sizeof(double) * (size_t)nl);
+        tq_atomic_file af;
+        st = tq_io_create_atomic(path, &af);
+        if (st == TQ_SUCCESS) {
+            tq_status w = tq_io_write_exact(af.f, &h, sizeof h, path);
+            if (w == TQ_SUCCESS) w = tq_io_write_exact(af.f, basis, sizeof(double) * (size_t)nb, path);
+            if (w == TQ_SUCCESS) w = tq_io_write_exact(af.f, links, sizeof(double) * (size_t)nl, path);
+            st = tq_io_finish_atomic(&af, w);
+        }
+    }
+    free(basis);
+    free(links);
+    return tq_status_agree(st);
+}
+
+/* The saved header against what d and p ask for: the first difference, named. */
+static tq_status check_header(const char *path, const mg_file_header *f, const mg_file_header *want)
+{
+    if (memcmp(f->magic, MG_FILE_MAGIC, 8) != 0)
+        return tq_error(TQ_ERR_FORMAT, "'%s' is not a TaskQCD multigrid set-up (no %s at its start)", path, MG_FILE_MAGIC);
+    if (f->byte_order != MG_FILE_BYTE_ORDER)
+        return tq_error(TQ_ERR_FORMAT, "'%s' was written on a machine of the other byte order", path);
+    if (f->version != MG_FILE_VERSION)
+        return tq_error(TQ_ERR_FORMAT, "'%s': set-up file version %u (this library reads %d)", path, f->version,
+                        MG_FILE_VERSION);
+    if (memcmp(f->dims, want->dims, sizeof f->dims) != 0)
+        return tq_error(TQ_ERR_MISMATCH, "'%s' is a set-up of a %dx%dx%dx%d lattice, the operator's is %dx%dx%dx%d", path,
+                        f->dims[0], f->dims[1], f->dims[2], f->dims[3], want->dims[0], want->dims[1], want->dims[2],
+                        want->dims[3]);
+    if (f->levels != want->levels || f->nvec != want->nvec || memcmp(f->block, want->block, sizeof f->block) != 0)
+        return tq_error(TQ_ERR_MISMATCH, "'%s' has %d levels, %d null vectors and aggregates %dx%dx%dx%d; the parameters "
+                        "ask for %d, %d and %dx%dx%dx%d", path, f->levels, f->nvec, f->block[0], f->block[1], f->block[2],
+                        f->block[3], want->levels, want->nvec, want->block[0], want->block[1], want->block[2],
+                        want->block[3]);
+    if (f->dslash_type != want->dslash_type || f->kappa != want->kappa || f->csw != want->csw ||
+        memcmp(f->bc, want->bc, sizeof f->bc) != 0)
+        return tq_error(TQ_ERR_MISMATCH, "'%s' was made for another operator (%s, kappa %.17g, c_sw %.17g; this one: %s, "
+                        "kappa %.17g, c_sw %.17g, or other boundary factors)", path,
+                        f->dslash_type == TQ_DSLASH_CLOVER ? "clover" : "Wilson", f->kappa, f->csw,
+                        want->dslash_type == TQ_DSLASH_CLOVER ? "clover" : "Wilson", want->kappa, want->csw);
+    if (!(fabs(f->gauge_fingerprint - want->gauge_fingerprint) <= 1e-9 * (fabs(want->gauge_fingerprint) + 1.0)))
+        return tq_error(TQ_ERR_MISMATCH, "'%s' was made on another gauge field (fingerprint %.17g, this one's %.17g)", path,
+                        f->gauge_fingerprint, want->gauge_fingerprint);
+    return TQ_SUCCESS;
+}
+
+/* Reads path's data (every rank the whole of it) after checking its header against want. */
+static tq_status read_setup(const char *path, const mg_file_header *want, int64_t nb, int64_t nl, double *basis,
+                            double *links)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return tq_error(TQ_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    mg_file_header h;
+    tq_status st = tq_io_read_exact(f, &h, sizeof h, path, "set-up header");
+    if (st == TQ_SUCCESS) st = check_header(path, &h, want);
+    if (st == TQ_SUCCESS && (h.basis_reals != (uint64_t)nb || h.link_reals != (uint64_t)nl))
+        st = tq_error(TQ_ERR_FORMAT, "'%s' holds %llu + %llu reals; its header's set-up needs %lld + %lld", path,
+                      (unsigned long long)h.basis_reals, (unsigned long long)h.link_reals, (long long)nb, (long long)nl);
+    if (st == TQ_SUCCESS) st = tq_io_read_exact(f, basis, sizeof(double) * (size_t)nb, path, "basis");
+    if (st == TQ_SUCCESS) st = tq_io_read_exact(f, links, sizeof(double) * (size_t)nl, path, "coarse operator");
+    if (st == TQ_SUCCESS && fgetc(f) != EOF) st = tq_error(TQ_ERR_FORMAT, "'%s' has data after the set-up", path);
+    if (st == TQ_SUCCESS &&
+        fnv1a(fnv1a(0xcbf29ce484222325ull, basis, sizeof(double) * (size_t)nb), links, sizeof(double) * (size_t)nl) != h.checksum)
+        st = tq_error(TQ_ERR_FORMAT, "'%s': the checksum does not match its data (a damaged file)", path);
+    fclose(f);
+    return st;
+}
+
+/* Imports this rank's part of the global array into f. */
+static tq_status scatter_into(tq_field *f, const double *global)
+{
+    tq_lattice_info li;
+    TQ_CHECK(tq_lattice_get_info(f->lat, &li));
+    double *local = malloc(sizeof(double) * (size_t)(li.local_volume * 2 * f->p.ndof));
+    if (!local) return tq_error(TQ_ERR_NOMEM, "tq_multigrid_load: out of memory");
+    tq_status st = tq_lattice_scatter_sites(f->lat, global, local, 2 * f->p.ndof);
+    if (st == TQ_SUCCESS) st = tq_field_import(f, local);
+    free(local);
+    return st;
+}
+
+tq_status tq_multigrid_load(const tq_dirac *d, const tq_mg_params *p, const char *path, tq_multigrid **out)
+{
+    const char *who = "tq_multigrid_load";
+    if (!out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL result pointer", who);
+    *out = NULL;
+    if (!d || !p || !path) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator, parameters or path", who);
+    tq_multigrid *mg = calloc(1, sizeof *mg);
+    if (!mg) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    mg->p = *p;
+    mg->d = d;
+    mg->lat = tq_internal_dirac_gauge(d)->lat;
+    const double t0 = tq_internal_now();
+    tq_status st = check_params(who, d, p, mg);
+    if (st == TQ_SUCCESS) st = tq_mg_transfer_create(who, mg->lat, 12, p->block[0], p->nvec[0], TQ_DOUBLE, &mg->t);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_op_create(who, mg->t->coarse, 2 * p->nvec[0], TQ_DOUBLE, TQ_DOUBLE, &mg->coarse);
+    mg_file_header want;
+    if (st == TQ_SUCCESS) st = file_header(mg, &want);
+    double *basis = NULL, *links = NULL;
+    int64_t nb = 0, nl = 0;
+    if (st == TQ_SUCCESS) {
+        tq_lattice_info fi, ci;
+        tq_lattice_get_info(mg->lat, &fi);
+        tq_lattice_get_info(mg->t->coarse, &ci);
+        nb = fi.global_volume * 2 * mg->t->basis->p.ndof;
+        nl = ci.global_volume * 2 * mg->coarse->links->p.ndof;
+        basis = malloc(sizeof(double) * (size_t)nb);
+        links = malloc(sizeof(double) * (size_t)nl);
+        st = basis && links ? read_setup(path, &want, nb, nl, basis, links) : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    }
+    st = tq_status_agree(st);
+    if (st == TQ_SUCCESS) st = scatter_into(mg->t->basis, basis);
+    if (st == TQ_SUCCESS) st = scatter_into(mg->coarse->links, links);
+    free(basis);
+    free(links);
+    if (st == TQ_SUCCESS) st = finish_setup(mg);
+    if (st != TQ_SUCCESS) {
+        tq_multigrid_destroy(mg);
+        return st;
+    }
+    mg->setup_seconds = tq_internal_now() - t0;
+    if (p->verbosity >= 1 && tq_internal_mpi_rank() == 0)
+        fprintf(stderr, "taskqcd: multigrid set-up read from '%s': 2 levels, coarse lattice %dx%dx%dx%d, %d null vectors, "
+                "%.3f s\n", path, mg->coarse_dims[0], mg->coarse_dims[1], mg->coarse_dims[2], mg->coarse_dims[3],
+                p->nvec[0], mg->setup_seconds);
+    *out = mg;
     return TQ_SUCCESS;
 }
