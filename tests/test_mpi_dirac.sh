@@ -75,22 +75,21 @@ for f in "$tmp"/corr-2*; do
     else echo "test_mpi_dirac: FAIL: propagator correlator ${f##*/} differs from one rank"; fail=1; fi
 done
 # a multigrid set-up saved on one rank grid and read on another: the correlator of the run
-# that made it (to the solves' tolerance; the set-up is the same data)
-mg="propagator --dim 8 8 8 16 --weak-field 0.3 --block 4 4 4 4 --nsrc 1 --ncpus 1 --where cpu --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
-for c in "1:--mg-save $tmp/mg1.tqmg:mg-made-1" "2:--mg-load $tmp/mg1.tqmg:mg-read-2" "2:--mg-save $tmp/mg2.tqmg:mg-made-2" \
+# that made it, bitwise (the same blocks; the set-up is the same data). The two-rank run
+# reads one rank's file and writes its own, which one rank then reads.
+mg="propagator --dim 4 4 8 8 --weak-field 0.3 --block 4 4 4 4 --nsrc 1 --ncpus 1 --where cpu --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
+for c in "1:--mg-save $tmp/mg1.tqmg:mg-made-1" "2:--mg-load $tmp/mg1.tqmg --mg-save $tmp/mg2.tqmg:mg-read-2" \
          "1:--mg-load $tmp/mg2.tqmg:mg-read-1"; do
     np=${c%%:*} rest=${c#*:}
     opt=${rest%%:*} name=${rest#*:}
     # shellcheck disable=SC2086
     timeout 600 mpirun $extra -np "$np" "$tool" $mg $opt > "$tmp/$name.log" 2>&1
     rc=$?
-    grep -E '^ +[0-9]+  [0-9]' "$tmp/$name.log" | awk '{ print $2 }' > "$tmp/$name"
+    grep -E '^ +[0-9]+  [0-9]' "$tmp/$name.log" > "$tmp/$name"
     if [ $rc -ne 0 ] || [ ! -s "$tmp/$name" ]; then cat "$tmp/$name.log"; echo "test_mpi_dirac: FAIL: propagator $opt on $np rank(s) (exit $rc)"; fail=1; fi
 done
-for name in mg-read-2 mg-made-2 mg-read-1; do
-    if paste "$tmp/mg-made-1" "$tmp/$name" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-8 * ($1 < 0 ? -$1 : $1)) bad = 1; n++ }
-                                                 END { exit bad || n == 0 }'; then
-        echo "test_mpi_dirac: multigrid set-up ($name): the correlator of the one-rank run that made it"
+for name in mg-read-2 mg-read-1; do
+    if cmp -s "$tmp/mg-made-1" "$tmp/$name"; then echo "test_mpi_dirac: multigrid set-up ($name): bitwise the correlator of the run that made it"
     else echo "test_mpi_dirac: FAIL: multigrid $name: the correlator differs from the one-rank run's"; fail=1; fi
 done
 timeout 600 mpirun $extra -np 2 "$tool" dslash --dim 8 8 8 16 --block 4 4 8 8 --test dslash,matpc --dslash-type clover \
