@@ -156,13 +156,9 @@ TQ_HD void tq_mg_coarsen_site(const tq_mg_coarsen_args *a, const void *const bas
     int xc[4];
     tq_block_coords(t->coarse_block, pc, sc, xc);
     for (int o = 0; o < vol; o++) {
-        int pf, xf[4], q = o;
+        int pf, xf[4];
         int64_t sf;
-        tq_mg_fine_site(t, xc, o, &pf, &sf);
-        for (int mu = 0; mu < 4; mu++) {
-            xf[mu] = xc[mu] * t->agg[mu] + q % t->agg[mu];
-            q /= t->agg[mu];
-        }
+        tq_mg_fine_site_at(t, xc, o, xf, &pf, &sf);
         tq_mg_coarsen_load_basis(a, basis, from, xf, Vs);
         tq_mg_coarsen_load_matrix(a, flinks, pf, sf, 0, M);
         tq_mg_galerkin_add(a, acc, M, Vs, Vs, MV);
@@ -232,13 +228,9 @@ TQ_HD void tq_mg_coarsen_entry(const tq_mg_coarsen_args *a, const void *const ba
     int xc[4];
     tq_block_coords(t->coarse_block, pc, sc, xc);
     for (int o = 0; o < vol; o++) {
-        int pf, xf[4], q = o;
+        int pf, xf[4];
         int64_t sf;
-        tq_mg_fine_site(t, xc, o, &pf, &sf);
-        for (int mu = 0; mu < 4; mu++) {
-            xf[mu] = xc[mu] * t->agg[mu] + q % t->agg[mu];
-            q /= t->agg[mu];
-        }
+        tq_mg_fine_site_at(t, xc, o, xf, &pf, &sf);
         int have_bi = 0;
         for (int mm = 0; mm < 9; mm++) {   /* X, then forward and backward per direction */
             int y[4] = {xf[0], xf[1], xf[2], xf[3]}, target = 0;

@@ -34,17 +34,23 @@ typedef struct tq_mg_transfer_args {
     tq_layout Lf, Lb, Lc;
 } tq_mg_transfer_args;
 
-/* The fine site (parity, index) of offset o (x fastest) inside the aggregate of coarse
- * block-local coordinates xc. */
-TQ_HD void tq_mg_fine_site(const tq_mg_transfer_args *a, const int xc[4], int o, int *parity, int64_t *s)
+/* The fine site of offset o (x fastest) inside the aggregate of coarse block-local
+ * coordinates xc: its block-local coordinates xf, parity and index. */
+TQ_HD void tq_mg_fine_site_at(const tq_mg_transfer_args *a, const int xc[4], int o, int xf[4], int *parity, int64_t *s)
 {
-    int xf[4];
     for (int mu = 0; mu < 4; mu++) {
         xf[mu] = xc[mu] * a->agg[mu] + o % a->agg[mu];
         o /= a->agg[mu];
     }
     *parity = (xf[0] + xf[1] + xf[2] + xf[3]) & 1;
     *s = tq_block_cb(a->fine_block, xf);
+}
+
+/* The same without the coordinates. */
+TQ_HD void tq_mg_fine_site(const tq_mg_transfer_args *a, const int xc[4], int o, int *parity, int64_t *s)
+{
+    int xf[4];
+    tq_mg_fine_site_at(a, xc, o, xf, parity, s);
 }
 
 TQ_HD int tq_mg_agg_volume(const tq_mg_transfer_args *a) { return a->agg[0] * a->agg[1] * a->agg[2] * a->agg[3]; }
