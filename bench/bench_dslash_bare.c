@@ -245,7 +245,7 @@ int main(int argc, char **argv)
     bench_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) return rc;
-    tq_cli_sched_for_placement(&ip, "cuda");
+    tq_cli_workers_for_placement(&ip, "cuda");
     if (tq_init(&ip)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
     if ((rc = check_runtime()) >= 0) { tq_finalize(); return rc; }
     tq_set_placement(TQ_WHERE_CUDA);

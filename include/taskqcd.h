@@ -56,7 +56,7 @@ typedef struct tq_init_params {
     int ncpus;            /* CPU workers; -1: StarPU's default, less one core left to the application
                              thread where there are 4 or more (or STARPU_NCPU) */
     int ncuda;            /* CUDA workers (GPUs); -1: all available (or STARPU_NCUDA) */
-    const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: dmda when
+    const char *sched;    /* StarPU scheduling policy ("dmda", "eager", ...); NULL: dmdas when
                              there are GPUs, StarPU's default (lws) otherwise (or STARPU_SCHED);
                              an unknown name here or in STARPU_SCHED: TQ_ERR_INVALID_ARG */
     int verbosity;        /* 0 quiet, 1 summary, 2 debug */

@@ -342,17 +342,19 @@ if [ "${ncuda:-0}" -gt 0 ]; then
         correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --ncpus 0"
     run 0 propagator --dim 4 4 4 8 --inv-type cg --solve-type normop-pc --block 4 4 4 8 --json --quiet --where cuda &&
         correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator CG normop-pc on one block, GPU"
-    # GPU-only placement takes prio unless a scheduler is asked for
+    # with GPUs dmdas unless a scheduler is asked for
     if [ -z "${STARPU_SCHED:-}" ]; then
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cuda --verbosity 1 &&
-            expect "$err" "scheduler prio" "propagator --where cuda: default scheduler" &&
+            expect "$err" "scheduler dmdas" "propagator --where cuda: default scheduler" &&
             expect "$err" "StarPU started: 4 CPU worker" "propagator --where cuda: 4 CPU workers"
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cuda --ncpus 2 --verbosity 1 &&
             expect "$err" "StarPU started: 2 CPU worker" "propagator --where cuda --ncpus 2"
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cuda --sched eager --verbosity 1 &&
             expect "$err" "scheduler eager" "propagator --where cuda --sched eager"
         run 0 propagator --dim 4 4 4 8 --nsrc 1 --where any --verbosity 1 &&
-            expect "$err" "scheduler dmda" "propagator --where any: default scheduler"
+            expect "$err" "scheduler dmdas" "propagator --where any: default scheduler"
+        run 0 propagator --dim 4 4 4 8 --nsrc 1 --where any --sched dmda --verbosity 1 &&
+            expect "$err" "scheduler dmda" "propagator --where any --sched dmda"
     fi
 else
     echo "test_cli: no CUDA worker: propagator on GPUs not compared (run on the GPU machine)"

@@ -36,12 +36,10 @@ int tq_cli_init(const char *me, const tq_init_params *p);
  * together instead of some waiting forever for the others. A rank whose step worked prints
  * "me: rank N: reason". One rank: rc unchanged. */
 int tq_cli_agree(const char *me, int rc);
-/* With --where cuda and no scheduler asked for (--sched, STARPU_SCHED): prio. Every task
- * then goes to a GPU, and a scheduler that predicts task times per worker only adds to the
- * gap between one task's end and the next's start (doc/performance.md). Unless --ncpus (or
- * STARPU_NCPU) says otherwise, only TQ_CLI_GPU_ONLY_NCPUS CPU workers then start. */
+/* With --where cuda every task goes to a GPU: unless --ncpus (or STARPU_NCPU) says
+ * otherwise, only TQ_CLI_GPU_ONLY_NCPUS CPU workers then start. */
 #define TQ_CLI_GPU_ONLY_NCPUS 4
-void tq_cli_sched_for_placement(tq_init_params *ip, const char *where);
+void tq_cli_workers_for_placement(tq_init_params *ip, const char *where);
 /* Parses a positive int (whole string); returns 0 on success. */
 int tq_cli_parse_positive(const char *s, int *out);
 

@@ -44,13 +44,11 @@ double tq_cli_now(void)
     return tq_wall_time();   /* the simulated time under SimGrid */
 }
 
-void tq_cli_sched_for_placement(tq_init_params *ip, const char *where)
+void tq_cli_workers_for_placement(tq_init_params *ip, const char *where)
 {
     if (strcmp(where, "cuda")) return;
-    if (!ip->sched && !getenv("STARPU_SCHED")) ip->sched = "prio";
-    /* CPU workers only wait then, polling prio's one central queue; many of them slow every
-     * GPU worker's turn from one task to the next (2 H100, 32^4 M_pc on both GPUs: 0.295 ms
-     * with 29 CPU workers, 0.198 with 2; one GPU: no difference) */
+    /* CPU workers only wait then: a few suffice for the host-side work (and each is a
+     * thread StarPU starts and binds) */
     if (ip->ncpus < 0 && !getenv("STARPU_NCPU") && !getenv("STARPU_NCPUS")) ip->ncpus = TQ_CLI_GPU_ONLY_NCPUS;
 }
 

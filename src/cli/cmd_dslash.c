@@ -225,7 +225,7 @@ int tq_cmd_dslash(int argc, char **argv)
     dslash_opts o;
     int rc = parse_dslash_args(argc, argv, &o);
     if (rc >= 0) return rc;
-    tq_cli_sched_for_placement(&ip, o.where);
+    tq_cli_workers_for_placement(&ip, o.where);
     const int init = tq_cli_init("taskqcd dslash", &ip);
     if (init) return init;
     /* read after tq_init: under mpirun every rank must learn that one could not read it */

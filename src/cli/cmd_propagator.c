@@ -718,7 +718,7 @@ int tq_cmd_propagator(int argc, char **argv)
     prop_opts o;
     int rc = parse_propagator_args(argc, argv, &o, me);
     if (rc >= 0) return rc;
-    tq_cli_sched_for_placement(&ip, o.where);
+    tq_cli_workers_for_placement(&ip, o.where);
     const int init = tq_cli_init(me, &ip);
     if (init) return init;
     /* read after tq_init: under mpirun every rank must learn that one could not read it */

@@ -31,7 +31,7 @@ static void usage(FILE *out)
         "runtime options (every command that starts StarPU):\n"
         "  --ncpus N --ncuda N --sched POLICY --verbosity N --quiet --no-mpi\n"
         "  (StarPU's environment variables, e.g. STARPU_NCPU, STARPU_SCHED, also work)\n"
-        "  default scheduler with GPUs: dmda; prio for propagator and dslash --where cuda\n"
+        "  default scheduler: dmdas with GPUs, StarPU's lws without\n"
         "\n"
         "taskqcd COMMAND --help shows the command's options.\n");
 }

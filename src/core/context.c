@@ -27,7 +27,27 @@ static struct {
     int verbosity;
     int mpi_active;
     int mpi_rank, mpi_size;
+    int idle_hook;   /* the progression hook's id, -1: none */
 } ctx;
+
+/* Idle CPU workers on a GPU node sleep instead of spinning (StarPU is built with blocking
+ * drivers; a progression hook that answers 0 keeps a worker from blocking). With GPUs the
+ * CPU workers mostly have nothing to do, and spinning they took every core of the node: on
+ * a 64-core virtual machine with 4 H100s, 64^4 Wilson M_pc on the GPUs took 1.5-3.1 ms with
+ * 59 spinning CPU workers against 1.23 with 16 (doc/performance.md, "GPUs and all CPU
+ * cores"). GPU workers keep spinning: a sleeping one would pay a wake-up between two
+ * dependent tasks. On machines without GPUs every worker spins, as before. */
+static int cpu_workers_sleep;
+static _Thread_local signed char thread_may_sleep = -1;   /* -1: not yet asked */
+static unsigned idle_worker_may_sleep(void *arg)
+{
+    (void)arg;
+    if (thread_may_sleep < 0) {
+        const int id = starpu_worker_get_id();
+        thread_may_sleep = id >= 0 && starpu_worker_get_type(id) == STARPU_CPU_WORKER;
+    }
+    return cpu_workers_sleep && thread_may_sleep;
+}
 
 /* What layers above src/core/ release at tq_finalize (tq_internal_at_finalize). */
 enum { MAX_AT_FINALIZE = 16 };
@@ -176,11 +196,16 @@ tq_status tq_init(const tq_init_params *params)
     /* With GPUs, a scheduler with one central view: StarPU's default (lws) lets every idle
      * CPU worker look for work to steal, and with 14 of them on an H200 node GPU-only tasks
      * waited long (12 batched 32^4 solves 1.95 s against 0.88 s with dmda or prio; a
-     * 16-slab generator sweep 5x slower). dmda also places tasks by their performance
-     * models when CPU workers share the work. (STARPU_SCHED still rules.) */
+     * 16-slab generator sweep 5x slower). dmdas: per-worker queues in priority order (the
+     * packs' priority counts: dmda, first come first served, made 64^4 Wilson M_pc on 4
+     * H100s 9 % slower), and a push wakes only the worker it chose. prio and eager share
+     * one queue; with idle CPU workers asleep (below) prio's pop wakes every worker when it
+     * skips a task it cannot run, and they wake each other while a GPU's task waits (4
+     * H100, 32^4 M_pc with 59 CPU workers: 0.482 ms under prio, 0.202 under dmdas, 0.191
+     * with the GPUs alone). (STARPU_SCHED still rules.) */
     int ngpus = 0;
     if (p.ncuda == 0 || cudaGetDeviceCount(&ngpus) != cudaSuccess) ngpus = 0;
-    if (!p.sched && ngpus > 0) conf.sched_policy_name = "dmda";
+    if (!p.sched && ngpus > 0) conf.sched_policy_name = "dmdas";
     /* An idle worker polls the scheduler again after a back-off of up to STARPU_BACKOFF_MAX
      * pause loops (StarPU's default 32: a couple of microseconds). With GPUs most CPU
      * workers idle, and many of them polling slowed every GPU worker's turn from one task
@@ -276,6 +301,13 @@ tq_status tq_init(const tq_init_params *params)
         ctx.mpi_size = 1;
     }
     (void)launched_by_mpirun;
+#ifndef TQ_SIMGRID   /* simulated workers must block: the simulation advances only then */
+    const char *sleep_env = getenv("TQ_CPU_WORKERS_SLEEP");
+    cpu_workers_sleep = sleep_env ? atoi(sleep_env) != 0 : starpu_cuda_worker_get_count() > 0;
+    ctx.idle_hook = starpu_progression_hook_register(idle_worker_may_sleep, NULL);
+#else
+    ctx.idle_hook = -1;
+#endif
     tq_codelets_init();
     tq_internal_placement_reset();
     tq_task_set_ranks(ctx.mpi_rank, ctx.mpi_size);
@@ -304,6 +336,8 @@ tq_status tq_finalize(void)
     tq_task_log_finish();   /* TQ_TASK_LOG: the file, while the workers still have names */
     tq_codelets_shutdown();
     tq_task_sequencers_release();
+    if (ctx.idle_hook >= 0) starpu_progression_hook_deregister(ctx.idle_hook);
+    ctx.idle_hook = -1;
 #ifdef TQ_HAVE_MPI
     if (ctx.mpi_active) starpu_mpi_shutdown();
     else
