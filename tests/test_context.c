@@ -1,12 +1,17 @@
 /* Runtime context: init parameters, argument parsing, the initialised/uninitialised state
  * machine, worker counts and scheduler as StarPU reports them, placement, status names and
- * precision parsing. */
+ * precision parsing, and whether idle CPU workers sleep. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
 #include "core/tq_internal.h"
 
+#include <dirent.h>
+#include <starpu.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 static void check_defaults(void)
@@ -306,6 +311,132 @@ static void check_rank_gpus(void)
     CHECK(tq_internal_rank_gpus(0, 2, 0, gpus) == 0, "no GPUs: none");
 }
 
+/* Idle CPU workers: with TQ_CPU_WORKERS_SLEEP=1 (the default on GPU nodes) they sleep, and
+ * a task submitted afterwards still runs (a sleeping worker is woken); with 0 (the default
+ * without GPUs) they spin. StarPU 1.3 keeps a worker awake while it sees no other worker
+ * awake, and an idle spinning worker counts as asleep there; on a GPU node the GPU workers
+ * are the ones running tasks. Here worker 0 holds a task that waits (without CPU) while the
+ * others idle, and the test sums every thread's CPU time meanwhile: near zero when the idle
+ * workers sleep, about a core per worker when they spin. */
+static int ticks;
+static void tick_cpu(void *buffers[], void *arg)
+{
+    (void)buffers;
+    (void)arg;
+    __atomic_add_fetch(&ticks, 1, __ATOMIC_RELAXED);
+}
+static struct starpu_codelet tick_cl = {.cpu_funcs = {tick_cpu}, .nbuffers = 0, .name = "test_tick"};
+
+static void hold_cpu(void *buffers[], void *arg)
+{
+    (void)buffers;
+    const double s = *(const double *)arg;
+    const struct timespec t = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&t, NULL);
+}
+static struct starpu_codelet hold_cl = {.cpu_funcs = {hold_cpu}, .nbuffers = 0, .name = "test_hold"};
+
+enum { MAX_THREADS = 256 };
+
+/* CPU ticks (user + system) of each of this process's threads; returns how many, -1 when
+ * /proc cannot be read */
+static int thread_cpu_ticks(long tid[], long cpu[])
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; n < MAX_THREADS && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        const size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = 0;
+        const char *q = strrchr(buf, ')');   /* the name may hold spaces */
+        long ut = 0, st = 0;
+        /* after ") ": state, then fields 4..13, then utime (14) and stime (15) */
+        if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %ld %ld", &ut, &st) == 2) {
+            tid[n] = atol(e->d_name);
+            cpu[n++] = ut + st;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* CPU seconds of all threads while the main thread sleeps idle_s, worker 0 holds a task and
+ * the other nworkers - 1 CPU workers idle; -1 when it cannot be measured */
+static double idle_cpu_seconds(const char *sleep_setting, int nworkers, double idle_s)
+{
+    setenv("TQ_CPU_WORKERS_SLEEP", sleep_setting, 1);
+    tq_init_params p;
+    tq_init_params_default(&p);
+    p.ncpus = nworkers;
+    p.ncuda = 0;
+    p.sched = "dmdas";
+    p.verbosity = 0;
+    p.use_mpi = 0;
+    tq_status s = tq_init(&p);
+    unsetenv("TQ_CPU_WORKERS_SLEEP");
+    CHECK(s == TQ_SUCCESS, "tq_init (TQ_CPU_WORKERS_SLEEP=%s): %s", sleep_setting, tq_last_error());
+    if (s) return -1;
+    const struct timespec settle = {0, 100000000}, idle = {(time_t)idle_s, (long)((idle_s - (time_t)idle_s) * 1e9)};
+    nanosleep(&settle, NULL);   /* the workers' start-up work */
+    double hold_s = idle_s + 0.3;
+    struct starpu_task *hold = starpu_task_create();
+    hold->cl = &hold_cl;
+    hold->cl_arg = &hold_s;
+    hold->cl_arg_size = sizeof hold_s;
+    hold->execute_on_a_specific_worker = 1;
+    hold->workerid = 0;
+    CHECK(starpu_task_submit(hold) == 0, "submitting the holding task");
+    nanosleep(&settle, NULL);   /* the hold starts, the other workers find nothing */
+    static long tid0[MAX_THREADS], cpu0[MAX_THREADS], tid1[MAX_THREADS], cpu1[MAX_THREADS];
+    const int n0 = thread_cpu_ticks(tid0, cpu0);
+    nanosleep(&idle, NULL);
+    const int n1 = thread_cpu_ticks(tid1, cpu1);
+    double rest = -1;
+    if (n0 > 0 && n1 > 0) {
+        long total = 0;
+        for (int i = 0; i < n1; i++)
+            for (int j = 0; j < n0; j++)
+                if (tid1[i] == tid0[j]) total += cpu1[i] - cpu0[j];
+        rest = (double)total / (double)sysconf(_SC_CLK_TCK);
+    }
+    CHECK_OK(tq_wait_all());
+    /* the idle workers still take work: tasks submitted now all run */
+    ticks = 0;
+    for (int i = 0; i < 16; i++) {
+        struct starpu_task *t = starpu_task_create();
+        t->cl = &tick_cl;
+        CHECK(starpu_task_submit(t) == 0, "submitting a task after the idle time");
+    }
+    CHECK_OK(tq_wait_all());
+    CHECK(ticks == 16, "%d of 16 tasks ran after the workers idled (TQ_CPU_WORKERS_SLEEP=%s)", ticks, sleep_setting);
+    CHECK_OK(tq_finalize());
+    return rest;
+}
+
+static void check_idle_workers(void)
+{
+    const double idle_s = 0.5;
+    const int nworkers = 3;
+    const double asleep = idle_cpu_seconds("1", nworkers, idle_s);
+    const double spinning = idle_cpu_seconds("0", nworkers, idle_s);
+    if (asleep < 0 || spinning < 0) {
+        printf("test_context: no /proc/self/task: idle workers' CPU time not measured\n");
+        return;
+    }
+    printf("test_context: %d CPU workers idle for %.1f s beside a held one, CPU time of all threads: "
+           "%.2f s asleep, %.2f s spinning\n", nworkers - 1, idle_s, asleep, spinning);
+    CHECK(asleep <= 0.1 * idle_s, "sleeping idle workers used %.2f s of CPU in %.1f s", asleep, idle_s);
+    /* the contrast (two spinning workers, even sharing two cores with other processes): the
+     * measurement can tell sleeping from spinning */
+    CHECK(spinning >= 0.2 * idle_s, "spinning idle workers used only %.2f s of CPU in %.1f s", spinning, idle_s);
+}
+
 int main(void)
 {
     /* StarPU's variables would override the parameters under test */
@@ -325,6 +456,9 @@ int main(void)
     long ncores = sysconf(_SC_NPROCESSORS_ONLN);
     check_cycle(ncores >= 2 ? 2 : 1, "lws");
     check_unknown_sched();
+#ifndef TQ_SIMGRID
+    check_idle_workers();
+#endif
 
     {
         tq_init_params p;

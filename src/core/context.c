@@ -44,7 +44,8 @@ static unsigned idle_worker_may_sleep(void *arg)
     (void)arg;
     if (thread_may_sleep < 0) {
         const int id = starpu_worker_get_id();
-        thread_may_sleep = id >= 0 && starpu_worker_get_type(id) == STARPU_CPU_WORKER;
+        if (id < 0) return 0;   /* not (yet) a worker: ask again next time */
+        thread_may_sleep = starpu_worker_get_type(id) == STARPU_CPU_WORKER;
     }
     return cpu_workers_sleep && thread_may_sleep;
 }
@@ -305,6 +306,9 @@ tq_status tq_init(const tq_init_params *params)
     const char *sleep_env = getenv("TQ_CPU_WORKERS_SLEEP");
     cpu_workers_sleep = sleep_env ? atoi(sleep_env) != 0 : starpu_cuda_worker_get_count() > 0;
     ctx.idle_hook = starpu_progression_hook_register(idle_worker_may_sleep, NULL);
+    /* workers idle since starpu_init went to sleep before the hook could keep them awake;
+     * woken, each asks the hook again (StarPU 1.3's register wakes them only on failure) */
+    starpu_wake_all_blocked_workers();
 #else
     ctx.idle_hook = -1;
 #endif
