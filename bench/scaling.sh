@@ -119,8 +119,8 @@ if [ "$part" = gpus ]; then
 # GPU by default) and NG ranks, one per GPU (src/core/context.c gives each local rank its
 # GPUs); Wilson M_pc at 32^4, 48^4, 64^4, clover at 48^4, the 48^4 solve (the propagator
 # with one source: clover BiCGstab, double with single-precision reliable updates), the
-# 32^4 12-source propagator, and --where any (GPUs + CPU workers) at 64^4. A run longer
-# than SCALING_TIMEOUT seconds (default 300) is cut.
+# 32^4 12-source propagator, and --where any (GPUs + every CPU core) at 64^4 and 32^4 and
+# for the 48^4 solve. A run longer than SCALING_TIMEOUT seconds (default 300) is cut.
 ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ng" -ge 1 ] || ng=1
 g="--where cuda --niter 200 --recon 12 --prec single,half --ncpus 8 --test matpc"
@@ -141,12 +141,16 @@ prop="--dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --where cuda --ncpus
 propagator prop12-1gpu 1 $prop --ncuda 1
 propagator prop12-${ng}gpu 1 $prop --ncuda $ng
 wilson_rows 32
-dslash "wilson-64-${ng}gpu-any" 1 --dim 64 64 64 64 --dslash-type wilson $g --ncuda $ng --where any
+# GPUs + every CPU core (no --ncpus: StarPU's default, all cores but the application's)
+any="--where any --niter 200 --recon 12 --prec single,half --test matpc --ncuda $ng"
+dslash "wilson-64-${ng}gpu-any" 1 --dim 64 64 64 64 --dslash-type wilson $any
 dslash "clover-48-1gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda 1
 dslash "clover-48-${ng}gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda $ng
 dslash "clover-48-${ng}ranks" $ng --dim 48 48 48 48 --dslash-type clover $g
 propagator prop12-${ng}ranks $ng $prop
 wilson_rows 48
+dslash "wilson-32-${ng}gpu-any" 1 --dim 32 32 32 32 --dslash-type wilson $any
+propagator solve48-${ng}gpu-any 1 --dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --warmup --where any --ncuda $ng
 fi
 
 if [ "$part" = weak ] || [ "$part" = huge ]; then
