@@ -154,7 +154,7 @@ else cat "$tmp/gen.log"; echo "test_mpi_dirac: FAIL: taskqcd generate (exit $rc)
 # written file's checksums), the same plaquette and Polyakov loop on 1, 2 and 4 ranks with
 # 4 slabs, and on 2 ranks of 3 time slices each; a checkpoint written on 2 ranks resumed on
 # 4 ends where the uninterrupted run does; a time extent the ranks cannot share is refused
-# by every rank
+# by every rank; the configuration is written by parts where a rank's time extent is even
 # gen NAME NP ARGS...: generate into $tmp/NAME.lime; its sweep lines (timings cut) in NAME.meas
 gen() {
     name=$1 np=$2
@@ -179,6 +179,12 @@ same() {
 for np in 1 2 4; do gen gen$np $np --dim 4 4 4 8 --sweeps 3 --nslab 4; done
 same gen1 gen2 && same gen1 gen4
 gen odd1 1 --dim 4 4 4 6 --sweeps 2 --nslab 2 && gen odd2 2 --dim 4 4 4 6 --sweeps 2 && same odd1 odd2
+# 2 and 4 ranks (even time extents per rank) write their time slices by parts; 3 slices per
+# rank are gathered and written by rank 0
+if grep -q "written to .*(by parts" "$tmp/gen2.log" && grep -q "written to .*(by parts" "$tmp/gen4.log" &&
+   grep -q "written to " "$tmp/odd2.log" && ! grep -q "(by parts" "$tmp/odd2.log"; then
+    echo "test_mpi_dirac: generate: 2 and 4 ranks wrote by parts, 3 time slices per rank gathered"
+else echo "test_mpi_dirac: FAIL: generate: by parts on 2 and 4 ranks, gathered for odd slices"; fail=1; fi
 timeout 300 mpirun $extra -np 2 "$tool" generate --dim 4 4 4 8 --sweeps 2 --or 2 --seed 9 --reunit-every 2 --nslab 4 \
     --where cpu --ncpus 1 --checkpoint "$tmp/ck" --save-every 1 --quiet > "$tmp/ck.log" 2>&1 || { cat "$tmp/ck.log"; fail=1; }
 if gen resumed 4 --sweeps 3 --resume "$tmp/ck" --nslab 4 && cmp -s "$tmp/gen1.sum" "$tmp/resumed.sum"; then

@@ -410,7 +410,7 @@ static int load_checkpoint(generate_opts *o, ckpt_meta *m, tq_host_gauge *h, con
  * before this run (resumed), a host field for checkpoints. */
 typedef struct sweep_ctx {
     tq_generator *g;
-    int rank;   /* under mpirun every rank holds the whole field h, rank 0 writes it */
+    int rank;   /* under mpirun every rank holds the whole field h for checkpoints, rank 0 writes them */
     const char *where, *me;
     unsigned long long refused_before;
     tq_host_gauge *h;
@@ -484,6 +484,50 @@ static int prepare(int argc, char **argv, generate_opts *o, ckpt_meta *m, tq_hos
     return settle_outputs(o, me);
 }
 
+/* The generator's ranks as a lattice, to write the configuration by parts: a rank grid of
+ * 1 x 1 x 1 x R, so rank r holds time slices r T/R .. (r+1) T/R - 1 as the generator's rank
+ * r does, one block per rank. NULL on one rank, or where a rank's time extent is odd (a
+ * lattice's local extents are even): then the field is gathered and rank 0 writes it. */
+static tq_lattice *ranks_lattice(const int dims[4], int nranks)
+{
+    if (nranks < 2 || dims[3] % nranks || (dims[3] / nranks) % 2) return NULL;
+    tq_lattice_params lp = {{dims[0], dims[1], dims[2], dims[3]}, {1, 1, 1, nranks},
+                            {dims[0], dims[1], dims[2], dims[3] / nranks}};
+    tq_lattice *lat = NULL;
+    return tq_lattice_create(&lp, &lat) == TQ_SUCCESS ? lat : NULL;
+}
+
+/* Writes the configuration to o->out: by parts where the ranks' time slices make a lattice
+ * (each rank exports and writes only its sites, no gathering), else gathered into h and
+ * written by rank 0. Every rank returns the same: 0, or 1 after saying why. *parts: whether
+ * it wrote by parts. */
+static int write_configuration(const generate_opts *o, tq_generator *g, tq_host_gauge *h, const tq_runtime_info *ri,
+                               int *parts, const char *me)
+{
+    tq_lattice *lat = ranks_lattice(o->dims, ri->mpi_size);
+    *parts = lat != NULL;
+    if (!lat) {
+        if (tq_generator_export(g, h)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return tq_cli_agree(me, 1); }
+        return tq_cli_agree(me, ri->mpi_rank == 0 && tq_gauge_write(o->out, o->fmt, h, o->prec) ?
+                                    (fprintf(stderr, "%s: %s\n", me, tq_last_error()), 1) : 0);
+    }
+    tq_lattice_info li;
+    tq_host_gauge part = {{0}, NULL};
+    int bad = tq_lattice_get_info(lat, &li) || tq_host_gauge_alloc(&part, li.local) || tq_generator_export(g, &part);
+    if (bad) fprintf(stderr, "%s: %s\n", me, tq_last_error());
+    /* the write is collective: every rank goes into it or none */
+    const int agreed = tq_cli_agree(me, bad);
+    if (agreed) {
+        bad = agreed;
+    } else if (tq_gauge_write_local(o->out, o->fmt, lat, &part, o->prec)) {
+        fprintf(stderr, "%s: %s\n", me, tq_last_error());
+        bad = 1;
+    }
+    tq_host_gauge_free(&part);
+    tq_lattice_destroy(lat);
+    return bad;
+}
+
 /* The generator with its starting links: the checkpoint's (h from prepare), hot or cold.
  * Returns 0, or 1 with the library's message set. */
 static int start_generator(const generate_opts *o, const ckpt_meta *m, tq_host_gauge *h, tq_generator **g)
@@ -539,13 +583,11 @@ int tq_cmd_generate(int argc, char **argv)
     if (tq_generator_refused(g, &refused)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto done; }
     if (refused + m.refused) fprintf(stderr, "%s: warning: %llu link updates found no positive weight (left unchanged)\n", me,
                                      (unsigned long long)refused + m.refused);
-    if (o.out && tq_generator_export(g, &h)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto done; }
-    if (o.out && tq_cli_agree(me, ri.mpi_rank == 0 && tq_gauge_write(o.out, o.fmt, &h, o.prec) ?
-                                      (fprintf(stderr, "%s: %s\n", me, tq_last_error()), 1) : 0))
-        goto done;
+    int parts = 0;
+    if (o.out && write_configuration(&o, g, &h, &ri, &parts, me)) goto done;
     if (ip.verbosity >= 1)
-        printf("  %d sweeps in %.3f s; plaquette %.16g%s%s\n", o.sweeps - (int)m.sweeps, tq_cli_now() - t0, p.total,
-               o.out ? ", written to " : "", o.out ? o.out : "");
+        printf("  %d sweeps in %.3f s; plaquette %.16g%s%s%s\n", o.sweeps - (int)m.sweeps, tq_cli_now() - t0, p.total,
+               o.out ? ", written to " : "", o.out ? o.out : "", parts ? " (by parts, every rank its time slices)" : "");
     rc = 0;
 done:
     tq_host_gauge_free(&h);
