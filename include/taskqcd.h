@@ -61,6 +61,12 @@ typedef struct tq_init_params {
                              an unknown name here or in STARPU_SCHED: TQ_ERR_INVALID_ARG */
     int verbosity;        /* 0 quiet, 1 summary, 2 debug */
     int use_mpi;          /* -1 auto (when launched by mpirun), 0 off, 1 on */
+    void *sched_policy;   /* an application's own scheduling policy: a struct
+                             starpu_sched_policy * (StarPU's starpu_scheduler.h), which
+                             StarPU uses instead of any named one (STARPU_SCHED too); NULL:
+                             by name. Not with sched. It must wake the workers it gives a
+                             task (starpu_wake_worker_relax_light): idle CPU workers sleep on
+                             GPU nodes. examples/user_policy.c has one. */
 } tq_init_params;
 
 void tq_init_params_default(tq_init_params *p);

@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <starpu.h>
+#include <starpu_scheduler.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ static void check_defaults(void)
     CHECK(p.sched == NULL, "default sched not NULL");
     CHECK(p.verbosity == 1, "default verbosity %d", p.verbosity);
     CHECK(p.use_mpi == -1, "default use_mpi %d", p.use_mpi);
+    CHECK(p.sched_policy == NULL, "default sched_policy not NULL");
     tq_init_params_default(NULL);   /* must not crash */
 }
 
@@ -232,6 +234,25 @@ static void check_unknown_sched(void)
     CHECK_ERR(parse(&p, 3, a, &argc, argv), TQ_ERR_INVALID_ARG);
     CHECK(strstr(tq_last_error(), "'nonexistent'") && strstr(tq_last_error(), "dmda"),
           "--sched nonexistent: message '%s'", tq_last_error());
+
+    /* an application's policy (examples/user_policy.c runs one): not with a name, and not
+     * without its push and pop */
+    tq_init_params_default(&p);
+    p.ncpus = 1;
+    p.ncuda = 0;
+    p.verbosity = 0;
+    p.use_mpi = 0;
+    struct starpu_sched_policy half = {.policy_name = "half", .push_task = NULL, .pop_task = NULL};
+    p.sched_policy = &half;
+    p.sched = "eager";
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "sched_policy") && strstr(tq_last_error(), "'eager'"),
+          "a name and a policy: message '%s'", tq_last_error());
+    p.sched = NULL;
+    CHECK_ERR(tq_init(&p), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "push_task") != NULL, "a policy without push and pop: message '%s'", tq_last_error());
+    CHECK(!tq_is_initialized(), "initialized with a policy that cannot run");
+    check_cycle(1, "eager");
 }
 
 static void check_status_names(void)

@@ -86,6 +86,7 @@ void tq_init_params_default(tq_init_params *p)
     p->sched = NULL;
     p->verbosity = 1;
     p->use_mpi = -1;
+    p->sched_policy = NULL;
 }
 
 static int parse_int(const char *s, int *out)
@@ -179,6 +180,15 @@ tq_status tq_init(const tq_init_params *params)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_init: no workers requested (ncpus = ncuda = 0)");
     /* STARPU_SCHED rules over the parameter, so both must name a policy */
     if (p.sched) TQ_CHECK(check_sched_name(p.sched, "tq_init"));
+    if (p.sched && p.sched_policy)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_init: both a policy name (sched '%s') and a policy of the application "
+                        "(sched_policy): give one", p.sched);
+    if (p.sched_policy) {
+        const struct starpu_sched_policy *up = p.sched_policy;
+        if (!up->push_task || !up->pop_task || !up->policy_name)
+            return tq_error(TQ_ERR_INVALID_ARG, "tq_init: the application's scheduling policy needs push_task, pop_task "
+                            "and policy_name");
+    }
     const char *env_sched = getenv("STARPU_SCHED");
     if (env_sched) TQ_CHECK(check_sched_name(env_sched, "tq_init: STARPU_SCHED"));
 
@@ -193,6 +203,7 @@ tq_status tq_init(const tq_init_params *params)
     if (p.ncuda >= 0) conf.ncuda = p.ncuda;
     conf.nopencl = 0;
     if (p.sched) conf.sched_policy_name = p.sched;
+    conf.sched_policy = p.sched_policy;   /* StarPU prefers it to any name */
 #ifdef TQ_HAVE_CUDA
     /* With GPUs, a scheduler with one central view: StarPU's default (lws) lets every idle
      * CPU worker look for work to steal, and with 14 of them on an H200 node GPU-only tasks
