@@ -67,6 +67,9 @@ typedef struct tq_init_params {
                              by name. Not with sched. It must wake the workers it gives a
                              task (starpu_wake_worker_relax_light): idle CPU workers sleep on
                              GPU nodes. examples/user_policy.c has one. */
+    const char *task_graph;   /* write the task graph this process submits to this file at
+                             tq_finalize (JSON, doc/design.md "Task-graph export"; FILE.RANK
+                             under MPI); NULL: the environment's TQ_TASK_GRAPH, if set */
 } tq_init_params;
 
 void tq_init_params_default(tq_init_params *p);

@@ -348,6 +348,9 @@ static starpu_data_handle_t sequencer_of(int worker)
 static long chains_submitted;
 long tq_internal_chains_submitted(void) { return __atomic_load_n(&chains_submitted, __ATOMIC_RELAXED); }
 
+static long tasks_submitted;
+long tq_internal_tasks_submitted(void) { return __atomic_load_n(&tasks_submitted, __ATOMIC_RELAXED); }
+
 /* Submits the built entries: alone when there is one, else as one tq_cl_chain task. */
 static int builder_submit(chain_builder *c)
 {
@@ -815,6 +818,8 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     priority += opt->priority;
     if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
+    __atomic_add_fetch(&tasks_submitted, 1, __ATOMIC_RELAXED);
+    if (tq_task_graph_on()) tq_task_graph_add(cl, opt->worker, w, priority, d, n);
     if (recording)
         return record_task(opt, cl, arg, asize, d, n, priority, n > TQ_CHAIN_MAX_OP_BUFFERS || floats_across_kinds(opt));
     if (sequencer_of(opt->worker) && n <= TQ_CHAIN_MAX_OP_BUFFERS) {

@@ -96,10 +96,21 @@ void tq_task_log_attach(struct starpu_task *task);
 double tq_task_log_now(void);
 void tq_task_log_transfer(const char *what, int peer, double posted);
 void tq_task_log_finish(void);
+/* The task graph (tasks/task_graph.c): on when tq_task_graph_set_path or TQ_TASK_GRAPH names
+ * a file (looked at once per tq_init); add records a task tq_task_submit_descr runs on this
+ * rank, with its accesses; finish, at tq_finalize, writes the file (FILE.RANK on several
+ * ranks) and forgets the graph. */
+void tq_task_graph_set_path(const char *path);
+int tq_task_graph_on(void);
+void tq_task_graph_add(const struct starpu_codelet *cl, int worker, tq_where where, int priority,
+                       const struct starpu_data_descr *d, int n);
+void tq_task_graph_finish(void);
 /* This rank and the number of ranks (tq_task_set_ranks). */
 void tq_task_get_ranks(int *rank, int *n);
 /* Chain tasks submitted so far (two or more tasks as one), for tests. */
 long tq_internal_chains_submitted(void);
+/* Tasks tq_task_submit_descr ran on this rank so far (each kernel, chained or not). */
+long tq_internal_tasks_submitted(void);
 /* Owner checks, for tests: while on, every task submitted with an owner (opt->worker >= 0)
  * records, when it has run, whether the worker that ran it was its owner. */
 void tq_internal_owner_checks(int on);

@@ -26,6 +26,7 @@ static void check_defaults(void)
     CHECK(p.verbosity == 1, "default verbosity %d", p.verbosity);
     CHECK(p.use_mpi == -1, "default use_mpi %d", p.use_mpi);
     CHECK(p.sched_policy == NULL, "default sched_policy not NULL");
+    CHECK(p.task_graph == NULL, "default task_graph not NULL");
     tq_init_params_default(NULL);   /* must not crash */
 }
 
@@ -90,8 +91,17 @@ static void check_from_args(void)
                   opts[o], bad_int[k], tq_last_error());
         }
     }
-    const char *missing[] = {"--ncpus", "--ncuda", "--verbosity", "--sched"};
-    for (int o = 0; o < 4; o++) {
+    /* --export-graph FILE: the task graph's file, consumed */
+    const char *a4[] = {"prog", "--export-graph", "g.json", "rest"};
+    CHECK_OK(parse(&p, 4, a4, &argc, argv));
+    CHECK(p.task_graph && !strcmp(p.task_graph, "g.json"), "task_graph %s", p.task_graph ? p.task_graph : "(null)");
+    CHECK(argc == 2 && !strcmp(argv[1], "rest"), "argc %d after --export-graph", argc);
+    const char *a5[] = {"prog", "--export-graph", ""};
+    CHECK_ERR(parse(&p, 3, a5, &argc, argv), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "--export-graph") != NULL, "message '%s'", tq_last_error());
+
+    const char *missing[] = {"--ncpus", "--ncuda", "--verbosity", "--sched", "--export-graph"};
+    for (int o = 0; o < 5; o++) {
         const char *a[] = {"prog", "foo", missing[o]};
         CHECK_ERR(parse(&p, 3, a, &argc, argv), TQ_ERR_INVALID_ARG);
     }

@@ -29,7 +29,7 @@ static void usage(FILE *out)
         "            --dim X Y Z T --prec P --recon R --test dslash|mat|matpc|matpcdagmatpc\n"
         "\n"
         "runtime options (every command that starts StarPU):\n"
-        "  --ncpus N --ncuda N --sched POLICY --verbosity N --quiet --no-mpi\n"
+        "  --ncpus N --ncuda N --sched POLICY --verbosity N --quiet --no-mpi --export-graph FILE\n"
         "  (StarPU's environment variables, e.g. STARPU_NCPU, STARPU_SCHED, also work)\n"
         "  default scheduler: dmdas with GPUs, StarPU's lws without\n"
         "\n"

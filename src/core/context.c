@@ -87,6 +87,7 @@ void tq_init_params_default(tq_init_params *p)
     p->verbosity = 1;
     p->use_mpi = -1;
     p->sched_policy = NULL;
+    p->task_graph = NULL;
 }
 
 static int parse_int(const char *s, int *out)
@@ -139,6 +140,11 @@ tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv)
             if (i + 1 >= *argc) return tq_error(TQ_ERR_INVALID_ARG, "option --sched needs a policy name");
             p->sched = argv[++i];
             TQ_CHECK(check_sched_name(p->sched, "option --sched"));
+            continue;
+        }
+        if (!strcmp(a, "--export-graph")) {
+            if (i + 1 >= *argc || !argv[i + 1][0]) return tq_error(TQ_ERR_INVALID_ARG, "option --export-graph needs a file name");
+            p->task_graph = argv[++i];
             continue;
         }
         if (!strcmp(a, "--no-mpi")) { p->use_mpi = 0; continue; }
@@ -313,6 +319,7 @@ tq_status tq_init(const tq_init_params *params)
         ctx.mpi_size = 1;
     }
     (void)launched_by_mpirun;
+    tq_task_graph_set_path(p.task_graph);   /* NULL: TQ_TASK_GRAPH, if set */
 #ifndef TQ_SIMGRID   /* simulated workers must block: the simulation advances only then */
     const char *sleep_env = getenv("TQ_CPU_WORKERS_SLEEP");
     cpu_workers_sleep = sleep_env ? atoi(sleep_env) != 0 : starpu_cuda_worker_get_count() > 0;
@@ -349,6 +356,7 @@ tq_status tq_finalize(void)
     starpu_task_wait_for_all();
     run_at_finalize();
     tq_task_log_finish();   /* TQ_TASK_LOG: the file, while the workers still have names */
+    tq_task_graph_finish();   /* TQ_TASK_GRAPH, --export-graph */
     tq_codelets_shutdown();
     tq_task_sequencers_release();
     if (ctx.idle_hook >= 0) starpu_progression_hook_deregister(ctx.idle_hook);
