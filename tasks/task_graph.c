@@ -2,8 +2,9 @@
  * this rank submits, in submission order, with its codelet, owner, placement, priority and
  * data accesses (handle, mode), and the dependencies StarPU derives from that order (a read
  * after the handle's last write, a write after its last write and after the reads since),
- * written at tq_finalize as JSON (FILE, or FILE.RANK on several ranks), for schedulers
- * run offline on TaskQCD's workloads. The tasks are the kernels as the library submits them,
+ * written at tq_finalize as JSON (FILE, or FILE.RANK on several ranks), and for graphs of
+ * at most DOT_MAX_TASKS tasks also as Graphviz DOT (the same name with .dot added), for
+ * schedulers run offline on TaskQCD's workloads and for looking at. The tasks are the kernels as the library submits them,
  * before chains group them (a chain runs its tasks in this order). The format is in
  * doc/design.md ("Task-graph export"). */
 #include "config.h"
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { DOT_MAX_TASKS = 2000 };   /* larger graphs are unreadable drawn */
 
 typedef struct graph_access {
     int handle;   /* index into handles */
@@ -231,6 +234,33 @@ static int write_graph(FILE *f, int rank, int size)
     return ferror(f);
 }
 
+static int write_dot(FILE *f)
+{
+    fprintf(f, "digraph taskqcd {\n  node [shape=box, fontsize=10];\n");
+    for (long t = 0; t < ntasks; t++)
+        fprintf(f, "  t%ld [label=\"%ld %s\\nowner %d\"];\n", t, t, tasks[t].codelet, tasks[t].worker);
+    for (long e = 0; e < nedges; e++)
+        fprintf(f, "  t%ld -> t%ld [label=\"%s h%d\"];\n", edges[e].from, edges[e].to,
+                edges[e].kind == 'R' ? "RAW" : edges[e].kind == 'A' ? "WAR" : "WAW", edges[e].handle);
+    fprintf(f, "}\n");
+    return ferror(f);
+}
+
+/* Writes path through a temporary file renamed onto it; 0 on success, else nothing left. */
+static int write_atomic(const char *path, int (*writer)(FILE *, int, int), int (*dot)(FILE *), int rank, int size)
+{
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int bad = !f || (writer ? writer(f, rank, size) : dot(f));
+    if (f && fclose(f)) bad = 1;
+    if (bad || rename(tmp, path)) {
+        remove(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 static void clear(void)
 {
     for (int k = 0; k < nhandles; k++) free(handles[k].readers);
@@ -247,23 +277,18 @@ void tq_task_graph_finish(void)
     if (state == 1) {
         int rank = 0, size = 1;
         tq_task_get_ranks(&rank, &size);
-        char path[4200], tmp[4300];
+        char path[4200], dot[4300];
         if (size > 1) snprintf(path, sizeof path, "%s.%d", graph_path, rank);
         else snprintf(path, sizeof path, "%s", graph_path);
-        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        snprintf(dot, sizeof dot, "%s.dot", path);
         if (failed) {
             fprintf(stderr, "taskqcd: task graph: out of memory while recording; %s not written\n", path);
+        } else if (write_atomic(path, write_graph, NULL, rank, size)) {
+            fprintf(stderr, "taskqcd: task graph: cannot write %s\n", path);
         } else {
-            /* whole or not at all: a temporary file renamed onto the name */
-            FILE *f = fopen(tmp, "w");
-            int bad = !f || write_graph(f, rank, size);
-            if (f && fclose(f)) bad = 1;
-            if (bad || rename(tmp, path)) {
-                remove(tmp);
-                fprintf(stderr, "taskqcd: task graph: cannot write %s\n", path);
-            } else {
-                fprintf(stderr, "taskqcd: task graph: %ld tasks, %ld dependencies in %s\n", ntasks, nedges, path);
-            }
+            const int drawn = ntasks <= DOT_MAX_TASKS && !write_atomic(dot, NULL, write_dot, rank, size);
+            fprintf(stderr, "taskqcd: task graph: %ld tasks, %ld dependencies in %s%s%s\n", ntasks, nedges, path,
+                    drawn ? " and " : "", drawn ? dot : "");
         }
     }
     clear();

@@ -4,8 +4,9 @@
  * as they go to StarPU or into a chain), as many packs, interiors and exteriors as blocks
  * times hopping terms, a partial-sum task per block and their combine; every dependency
  * must point forward, every exterior must read a face that a pack of the other block
- * wrote (RAW), and the combine must read every block's partial sums. A path in a missing
- * folder leaves no file (and no temporary) behind; without a path no file is written. */
+ * wrote (RAW), and the combine must read every block's partial sums; the DOT drawing beside
+ * it must have the same dependencies. A path in a missing folder leaves no file (and no
+ * temporary) behind; without a path no file is written. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
 #include "dirac_test_util.h"
@@ -79,6 +80,17 @@ static int read_graph(const char *path, graph *g)
     return 0;
 }
 
+/* Lines of the DOT file that draw a dependency; -1 without the file or its header. */
+static long dot_edges(const char *path)
+{
+    char *s = slurp(path);
+    if (!s) return -1;
+    long n = strncmp(s, "digraph taskqcd {", 17) ? -1 : 0;
+    for (const char *p = s; n >= 0 && (p = strstr(p, " -> ")); p++) n++;
+    free(s);
+    return n;
+}
+
 static long count_named(const graph *g, const char *part)
 {
     long n = 0;
@@ -140,8 +152,9 @@ int main(void)
     unsetenv("TQ_TASK_GRAPH");
     char dir[] = "/tmp/test_task_graph.XXXXXX";
     if (!mkdtemp(dir)) return tq_test_skip("test_task_graph", "no temporary folder");
-    char path[256], missing[256], tmp[300];
+    char path[256], dot[300], missing[256], tmp[300];
     snprintf(path, sizeof path, "%s/graph.json", dir);
+    snprintf(dot, sizeof dot, "%s.dot", path);
     snprintf(missing, sizeof missing, "%s/no/such/folder/graph.json", dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", missing);
 
@@ -166,6 +179,9 @@ int main(void)
     CHECK(ext_ok, "an exterior task reads no face a pack wrote");
     CHECK(count_named(&g, "norm2") == 2, "%ld partial-sum tasks of the norm (2 blocks)", count_named(&g, "norm2"));
     CHECK(combine_ok, "no task combines the two blocks' partial sums");
+    const long drawn = dot_edges(dot);
+    CHECK(drawn == g.nedges, "the DOT file %s draws %ld dependencies, the JSON has %ld", dot, drawn, g.nedges);
+    CHECK(remove(dot) == 0, "removing %s", dot);
 
     /* no path: nothing written; a path that cannot be written: nothing left behind */
     CHECK(remove(path) == 0, "removing %s", path);
