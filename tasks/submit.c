@@ -819,7 +819,7 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     if (priority > STARPU_MAX_PRIO) priority = STARPU_MAX_PRIO;
     if (priority < STARPU_MIN_PRIO) priority = STARPU_MIN_PRIO;
     __atomic_add_fetch(&tasks_submitted, 1, __ATOMIC_RELAXED);
-    if (tq_task_graph_on()) tq_task_graph_add(cl, opt->worker, w, priority, d, n);
+    if (tq_task_graph_on()) tq_task_graph_add(cl, arg, asize, opt->worker, w, priority, d, n);
     if (recording)
         return record_task(opt, cl, arg, asize, d, n, priority, n > TQ_CHAIN_MAX_OP_BUFFERS || floats_across_kinds(opt));
     if (sequencer_of(opt->worker) && n <= TQ_CHAIN_MAX_OP_BUFFERS) {

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "tq_tasks.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +28,7 @@ typedef struct graph_task {
     const char *codelet;
     int worker, priority, first, naccess;   /* accesses[first .. first + naccess) */
     tq_where where;
+    double cost_us[2];   /* expected on a CPU and a CUDA worker; NaN: no calibrated model */
 } graph_task;
 
 typedef struct graph_handle {
@@ -158,9 +160,41 @@ static int access_handle(long t, int k, int mode)
     return 0;
 }
 
-void tq_task_graph_add(const struct starpu_codelet *cl, int worker, tq_where where, int priority,
-                       const struct starpu_data_descr *d, int n)
+/* The task's expected time on the first CPU and the first CUDA worker, from its codelet's
+ * performance model (NaN where the model has too few measurements of data this size, the
+ * codelet has no such implementation or the machine no such worker): a task built for
+ * the question only, never submitted. */
+static void expected_costs(const struct starpu_codelet *cl, const void *arg, size_t asize,
+                           const struct starpu_data_descr *d, int n, double cost[2])
 {
+    cost[0] = cost[1] = NAN;
+    if (!cl->model || n > STARPU_NMAXBUFS) return;
+    struct starpu_task *t = starpu_task_create();
+    if (!t) return;
+    t->cl = (struct starpu_codelet *)cl;
+    t->cl_arg = (void *)arg;   /* cl_arg_free stays 0: the caller's */
+    t->cl_arg_size = asize;
+    if (cl->nbuffers == STARPU_VARIABLE_NBUFFERS) t->nbuffers = n;
+    for (int i = 0; i < n; i++) {
+        STARPU_TASK_SET_HANDLE(t, d[i].handle, i);
+        STARPU_TASK_SET_MODE(t, d[i].mode, i);
+    }
+    const enum starpu_worker_archtype kind[2] = {STARPU_CPU_WORKER, STARPU_CUDA_WORKER};
+    const int has_impl[2] = {cl->cpu_funcs[0] != NULL, cl->cuda_funcs[0] != NULL};
+    for (int k = 0; k < 2; k++) {
+        int w;
+        if (!has_impl[k] || starpu_worker_get_ids_by_type(kind[k], &w, 1) < 1) continue;
+        cost[k] = starpu_task_expected_length(t, starpu_worker_get_perf_archtype(w, STARPU_NMAX_SCHED_CTXS), 0);
+    }
+    t->destroy = 0;   /* never submitted: destroyed here */
+    starpu_task_destroy(t);
+}
+
+void tq_task_graph_add(const struct starpu_codelet *cl, const void *arg, size_t asize, int worker, tq_where where,
+                       int priority, const struct starpu_data_descr *d, int n)
+{
+    double cost[2];
+    expected_costs(cl, arg, asize, d, n, cost);   /* outside the lock: StarPU's own locks */
     pthread_mutex_lock(&lock);
     if (failed || grow((void **)&tasks, &cap_tasks, ntasks + 1, sizeof *tasks) ||
         grow((void **)&accesses, &cap_accesses, naccesses + n, sizeof *accesses)) {
@@ -169,7 +203,7 @@ void tq_task_graph_add(const struct starpu_codelet *cl, int worker, tq_where whe
         return;
     }
     const long t = ntasks++;
-    tasks[t] = (graph_task){cl->name ? cl->name : "?", worker, priority, (int)naccesses, 0, where};
+    tasks[t] = (graph_task){cl->name ? cl->name : "?", worker, priority, (int)naccesses, 0, where, {cost[0], cost[1]}};
     for (int i = 0; i < n && !failed; i++) {
         /* a handle twice in one task: one access, its modes merged (StarPU's view too) */
         const int k = handle_index(d[i].handle);
@@ -220,7 +254,13 @@ static int write_graph(FILE *f, int rank, int size)
     for (long t = 0; t < ntasks; t++) {
         const graph_task *g = &tasks[t];
         fprintf(f, "%s\n    {\"id\": %ld, \"codelet\": \"%s\", \"owner\": %d, \"where\": \"%s\", \"priority\": %d, "
-                "\"accesses\": [", t ? "," : "", t, g->codelet, g->worker, where_name(g->where), g->priority);
+                "\"cost_us\": {", t ? "," : "", t, g->codelet, g->worker, where_name(g->where), g->priority);
+        for (int k = 0; k < 2; k++) {
+            fprintf(f, "%s\"%s\": ", k ? ", " : "", k ? "cuda" : "cpu");
+            if (isnan(g->cost_us[k])) fputs("null", f);
+            else fprintf(f, "%.3f", g->cost_us[k]);
+        }
+        fputs("}, \"accesses\": [", f);
         for (int j = 0; j < g->naccess; j++)
             fprintf(f, "%s[%d, \"%s\"]", j ? ", " : "", accesses[g->first + j].handle,
                     mode_name(accesses[g->first + j].mode));

@@ -102,8 +102,8 @@ void tq_task_log_finish(void);
  * ranks) and forgets the graph. */
 void tq_task_graph_set_path(const char *path);
 int tq_task_graph_on(void);
-void tq_task_graph_add(const struct starpu_codelet *cl, int worker, tq_where where, int priority,
-                       const struct starpu_data_descr *d, int n);
+void tq_task_graph_add(const struct starpu_codelet *cl, const void *arg, size_t asize, int worker, tq_where where,
+                       int priority, const struct starpu_data_descr *d, int n);
 void tq_task_graph_finish(void);
 /* This rank and the number of ranks (tq_task_set_ranks). */
 void tq_task_get_ranks(int *rank, int *n);

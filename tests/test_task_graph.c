@@ -5,8 +5,10 @@
  * times hopping terms, a partial-sum task per block and their combine; every dependency
  * must point forward, every exterior must read a face that a pack of the other block
  * wrote (RAW), and the combine must read every block's partial sums; the DOT drawing beside
- * it must have the same dependencies. A path in a missing folder leaves no file (and no
- * temporary) behind; without a path no file is written. */
+ * it must have the same dependencies. After a calibrating run (STARPU_CALIBRATE=1, a private
+ * STARPU_HOME) every operator task carries its expected time on a CPU worker from the
+ * performance models, and none on a CUDA worker (none started). A path in a missing folder
+ * leaves no file (and no temporary) behind; without a path no file is written. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
 #include "dirac_test_util.h"
@@ -25,6 +27,8 @@ typedef struct graph {
     int nin[MAX_TASKS];                 /* incoming RAW edges */
     int raw_from_pack[MAX_TASKS];       /* of them, from a pack task */
     int raw_from_norm[MAX_TASKS];       /* from a norm's partial-sum task */
+    int cpu_cost[MAX_TASKS];            /* the expected CPU time is a number > 0 */
+    int cuda_cost[MAX_TASKS];           /* the expected CUDA time is not null */
     int backward;                       /* edges not from an earlier to a later task */
     int format_ok;
 } graph;
@@ -62,6 +66,14 @@ static int read_graph(const char *path, graph *g)
             return -1;
         }
         snprintf(g->codelet[id], sizeof g->codelet[id], "%s", name);
+        const char *c = strstr(p, "\"cost_us\": {\"cpu\": ");
+        double us = 0;
+        if (c && c < edges) {
+            c += strlen("\"cost_us\": {\"cpu\": ");
+            g->cpu_cost[id] = sscanf(c, "%lf", &us) == 1 && us > 0;
+            const char *cu = strstr(c, "\"cuda\": ");
+            g->cuda_cost[id] = cu && strncmp(cu + strlen("\"cuda\": "), "null", 4) != 0;
+        }
         g->ntasks++;
     }
     for (const char *p = edges + 10; (p = strchr(p, '[')); p++) {
@@ -99,9 +111,9 @@ static long count_named(const graph *g, const char *part)
 }
 
 /* Starts the runtime writing its graph to path (NULL: none), applies M_pc twice and takes a
- * norm over 2 blocks; returns the tasks submitted between tq_init and tq_finalize, -1 on
- * failure. */
-static long run_workload(const char *path)
+ * norm over 2 blocks, `rounds` times; returns the tasks submitted between tq_init and
+ * tq_finalize, -1 on failure. */
+static long run_workload(const char *path, int rounds)
 {
     tq_init_params ip;
     tq_init_params_default(&ip);
@@ -129,11 +141,13 @@ static long run_workload(const char *path)
         tq_field *in = spinor(&S, TQ_DOUBLE, TQ_EVEN, src), *out = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL);
         CHECK_OK(tq_wait_all());
         before = tq_internal_tasks_submitted();
-        double n2 = 0;
-        CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
-        CHECK_OK(tq_dirac_matpc(S.dirac, in, out, TQ_EVEN, 0));
-        CHECK_OK(tq_blas_norm2(in, &n2));
-        CHECK(n2 > 0, "norm %g", n2);
+        for (int r = 0; r < rounds; r++) {
+            double n2 = 0;
+            CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
+            CHECK_OK(tq_dirac_matpc(S.dirac, in, out, TQ_EVEN, 0));
+            CHECK_OK(tq_blas_norm2(in, &n2));
+            CHECK(n2 > 0, "norm %g", n2);
+        }
         tq_field_destroy(in);
         tq_field_destroy(out);
         setup_free(&S);
@@ -157,8 +171,12 @@ int main(void)
     snprintf(dot, sizeof dot, "%s.dot", path);
     snprintf(missing, sizeof missing, "%s/no/such/folder/graph.json", dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", missing);
+    /* performance models of this test's own, calibrated by a first run without a graph */
+    setenv("STARPU_HOME", dir, 1);
+    setenv("STARPU_CALIBRATE", "1", 1);
+    run_workload(NULL, 8);
 
-    const long submitted = run_workload(path);
+    const long submitted = run_workload(path, 1);
     static graph g;
     CHECK(read_graph(path, &g) == 0, "cannot read the graph back from %s", path);
     CHECK(g.format_ok, "the file does not say its format");
@@ -171,24 +189,30 @@ int main(void)
            g.nedges, packs, interiors, exteriors);
     CHECK(packs == interiors && interiors == exteriors && exteriors >= 2 * 2 * 2 && exteriors % 2 == 0,
           "packs %ld, interiors %ld, exteriors %ld (2 blocks, hopping terms in pairs)", packs, interiors, exteriors);
-    int ext_ok = 1, combine_ok = 0;
+    int ext_ok = 1, combine_ok = 0, op_costed = 1, cuda_costed = 0;
     for (long t = 0; t < g.ntasks; t++) {
+        if (strstr(g.codelet[t], "dslash") && !g.cpu_cost[t]) op_costed = 0;
+        cuda_costed |= g.cuda_cost[t];
         if (strstr(g.codelet[t], "exterior") && g.raw_from_pack[t] < 1) ext_ok = 0;
         if (strstr(g.codelet[t], "combine") && g.raw_from_norm[t] == 2) combine_ok = 1;
     }
     CHECK(ext_ok, "an exterior task reads no face a pack wrote");
     CHECK(count_named(&g, "norm2") == 2, "%ld partial-sum tasks of the norm (2 blocks)", count_named(&g, "norm2"));
     CHECK(combine_ok, "no task combines the two blocks' partial sums");
+    CHECK(op_costed, "an operator task without its expected CPU time after a calibrating run");
+    CHECK(!cuda_costed, "a task with an expected CUDA time on a machine without a CUDA worker");
     const long drawn = dot_edges(dot);
     CHECK(drawn == g.nedges, "the DOT file %s draws %ld dependencies, the JSON has %ld", dot, drawn, g.nedges);
     CHECK(remove(dot) == 0, "removing %s", dot);
 
     /* no path: nothing written; a path that cannot be written: nothing left behind */
     CHECK(remove(path) == 0, "removing %s", path);
-    run_workload(NULL);
+    run_workload(NULL, 1);
     CHECK(access(path, F_OK) != 0, "a graph was written without a path");
-    run_workload(missing);
+    run_workload(missing, 1);
     CHECK(access(missing, F_OK) != 0 && access(tmp, F_OK) != 0, "a graph or its temporary in a missing folder");
-    rmdir(dir);
+    char rm[300];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", dir);   /* and the performance models under it */
+    CHECK(system(rm) == 0, "removing %s", dir);
     return tq_test_finish("test_task_graph");
 }
