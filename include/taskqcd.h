@@ -540,17 +540,20 @@ typedef struct tq_mg_params {
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
  * iterations, coarse solves to 0.25 in at most 10. */
 void tq_mg_params_default(tq_mg_params *p);
-/* The multigrid set-up for the operator d (Wilson or clover, double precision): the fine
- * level in stencil form, nvec[0] null vectors (random vectors v0, each with F e = F v0
- * solved by GCR to setup_tol or setup_iters; v = v0 - e, the error the solver leaves: near
- * the null space of F), all these solves submitted together as independent task graphs;
- * the block-orthonormal basis, the Galerkin coarse operator and the cycle's work fields.
- * One set-up serves any number of solves with d (a propagator's sources). Built so far: two
+/* The multigrid set-up for the operator d (Wilson or clover, double precision): per level l
+ * below the coarsest, nvec[l] null vectors (random vectors v0, each with F e = F v0 solved
+ * by GCR to setup_tol or setup_iters; v = v0 - e, the error the solver leaves: near the null
+ * space of F), all of a level's solves submitted together as independent task graphs; the
+ * block-orthonormal basis and the Galerkin operator of level l + 1 (from the fine level in
+ * stencil form on level 0); the cycles' work fields. With three or more levels the cycle is
+ * a K-cycle: each coarse solve (GCR to coarse_tol or coarse_maxiter) is preconditioned by
+ * the next level's cycle; the coarsest level is solved by plain GCR. One set-up serves any
+ * number of solves with d (a propagator's sources). Built so far: 2 to TQ_MG_MAX_LEVELS
  * levels, every level in double precision; the blocks' owners run the multigrid tasks, GPUs
  * included, except the fine operator's stencil form (CPU workers: at least one is needed);
- * asking for more levels or another precision returns
- * TQ_ERR_UNSUPPORTED, parameters that do not fit the lattice TQ_ERR_INVALID_ARG naming the
- * level and the mismatch. seed: the random start vectors (same seed, same set-up). */
+ * asking for another precision returns TQ_ERR_UNSUPPORTED, parameters that do not fit the
+ * lattice TQ_ERR_INVALID_ARG naming the level and the mismatch. seed: the random start
+ * vectors (same seed, same set-up). */
 typedef struct tq_multigrid tq_multigrid;
 tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t seed, tq_multigrid **out);
 void tq_multigrid_destroy(tq_multigrid *mg);
@@ -574,10 +577,12 @@ tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path);
 tq_status tq_multigrid_load(const tq_dirac *d, const tq_mg_params *p, const char *path, tq_multigrid **out);
 /* Null vectors' set-up solves: iterations summed and the set-up's wall time (s). */
 typedef struct tq_multigrid_info {
-    int levels, nvec, coarse_dims[4];
-    long setup_iterations;
+    int levels, nvec, coarse_dims[4];   /* nvec of level 0; coarse_dims: level 1's lattice */
+    long setup_iterations;              /* every level's set-up solves */
     double setup_seconds;
-    long coarse_iterations;   /* the coarse solves' iterations, summed over every solve so far */
+    long coarse_iterations;   /* level 1's solves' iterations, summed over every solve so far */
+    int level_dims[TQ_MG_MAX_LEVELS][4];        /* each level's lattice (0: the operator's) */
+    long level_iterations[TQ_MG_MAX_LEVELS];    /* GCR iterations of level l's solves so far (0: the outer ones) */
 } tq_multigrid_info;
 tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info);
 

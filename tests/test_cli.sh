@@ -312,6 +312,16 @@ run 0 propagator $mg_args --inv-type gcr --solve-type direct --prec-sloppy doubl
     [ "${it_mg:-999}" -lt "${it_plain:-0}" ] || fail "propagator --inv-multigrid: $it_mg iterations, plain GCR $it_plain"
     ok
     grep -q '"multigrid": true' "$out" || fail "propagator --inv-multigrid: the JSON does not say multigrid"
+    # three levels (a K-cycle): the same correlator; the JSON lists each level's lattice and
+    # its GCR iterations, the coarsest level's included
+    run 0 propagator $mg_args --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6 --mg-levels 3 \
+        --mg-block-size 1 1 1 1 2 --mg-nvec 1 6 && {
+        correlator "$out" > "$tmp/mg_c3"
+        paste "$tmp/mg_ref" "$tmp/mg_c3" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-8 * $1) bad = 1 } END { exit bad }' &&
+            ok || fail "propagator --mg-levels 3: the correlator differs from plain GCR's"
+        grep -q '"multigrid_levels": \[{"dims": \[4, 4, 4, 8\], "gcr_iterations": [1-9][0-9]*}, {"dims": \[2, 2, 2, 4\], "gcr_iterations": [1-9][0-9]*}, {"dims": \[2, 2, 2, 2\], "gcr_iterations": [1-9][0-9]*}\]' "$out" &&
+            ok || fail "propagator --mg-levels 3: the JSON does not list three levels with their iterations: $(grep multigrid_levels "$out")"
+    }
 }
 # a set-up saved and read back gives the same correlator, to the bit; one saved for another
 # kappa is refused, naming it

@@ -26,7 +26,7 @@ static void propagator_usage(FILE *o)
         "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
         "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
-        "         [--inv-multigrid [--mg-levels 2] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
+        "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
         "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
         "         [--mg-coarse-maxiter N] [--mg-seed S] [--mg-verbosity N] [--mg-save FILE]\n"
         "         [--mg-load FILE]]\n"
@@ -43,12 +43,14 @@ static void propagator_usage(FILE *o)
         "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
         "all solves in one batch. --json prints one JSON object instead of the tables.\n"
         "--inv-multigrid: flexible GCR on M preconditioned by adaptive aggregation multigrid\n"
-        "(one set-up for all sources, timed apart; two levels in double precision so far, CPU\n"
-        "codelets): aggregates of --mg-block-size 0 X Y Z T sites (default 4 4 4 4), --mg-nvec 0 N\n"
-        "null vectors (24, a multiple of 6) from GCR solves of M e = M v0 on random v0 to\n"
-        "--mg-setup-tol (1e-12) or --mg-setup-iters (16), --mg-smoother-steps 0 N MR steps before\n"
-        "and after the coarse correction (4), coarse GCR to --mg-coarse-tol (0.001) or\n"
-        "--mg-coarse-maxiter (100); --mg-seed the random start vectors (1). --mg-save FILE\n"
+        "(one set-up for all sources, timed apart; double precision so far): --mg-levels N\n"
+        "levels (2; 3 or 4: a K-cycle, each coarse solve preconditioned by the next level's\n"
+        "cycle); level L (0 the fine one) has aggregates of --mg-block-size L X Y Z T sites\n"
+        "(default 4 4 4 4 on level 0, 2 2 2 2 above), --mg-nvec L N null vectors (24, a multiple\n"
+        "of 6) from GCR solves of F e = F v0 on random v0 to --mg-setup-tol (1e-12) or\n"
+        "--mg-setup-iters (16), --mg-smoother-steps L N MR steps before and after the coarse\n"
+        "correction (4); coarse GCR to --mg-coarse-tol (0.001) or --mg-coarse-maxiter (100);\n"
+        "--mg-seed the random start vectors (1). --mg-save FILE\n"
         "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
         "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
@@ -141,7 +143,8 @@ static void prop_defaults(prop_opts *o)
     o->where = "any";
     tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(o->cache_buf, sizeof o->cache_buf)};
     o->q = q;
-    /* what is built: two levels in double; paper 000's aggregates, null vectors and steps */
+    /* two levels in double by default (more with --mg-levels); paper 000's aggregates, null
+     * vectors and steps */
     tq_mg_params_default(&o->mgp);
     o->mgp.levels = 2;
     o->mgp.smoother_prec = o->mgp.nullvec_prec = TQ_DOUBLE;
@@ -488,10 +491,13 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
     if (r->mg) {
         tq_multigrid_info mi;
         tq_multigrid_get_info(r->mg, &mi);
-        const int *a = o->mgp.block[0];
-        printf("  multigrid set-up: %d levels, aggregates %dx%dx%dx%d, coarse lattice %dx%dx%dx%d, %d null vectors "
-               "(%ld GCR iterations), %.3f s\n", mi.levels, a[0], a[1], a[2], a[3], mi.coarse_dims[0], mi.coarse_dims[1],
-               mi.coarse_dims[2], mi.coarse_dims[3], mi.nvec, mi.setup_iterations, r->t_mg_setup);
+        printf("  multigrid set-up: %d levels (%ld GCR iterations), %.3f s\n", mi.levels, mi.setup_iterations,
+               r->t_mg_setup);
+        for (int l = 0; l + 1 < mi.levels; l++) {
+            const int *a = o->mgp.block[l], *c = mi.level_dims[l + 1];
+            printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d\n", l, a[0],
+                   a[1], a[2], a[3], o->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3]);
+        }
     }
 }
 
@@ -638,11 +644,25 @@ static void print_json(const prop_opts *o, const prop_run *r, const char *gauge_
            tq_inverter_name(sp->inverter), o->multigrid ? "true" : "false", tq_solve_type_name(sp->solve_type), sp->tol,
            o->batch, r->wall, flops / r->wall * 1e-9, valid ? "true" : "false", r->nfailed);
     print_json_solves(o, r);
+    printf("],\n \"multigrid_levels\": ");   /* each level's lattice and its solves' GCR iterations */
+    if (r->mg) {
+        tq_multigrid_info mi;
+        tq_multigrid_get_info(r->mg, &mi);
+        printf("[");
+        for (int l = 0; l < mi.levels; l++) {
+            const int *c = mi.level_dims[l];
+            printf("%s{\"dims\": [%d, %d, %d, %d], \"gcr_iterations\": %ld}", l ? ", " : "", c[0], c[1], c[2], c[3],
+                   mi.level_iterations[l]);
+        }
+        printf("]");
+    } else {
+        printf("null");
+    }
     if (!valid) {
-        printf("],\n \"correlator\": null,\n \"effective_mass\": null}\n");
+        printf(",\n \"correlator\": null,\n \"effective_mass\": null}\n");
         return;
     }
-    printf("],\n \"correlator\": [");
+    printf(",\n \"correlator\": [");
     for (int t = 0; t < dims[3]; t++) printf("%s%.17g", t ? ", " : "", r->corr[t]);
     printf("],\n \"effective_mass\": [");
     for (int t = 0; t + 1 < dims[3]; t++) {

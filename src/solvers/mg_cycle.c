@@ -1,6 +1,7 @@
-/* The multigrid cycle (issue 28), two levels so far: MR smoothing on the fine level, the
- * coarse correction through the transfer and a coarse solve, MR smoothing again; used as
- * flexible GCR's preconditioner (tq_mg_level_solve). Each step is tasks (the operators'
+/* The multigrid cycle (issue 28): MR smoothing on the fine level, the coarse correction
+ * through the transfer and a coarse solve (with more levels, flexible GCR preconditioned by
+ * the next level's cycle: a K-cycle), MR smoothing again; used as flexible GCR's
+ * preconditioner (tq_mg_level_solve). Each step is tasks (the operators'
  * stencils, the transfer, the BLAS). The smoothers' coefficients are computed on the device
  * (tq_mr_steps), so only the coarse solve waits for its scalars on the host, as every Krylov
  * solve does. May call: src/core, src/blas, tasks/ and
@@ -69,6 +70,19 @@ tq_status tq_mg_two_level_create_dirac(const tq_dirac *d, const tq_mg_transfer *
     return two_level_create("tq_mg_two_level_create_dirac", NULL, d, t, coarse, pre, post, coarse_p, out);
 }
 
+tq_status tq_mg_two_level_set_coarse_preconditioner(tq_mg_two_level *m,
+                                                    tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
+                                                    void *ctx)
+{
+    if (!m) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_two_level_set_coarse_preconditioner: NULL cycle");
+    if (precond && m->coarse_p.inverter != TQ_INV_GCR)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_two_level_set_coarse_preconditioner: the coarse solver is %s; a "
+                        "preconditioned coarse solve needs GCR (flexible)", tq_inverter_name(m->coarse_p.inverter));
+    m->coarse_precond = precond;
+    m->coarse_ctx = precond ? ctx : NULL;
+    return TQ_SUCCESS;
+}
+
 void tq_mg_two_level_destroy(tq_mg_two_level *m)
 {
     if (!m) return;
@@ -93,7 +107,7 @@ static tq_status smooth(tq_mg_two_level *m, int steps, tq_field *x, const tq_fie
 }
 
 /* Flops of one fine-level operator application, and of one restriction or prolongation
- * (per fine site 12 x nvec complex multiply-adds of the basis, 8 flops each). */
+ * (per fine site fine_ndof x nvec complex multiply-adds of the basis, 8 flops each). */
 static double fine_apply_flops(const tq_mg_two_level *m)
 {
     if (m->fine_d) return tq_linop_flops(m->fine_d, TQ_LINOP_MAT);
@@ -101,13 +115,13 @@ static double fine_apply_flops(const tq_mg_two_level *m)
 }
 static double transfer_flops(const tq_mg_two_level *m)
 {
-    return 12.0 * m->t->nvec * 8.0 * (double)m->t->fine->local_volume;
+    return (double)m->t->fine_ndof * m->t->nvec * 8.0 * (double)m->t->fine->local_volume;
 }
 
 /* rr = r - F z */
 static tq_status residual(tq_mg_two_level *m, const tq_field *z, const tq_field *r)
 {
-    m->flops += fine_apply_flops(m) + 2.0 * 24.0 * (double)m->rr->lat->local_volume;   /* apply, then axpy */
+    m->flops += fine_apply_flops(m) + 2.0 * 2.0 * m->t->fine_ndof * (double)m->rr->lat->local_volume;   /* apply, axpy */
     TQ_CHECK(m->fine_d ? tq_dirac_mat(m->fine_d, m->az, z, 0) : tq_mg_coarse_apply(m->fine, m->az, z));
     TQ_CHECK(tq_blas_copy(m->rr, r));
     return tq_blas_axpy(-1.0, m->az, m->rr);
@@ -152,10 +166,11 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
     TQ_CHECK(tq_internal_chain_end(chained, cycle_down(m, z, r), who));
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    const tq_status s = tq_mg_coarse_solve(m->coarse, m->ec, m->rc, &m->coarse_p, &out);
+    const tq_status s = tq_mg_level_solve(m->coarse, m->ec, m->rc, &m->coarse_p, m->coarse_precond, m->coarse_ctx, &out);
     if (s != TQ_SUCCESS && s != TQ_ERR_NOT_CONVERGED) return s;   /* a loose coarse solve is enough */
     m->coarse_iterations += out.iterations;
-    m->flops += out.flops + 2.0 * transfer_flops(m);   /* the coarse solve, R and P */
+    /* the coarse solve (its preconditioner counts its own), R and P */
+    m->flops += out.flops + 2.0 * transfer_flops(m);
     tq_internal_chain_begin(chained);
     return tq_internal_chain_end(chained, cycle_up(m, z, r), who);
 }

@@ -135,7 +135,8 @@ tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *con
  * the device: no host wait), the coarse correction
  * z += P C^-1 R (r - F z) with C^-1 a coarse solve to coarse_p's tolerance (or its iteration
  * limit), post MR steps on the new residual; a preconditioner for tq_mg_level_solve's GCR.
- * Work fields are made at create. */
+ * With more levels the coarse solve is flexible GCR preconditioned by the next level's cycle
+ * (tq_mg_two_level_set_coarse_preconditioner): a K-cycle. Work fields are made at create. */
 typedef struct tq_mg_two_level {
     const tq_mg_coarse_op *fine, *coarse;
     const tq_dirac *fine_d;            /* non-NULL: the fine level is d's M on spinor fields (fine unused) */
@@ -146,6 +147,8 @@ typedef struct tq_mg_two_level {
     tq_field *sres;                    /* the smoother's residual */
     tq_linop fine_op;                  /* F, as the smoother applies it */
     tq_scalars *sc;                    /* the smoother's coefficients, on the device */
+    tq_status (*coarse_precond)(void *ctx, tq_field *z, const tq_field *r);   /* NULL: plain GCR */
+    void *coarse_ctx;
     long coarse_iterations;            /* summed over applications */
     double flops;                      /* of its applications so far, counted as QUDA does */
 } tq_mg_two_level;
@@ -155,6 +158,11 @@ tq_status tq_mg_two_level_create(const tq_mg_coarse_op *fine, const tq_mg_transf
  * complex per site). */
 tq_status tq_mg_two_level_create_dirac(const tq_dirac *d, const tq_mg_transfer *t, const tq_mg_coarse_op *coarse,
                                        int pre, int post, const tq_solver_params *coarse_p, tq_mg_two_level **out);
+/* The coarse solve of m's cycle preconditioned by precond(ctx, z, r) (the next level's
+ * cycle, tq_mg_two_level_apply; NULL: none). coarse_p's inverter must be GCR. */
+tq_status tq_mg_two_level_set_coarse_preconditioner(tq_mg_two_level *m,
+                                                    tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
+                                                    void *ctx);
 void tq_mg_two_level_destroy(tq_mg_two_level *m);
 tq_status tq_mg_two_level_apply(void *m, tq_field *z, const tq_field *r);
 

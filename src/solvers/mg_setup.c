@@ -1,11 +1,15 @@
-/* Multigrid for users (issue 28): the set-up of tq_multigrid_create (null vectors from
- * independent solves submitted together, the transfer, the Galerkin coarse operator from the
- * fine level in stencil form, the cycle) and tq_multigrid_solve (flexible GCR preconditioned
- * by the cycle on the user's spinor fields). The fine level's solves, smoother and residuals
- * apply the Wilson-clover operator itself (tq_dirac_mat: 12 complex per site and 8 links
- * read per application, where the stencil form reads 9 dense 12x12 blocks, 20 KiB a site);
- * the stencil form is made for the Galerkin product only and freed after it. Two levels in
- * double precision so far. May call: src/core, src/blas, src/dirac and the solvers' frame. */
+/* Multigrid for users (issue 28): the set-up of tq_multigrid_create (per level: null vectors
+ * from independent solves submitted together, the transfer, the Galerkin coarse operator of
+ * the next level; the cycles) and tq_multigrid_solve (flexible GCR preconditioned by the
+ * cycle on the user's spinor fields). The fine level's solves, smoother and residuals apply
+ * the Wilson-clover operator itself (tq_dirac_mat: 12 complex per site and 8 links read per
+ * application, where the stencil form reads 9 dense 12x12 blocks, 20 KiB a site); the
+ * stencil form is made for the first Galerkin product only and freed after it. Each coarse
+ * level l makes level l + 1 the same way from its own operator, and with three or more
+ * levels the cycles nest as a K-cycle: level l's coarse solve is flexible GCR on level l + 1
+ * preconditioned by level l + 1's cycle; the coarsest level is solved by plain GCR. Every
+ * level in double precision so far. May call: src/core, src/blas, src/dirac and the
+ * solvers' frame. */
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
 #include "io/gauge_io_internal.h"   /* atomic file writes, exact reads */
@@ -16,58 +20,74 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { MG_MAX_TRANSFERS = TQ_MG_MAX_LEVELS - 1 };
+
 struct tq_multigrid {
     tq_mg_params p;
     const tq_dirac *d;
     tq_lattice *lat;
-    tq_mg_coarse_op *coarse;
-    tq_mg_transfer *t;
-    tq_mg_two_level *cycle;
+    tq_mg_transfer *t[MG_MAX_TRANSFERS];        /* level l to l + 1 */
+    tq_mg_coarse_op *op[TQ_MG_MAX_LEVELS];      /* level l's operator, l >= 1 (level 0: d) */
+    tq_mg_two_level *cycle[MG_MAX_TRANSFERS];   /* level l's cycle; cycle[l + 1] preconditions its coarse solve */
     tq_field *w;   /* the true residual's work field */
-    int coarse_dims[4];
+    int dims[TQ_MG_MAX_LEVELS][4];
     long setup_iterations;
+    long outer_iterations;   /* the outer GCR's, summed over every solve */
     double setup_seconds;
 };
 
 void tq_multigrid_destroy(tq_multigrid *mg)
 {
     if (!mg) return;
-    tq_mg_two_level_destroy(mg->cycle);
+    for (int l = 0; l < MG_MAX_TRANSFERS; l++) tq_mg_two_level_destroy(mg->cycle[l]);
     tq_field_destroy(mg->w);
-    tq_mg_coarse_op_destroy(mg->coarse);
-    tq_mg_transfer_destroy(mg->t);
+    for (int l = 0; l < TQ_MG_MAX_LEVELS; l++) tq_mg_coarse_op_destroy(mg->op[l]);
+    /* the coarsest first: transfer l + 1's basis lives on transfer l's coarse lattice */
+    for (int l = MG_MAX_TRANSFERS - 1; l >= 0; l--) tq_mg_transfer_destroy(mg->t[l]);
     free(mg);
 }
 
-/* f = start vector k: Gaussian numbers keyed by the seed, k and the global site
- * (tq_host_gaussian_sites), so the same on every rank grid and block decomposition (h: this
- * rank's sites, 24 reals each). */
-static tq_status random_vector(tq_field *f, uint64_t seed, int k, double *h)
+/* Complex degrees of freedom per site of level l's vectors. */
+static int level_ndof(const tq_multigrid *mg, int l) { return l == 0 ? 12 : 2 * mg->p.nvec[l - 1]; }
+
+/* f = start vector k of level l: Gaussian numbers keyed by the seed, the level, k and the
+ * global site (tq_host_gaussian_sites), so the same on every rank grid and block
+ * decomposition (h: this rank's sites, 2 ndof reals each). */
+static tq_status random_vector(tq_field *f, int ndof, uint64_t seed, int l, int k, double *h)
 {
     tq_lattice_info li;
     TQ_CHECK(tq_lattice_get_info(f->lat, &li));
     int offset[4];
     for (int mu = 0; mu < 4; mu++) offset[mu] = li.coords[mu] * li.local[mu];
-    const uint64_t key = seed * 0x9e3779b97f4a7c15ull + 0x6a09e667f3bcc909ull * (uint64_t)(k + 1);
-    TQ_CHECK(tq_host_gaussian_sites(h, 24, li.dims, li.local, offset, key));
+    /* level 0's keys as before coarse levels existed (saved set-ups stay reproducible) */
+    const uint64_t key = seed * 0x9e3779b97f4a7c15ull + 0x6a09e667f3bcc909ull * (uint64_t)(k + 1) +
+                         0xbb67ae8584caa73bull * (uint64_t)l;
+    TQ_CHECK(tq_host_gaussian_sites(h, 2 * ndof, li.dims, li.local, offset, key));
     return tq_field_import(f, h);
 }
 
-/* The null vectors of the fine level: v_k = v0_k - e_k with M e_k = M v0_k solved loosely
- * (GCR, setup_tol or setup_iters: what the solver leaves of v0 is the error it reduces
- * least, near M's null space), all nvec solves side by side. */
-static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_field **e)
+/* v = F u on level l (d's M on level 0, the coarse operator above). */
+static tq_status level_apply(const tq_multigrid *mg, int l, tq_field *v, const tq_field *u)
 {
-    const int nvec = mg->p.nvec[0];
-    const int64_t n = (int64_t)mg->lat->local_volume * 24;
+    return l == 0 ? tq_dirac_mat(mg->d, v, u, 0) : tq_mg_coarse_apply(mg->op[l], v, u);
+}
+
+/* The null vectors of level l: v_k = v0_k - e_k with F e_k = F v0_k solved loosely (GCR,
+ * setup_tol or setup_iters: what the solver leaves of v0 is the error it reduces least, near
+ * F's null space), all nvec[l] solves side by side. */
+static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field **v, tq_field **e)
+{
+    const int nvec = mg->p.nvec[l], ndof = level_ndof(mg, l);
+    const tq_lattice *lat = v[0]->lat;
+    const int64_t n = (int64_t)lat->local_volume * 2 * ndof;
     double *h = malloc((size_t)n * sizeof *h);
     tq_status *status = calloc((size_t)nvec, sizeof *status);
     tq_krylov_out *out = calloc((size_t)nvec, sizeof *out);
     tq_status st = h && status && out ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "tq_multigrid_create: out of memory");
     /* v_k holds F v0_k (the right-hand side) first */
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
-        st = random_vector(e[k], seed, k, h);
-        if (st == TQ_SUCCESS) st = tq_dirac_mat(mg->d, v[k], e[k], 0);
+        st = random_vector(e[k], ndof, seed, l, k, h);
+        if (st == TQ_SUCCESS) st = level_apply(mg, l, v[k], e[k]);
     }
     tq_solver_params sp;
     tq_solver_params_default(&sp);
@@ -75,15 +95,16 @@ static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_
     sp.tol = mg->p.setup_tol;
     sp.maxiter = mg->p.setup_iters;
     if (st == TQ_SUCCESS)
-        st = tq_mg_fine_solve_many(mg->d, nvec, e, (const tq_field *const *)v, &sp, status, out);
+        st = l == 0 ? tq_mg_fine_solve_many(mg->d, nvec, e, (const tq_field *const *)v, &sp, status, out)
+                    : tq_mg_level_solve_many(mg->op[l], nvec, e, (const tq_field *const *)v, &sp, status, out);
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
         if (status[k] != TQ_SUCCESS && status[k] != TQ_ERR_NOT_CONVERGED)
-            st = tq_error(status[k], "tq_multigrid_create: null vector %d's set-up solve failed", k);
+            st = tq_error(status[k], "tq_multigrid_create: level %d null vector %d's set-up solve failed", l, k);
         mg->setup_iterations += out[k].iterations;
     }
     /* v_k = v0_k - e_k */
     for (int k = 0; k < nvec && st == TQ_SUCCESS; k++) {
-        st = random_vector(v[k], seed, k, h);
+        st = random_vector(v[k], ndof, seed, l, k, h);
         if (st == TQ_SUCCESS) st = tq_blas_axpy(-1.0, e[k], v[k]);
     }
     free(h);
@@ -95,10 +116,8 @@ static tq_status null_vectors(tq_multigrid *mg, uint64_t seed, tq_field **v, tq_
 static tq_status check_params(const char *who, const tq_dirac *d, const tq_mg_params *p, tq_multigrid *mg)
 {
     const tq_field *g = tq_internal_dirac_gauge(d);
-    int coarse[TQ_MG_MAX_LEVELS][4], coarse_block[TQ_MG_MAX_LEVELS][4];
-    if (p->levels > 2 && p->levels <= TQ_MG_MAX_LEVELS)
-        return tq_error(TQ_ERR_UNSUPPORTED, "%s: %d levels: two are built so far (levels = 2)", who, p->levels);
-    TQ_CHECK(tq_mg_geometry(who, p, g->lat, coarse, coarse_block));
+    int coarse_block[TQ_MG_MAX_LEVELS][4];
+    TQ_CHECK(tq_mg_geometry(who, p, g->lat, mg->dims, coarse_block));
     if (p->smoother_prec != TQ_DOUBLE || p->nullvec_prec != TQ_DOUBLE)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: smoother in %s and null vectors in %s: only double is built so far", who,
                         tq_precision_name(p->smoother_prec), tq_precision_name(p->nullvec_prec));
@@ -107,10 +126,10 @@ static tq_status check_params(const char *who, const tq_dirac *d, const tq_mg_pa
     if (g->p.prec != TQ_DOUBLE)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: the operator is in %s; multigrid works on a double-precision operator "
                         "so far", who, tq_precision_name(g->p.prec));
-    if (p->nvec[0] % 6)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: %d null vectors on level 0: a multiple of 6 (two chiralities of complex "
-                        "rows of 12)", who, p->nvec[0]);
-    memcpy(mg->coarse_dims, coarse[1], sizeof mg->coarse_dims);
+    for (int l = 0; l + 1 < p->levels; l++)
+        if (p->nvec[l] % 6)
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: %d null vectors on level %d: a multiple of 6 (two chiralities of "
+                            "complex rows of 12)", who, p->nvec[l], l);
     return TQ_SUCCESS;
 }
 
@@ -121,8 +140,23 @@ static void setup_progress(const tq_multigrid *mg, const char *stage, double t0)
         fprintf(stderr, "taskqcd: multigrid set-up: %s done, %.3f s\n", stage, tq_internal_now() - t0);
 }
 
-/* The cycle and the work field on a set-up's transfer and coarse operator (made, or read
- * from a file), once every task before has run. */
+/* Each level's transfer to the next and the next level's operator, empty (to be made, or
+ * read from a file). */
+static tq_status create_levels(const char *who, tq_multigrid *mg)
+{
+    tq_lattice *lat = mg->lat;
+    for (int l = 0; l + 1 < mg->p.levels; l++) {
+        const int nvec = mg->p.nvec[l];
+        TQ_CHECK(tq_mg_transfer_create(who, lat, level_ndof(mg, l), mg->p.block[l], nvec, TQ_DOUBLE, &mg->t[l]));
+        lat = mg->t[l]->coarse;
+        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->op[l + 1]));
+    }
+    return TQ_SUCCESS;
+}
+
+/* The cycles (the coarsest first: each preconditions the coarse solve of the one above)
+ * and the work field on a set-up's transfers and coarse operators (made, or read from a
+ * file), once every task before has run. */
 static tq_status finish_setup(tq_multigrid *mg)
 {
     const tq_mg_params *p = &mg->p;
@@ -131,10 +165,67 @@ static tq_status finish_setup(tq_multigrid *mg)
     cp.inverter = TQ_INV_GCR;
     cp.tol = p->coarse_tol;
     cp.maxiter = p->coarse_maxiter;
+    for (int l = p->levels - 2; l >= 0; l--) {
+        if (l == 0)
+            TQ_CHECK(tq_mg_two_level_create_dirac(mg->d, mg->t[0], mg->op[1], p->pre_steps[0], p->post_steps[0], &cp,
+                                                  &mg->cycle[0]));
+        else
+            TQ_CHECK(tq_mg_two_level_create(mg->op[l], mg->t[l], mg->op[l + 1], p->pre_steps[l], p->post_steps[l], &cp,
+                                            &mg->cycle[l]));
+        if (l + 2 < p->levels)
+            TQ_CHECK(tq_mg_two_level_set_coarse_preconditioner(mg->cycle[l], tq_mg_two_level_apply, mg->cycle[l + 1]));
+    }
     const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    TQ_CHECK(tq_mg_two_level_create_dirac(mg->d, mg->t, mg->coarse, p->pre_steps[0], p->post_steps[0], &cp, &mg->cycle));
     TQ_CHECK(tq_field_create(mg->lat, &fp, &mg->w));
     return tq_wait_all();
+}
+
+/* The dimensions of every level after the first, for messages ("4x4x4x4, 2x2x2x2"). */
+static const char *coarse_lattices(const tq_multigrid *mg, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int l = 1; l < mg->p.levels && used < size; l++) {
+        const int *c = mg->dims[l];
+        const int n = snprintf(buf + used, size - used, "%s%dx%dx%dx%d", l > 1 ? ", " : "", c[0], c[1], c[2], c[3]);
+        if (n < 0) break;
+        used += (size_t)n;
+    }
+    return buf;
+}
+
+/* Level l's null vectors, its transfer's basis and level l + 1's operator (the Galerkin
+ * product R F P: from the fine level in stencil form, made for it alone, on level 0; from
+ * level l's own operator above). */
+static tq_status setup_level(const char *who, tq_multigrid *mg, int l, uint64_t seed, double t0)
+{
+    const int nvec = mg->p.nvec[l];
+    tq_lattice *lat = mg->t[l]->fine;
+    tq_field **v = calloc((size_t)(2 * nvec), sizeof *v);
+    tq_status st = v ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    const tq_field_params fp = l == 0 ? (tq_field_params){TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0}
+                                      : (tq_field_params){TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, level_ndof(mg, l)};
+    for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(lat, &fp, &v[k]);
+    if (st == TQ_SUCCESS) st = null_vectors(mg, l, seed, v, v + nvec);
+    char stage[96];
+    snprintf(stage, sizeof stage, "level %d null vectors", l);
+    setup_progress(mg, stage, t0);
+    if (st == TQ_SUCCESS) st = tq_mg_transfer_set_basis(mg->t[l], v);
+    snprintf(stage, sizeof stage, "level %d block orthonormalised basis", l);
+    setup_progress(mg, stage, t0);
+    for (int k = 0; v && k < 2 * nvec; k++) tq_field_destroy(v[k]);
+    free(v);
+    tq_mg_coarse_op *fine = l > 0 ? mg->op[l] : NULL;
+    if (l == 0 && st == TQ_SUCCESS) {
+        st = tq_mg_fine_op_create(who, mg->d, TQ_DOUBLE, TQ_DOUBLE, &fine);
+        if (st == TQ_SUCCESS) st = tq_wait_all();
+        setup_progress(mg, "the fine operator's stencil form", t0);
+    }
+    if (st == TQ_SUCCESS) st = tq_mg_coarsen(fine, mg->t[l], mg->op[l + 1]);
+    snprintf(stage, sizeof stage, "level %d Galerkin operator", l + 1);
+    setup_progress(mg, stage, t0);
+    if (l == 0) tq_mg_coarse_op_destroy(fine);
+    return st;
 }
 
 tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t seed, tq_multigrid **out)
@@ -150,37 +241,20 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     mg->lat = tq_internal_dirac_gauge(d)->lat;
     tq_status st = check_params(who, d, p, mg);
     const double t0 = tq_internal_now();
-    const int nvec = p->nvec[0];
-    tq_field **v = calloc((size_t)(2 * nvec), sizeof *v);
-    if (st == TQ_SUCCESS && !v) st = tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
-    if (st == TQ_SUCCESS) st = tq_mg_transfer_create(who, mg->lat, 12, p->block[0], nvec, TQ_DOUBLE, &mg->t);
-    const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(mg->lat, &fp, &v[k]);
-    if (st == TQ_SUCCESS) st = null_vectors(mg, seed, v, v + nvec);
-    setup_progress(mg, "null vectors", t0);
-    if (st == TQ_SUCCESS) st = tq_mg_transfer_set_basis(mg->t, v);
-    setup_progress(mg, "block orthonormalised basis", t0);
-    for (int k = 0; v && k < 2 * nvec; k++) tq_field_destroy(v[k]);
-    free(v);
-    /* the Galerkin product R M P from the fine level in stencil form, made for it alone */
-    tq_mg_coarse_op *fine = NULL;
-    if (st == TQ_SUCCESS) st = tq_mg_fine_op_create(who, d, TQ_DOUBLE, TQ_DOUBLE, &fine);
-    if (st == TQ_SUCCESS) st = tq_wait_all();
-    setup_progress(mg, "the fine operator's stencil form", t0);
-    if (st == TQ_SUCCESS) st = tq_mg_coarse_op_create(who, mg->t->coarse, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->coarse);
-    if (st == TQ_SUCCESS) st = tq_mg_coarsen(fine, mg->t, mg->coarse);
-    setup_progress(mg, "Galerkin coarse operator", t0);
-    tq_mg_coarse_op_destroy(fine);
+    if (st == TQ_SUCCESS) st = create_levels(who, mg);
+    for (int l = 0; l + 1 < p->levels && st == TQ_SUCCESS; l++)
+        st = setup_level(who, mg, l, seed, t0);
     if (st == TQ_SUCCESS) st = finish_setup(mg);
     if (st != TQ_SUCCESS) {
         tq_multigrid_destroy(mg);
         return st;
     }
     mg->setup_seconds = tq_internal_now() - t0;
-    if (p->verbosity >= 1)
-        fprintf(stderr, "taskqcd: multigrid set-up: 2 levels, coarse lattice %dx%dx%dx%d, %d null vectors (%ld GCR "
-                "iterations in all), %.3f s\n", mg->coarse_dims[0], mg->coarse_dims[1], mg->coarse_dims[2],
-                mg->coarse_dims[3], nvec, mg->setup_iterations, mg->setup_seconds);
+    char lattices[160];
+    if (p->verbosity >= 1 && tq_internal_mpi_rank() == 0)
+        fprintf(stderr, "taskqcd: multigrid set-up: %d levels, coarse lattices %s, %d null vectors on level 0 (%ld GCR "
+                "iterations in all), %.3f s\n", p->levels, coarse_lattices(mg, lattices, sizeof lattices), p->nvec[0],
+                mg->setup_iterations, mg->setup_seconds);
     *out = mg;
     return TQ_SUCCESS;
 }
@@ -191,10 +265,14 @@ tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info)
     memset(info, 0, sizeof *info);
     info->levels = mg->p.levels;
     info->nvec = mg->p.nvec[0];
-    memcpy(info->coarse_dims, mg->coarse_dims, sizeof info->coarse_dims);
+    memcpy(info->coarse_dims, mg->dims[1], sizeof info->coarse_dims);
     info->setup_iterations = mg->setup_iterations;
     info->setup_seconds = mg->setup_seconds;
-    info->coarse_iterations = mg->cycle->coarse_iterations;
+    info->coarse_iterations = mg->cycle[0]->coarse_iterations;
+    for (int l = 0; l < mg->p.levels; l++) {
+        memcpy(info->level_dims[l], mg->dims[l], sizeof info->level_dims[l]);
+        info->level_iterations[l] = l > 0 ? mg->cycle[l - 1]->coarse_iterations : mg->outer_iterations;
+    }
     return TQ_SUCCESS;
 }
 
@@ -229,24 +307,37 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
     tq_solver_params q = *p;
     q.precond = TQ_PRECOND_NONE;   /* the cycle is the preconditioner */
     const double t0 = tq_internal_now();
-    const long coarse0 = mg->cycle->coarse_iterations;
-    const double flops0 = mg->cycle->flops;
+    long coarse0[MG_MAX_TRANSFERS];
+    double flops0 = 0;
+    for (int l = 0; l + 1 < mg->p.levels; l++) coarse0[l] = mg->cycle[l]->coarse_iterations, flops0 += mg->cycle[l]->flops;
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    tq_status st = tq_mg_fine_solve(mg->d, x, b, &q, tq_mg_two_level_apply, mg->cycle, &out);
+    tq_status st = tq_mg_fine_solve(mg->d, x, b, &q, tq_mg_two_level_apply, mg->cycle[0], &out);
     if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
     const tq_status solve_st = st;
+    mg->outer_iterations += out.iterations;
     TQ_CHECK(tq_wait_all());
     result->seconds = result->iter_seconds = tq_internal_now() - t0;
     result->iterations = out.iterations;
     result->residual = out.residual;
-    /* the outer GCR's, and every cycle's smoothers, coarse solves and transfers */
-    result->flops = result->iter_flops = out.flops + (mg->cycle->flops - flops0);
+    /* the outer GCR's, and every level's cycles: smoothers, coarse solves and transfers */
+    double flops = 0;
+    for (int l = 0; l + 1 < mg->p.levels; l++) flops += mg->cycle[l]->flops;
+    result->flops = result->iter_flops = out.flops + (flops - flops0);
     TQ_CHECK(true_residual(mg->d, x, b, mg->w, &result->true_residual));
-    if (mg->p.verbosity >= 1)
-        fprintf(stderr, "taskqcd: multigrid GCR: %d iterations (%ld coarse GCR iterations), residual %.3e, true residual "
-                "%.3e, %.3f s\n", out.iterations, mg->cycle->coarse_iterations - coarse0, result->residual,
-                result->true_residual, result->seconds);
+    if (mg->p.verbosity >= 1 && tq_internal_mpi_rank() == 0) {
+        char per_level[160];
+        size_t used = 0;
+        per_level[0] = 0;
+        for (int l = 0; l + 1 < mg->p.levels && used < sizeof per_level; l++) {
+            const int k = snprintf(per_level + used, sizeof per_level - used, "%s%ld on level %d", l ? ", " : "",
+                                   mg->cycle[l]->coarse_iterations - coarse0[l], l + 1);
+            if (k < 0) break;
+            used += (size_t)k;
+        }
+        fprintf(stderr, "taskqcd: multigrid GCR: %d iterations (GCR iterations %s), residual %.3e, true residual "
+                "%.3e, %.3f s\n", out.iterations, per_level, result->residual, result->true_residual, result->seconds);
+    }
     if (solve_st != TQ_SUCCESS)
         return tq_error(solve_st, "%s: not converged in %d iterations (residual %.3e)", who, out.iterations, out.residual);
     return TQ_SUCCESS;
@@ -254,21 +345,24 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
 
 /* ---- saving and loading a set-up ------------------------------------------------------------
  * The file: a fixed header (mg_file_header, native byte order, recorded and checked), then
- * the basis and the coarse operator's links as doubles in the global host order of their
- * lattices (tq_lattice_allgather_sites), then nothing. The header records what the set-up
- * was made for (lattice, aggregates, null vectors, the operator's kind, kappa, c_sw and
- * boundary factors, and a fingerprint of its gauge field) and an FNV-1a checksum of the data. */
+ * per level l below the coarsest the basis of its transfer and level l + 1's operator links,
+ * as doubles in the global host order of their lattices (tq_lattice_allgather_sites), then
+ * nothing. The header records what the set-up was made for (lattice, levels, aggregates and
+ * null vectors per level, the operator's kind, kappa, c_sw and boundary factors, and a
+ * fingerprint of its gauge field) and an FNV-1a checksum of the data. Version 1 (two levels
+ * only) is not read: its set-ups are made again in seconds. */
 #define MG_FILE_MAGIC "TQMGSET1"
-enum { MG_FILE_VERSION = 1, MG_FILE_BYTE_ORDER = 0x01020304 };
+enum { MG_FILE_VERSION = 2, MG_FILE_BYTE_ORDER = 0x01020304 };
 typedef struct mg_file_header {
     char magic[8];
     uint32_t version, byte_order;
-    int32_t dims[4], block[4];
-    int32_t levels, nvec, dslash_type, reserved;
+    int32_t dims[4];
+    int32_t levels, dslash_type;
+    int32_t block[MG_MAX_TRANSFERS][4], nvec[MG_MAX_TRANSFERS];   /* unused levels: 0 */
     double kappa, csw, bc[4];
     double gauge_fingerprint;
-    uint64_t basis_reals, link_reals;   /* doubles of each part */
-    uint64_t checksum;                  /* FNV-1a 64 of the data's bytes */
+    uint64_t basis_reals[MG_MAX_TRANSFERS], link_reals[MG_MAX_TRANSFERS];   /* doubles of each part */
+    uint64_t checksum;                                                      /* FNV-1a 64 of the data's bytes */
 } mg_file_header;
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
@@ -321,11 +415,13 @@ static tq_status file_header(const tq_multigrid *mg, mg_file_header *h)
     const tq_dirac_params *dp = tq_internal_dirac_params(mg->d);
     for (int mu = 0; mu < 4; mu++) {
         h->dims[mu] = li.dims[mu];
-        h->block[mu] = mg->p.block[0][mu];
         h->bc[mu] = dp->bc[mu];
     }
     h->levels = mg->p.levels;
-    h->nvec = mg->p.nvec[0];
+    for (int l = 0; l + 1 < mg->p.levels; l++) {
+        h->nvec[l] = mg->p.nvec[l];
+        memcpy(h->block[l], mg->p.block[l], sizeof h->block[l]);
+    }
     h->dslash_type = (int32_t)dp->type;
     h->kappa = dp->kappa;
     h->csw = dp->type == TQ_DSLASH_CLOVER ? dp->csw : 0.0;
@@ -351,28 +447,38 @@ tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path)
 {
     const char *who = "tq_multigrid_save";
     if (!mg || !path || !path[0]) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL set-up or path", who);
+    const int nt = mg->p.levels - 1;
     mg_file_header h;
-    double *basis = NULL, *links = NULL;
-    int64_t nb = 0, nl = 0;
+    double *basis[MG_MAX_TRANSFERS] = {NULL}, *links[MG_MAX_TRANSFERS] = {NULL};
+    int64_t nb[MG_MAX_TRANSFERS] = {0}, nl[MG_MAX_TRANSFERS] = {0};
     tq_status st = file_header(mg, &h);
-    if (st == TQ_SUCCESS) st = gather_field(mg->t->basis, &basis, &nb);
-    if (st == TQ_SUCCESS) st = gather_field(mg->coarse->links, &links, &nl);
+    for (int l = 0; l < nt && st == TQ_SUCCESS; l++) {
+        st = gather_field(mg->t[l]->basis, &basis[l], &nb[l]);
+        if (st == TQ_SUCCESS) st = gather_field(mg->op[l + 1]->links, &links[l], &nl[l]);
+    }
     if (st == TQ_SUCCESS && tq_internal_mpi_rank() == 0) {   /* every rank holds the whole data; rank 0 writes */
-        h.basis_reals = (uint64_t)nb;
-        h.link_reals = (uint64_t)nl;
-        h.checksum = fnv1a(fnv1a(0xcbf29ce484222325ull, basis, sizeof(double) * (size_t)nb), links,
-                           sizeof(double) * (size_t)nl);
+        uint64_t sum = 0xcbf29ce484222325ull;
+        for (int l = 0; l < nt; l++) {
+            h.basis_reals[l] = (uint64_t)nb[l];
+            h.link_reals[l] = (uint64_t)nl[l];
+            sum = fnv1a(fnv1a(sum, basis[l], sizeof(double) * (size_t)nb[l]), links[l], sizeof(double) * (size_t)nl[l]);
+        }
+        h.checksum = sum;
         tq_atomic_file af;
         st = tq_io_create_atomic(path, &af);
         if (st == TQ_SUCCESS) {
             tq_status w = tq_io_write_exact(af.f, &h, sizeof h, path);
-            if (w == TQ_SUCCESS) w = tq_io_write_exact(af.f, basis, sizeof(double) * (size_t)nb, path);
-            if (w == TQ_SUCCESS) w = tq_io_write_exact(af.f, links, sizeof(double) * (size_t)nl, path);
+            for (int l = 0; l < nt && w == TQ_SUCCESS; l++) {
+                w = tq_io_write_exact(af.f, basis[l], sizeof(double) * (size_t)nb[l], path);
+                if (w == TQ_SUCCESS) w = tq_io_write_exact(af.f, links[l], sizeof(double) * (size_t)nl[l], path);
+            }
             st = tq_io_finish_atomic(&af, w);
         }
     }
-    free(basis);
-    free(links);
+    for (int l = 0; l < nt; l++) {
+        free(basis[l]);
+        free(links[l]);
+    }
     return tq_status_agree(st);
 }
 
@@ -390,11 +496,15 @@ static tq_status check_header(const char *path, const mg_file_header *f, const m
         return tq_error(TQ_ERR_MISMATCH, "'%s' is a set-up of a %dx%dx%dx%d lattice, the operator's is %dx%dx%dx%d", path,
                         f->dims[0], f->dims[1], f->dims[2], f->dims[3], want->dims[0], want->dims[1], want->dims[2],
                         want->dims[3]);
-    if (f->levels != want->levels || f->nvec != want->nvec || memcmp(f->block, want->block, sizeof f->block) != 0)
-        return tq_error(TQ_ERR_MISMATCH, "'%s' has %d levels, %d null vectors and aggregates %dx%dx%dx%d; the parameters "
-                        "ask for %d, %d and %dx%dx%dx%d", path, f->levels, f->nvec, f->block[0], f->block[1], f->block[2],
-                        f->block[3], want->levels, want->nvec, want->block[0], want->block[1], want->block[2],
-                        want->block[3]);
+    if (f->levels != want->levels)
+        return tq_error(TQ_ERR_MISMATCH, "'%s' is a set-up of %d levels; the parameters ask for %d", path, f->levels,
+                        want->levels);
+    for (int l = 0; l + 1 < want->levels; l++)
+        if (f->nvec[l] != want->nvec[l] || memcmp(f->block[l], want->block[l], sizeof f->block[l]) != 0)
+            return tq_error(TQ_ERR_MISMATCH, "'%s' has on level %d %d null vectors and aggregates %dx%dx%dx%d; the "
+                            "parameters ask for %d and %dx%dx%dx%d", path, l, f->nvec[l], f->block[l][0], f->block[l][1],
+                            f->block[l][2], f->block[l][3], want->nvec[l], want->block[l][0], want->block[l][1],
+                            want->block[l][2], want->block[l][3]);
     if (f->dslash_type != want->dslash_type || f->kappa != want->kappa || f->csw != want->csw ||
         memcmp(f->bc, want->bc, sizeof f->bc) != 0)
         return tq_error(TQ_ERR_MISMATCH, "'%s' was made for another operator (%s, kappa %.17g, c_sw %.17g; this one: %s, "
@@ -407,23 +517,35 @@ static tq_status check_header(const char *path, const mg_file_header *f, const m
     return TQ_SUCCESS;
 }
 
-/* Reads path's data (every rank the whole of it) after checking its header against want. */
-static tq_status read_setup(const char *path, const mg_file_header *want, int64_t nb, int64_t nl, double *basis,
-                            double *links)
+/* Reads path's data (every rank the whole of it: per transfer l, nb[l] reals of basis and
+ * nl[l] of links) after checking its header against want. */
+static tq_status read_setup(const char *path, const mg_file_header *want, const int64_t *nb, const int64_t *nl,
+                            double *const *basis, double *const *links)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return tq_error(TQ_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
     mg_file_header h;
-    tq_status st = tq_io_read_exact(f, &h, sizeof h, path, "set-up header");
+    memset(&h, 0, sizeof h);
+    /* the magic first: a short file of another kind is named as such, not as truncated */
+    tq_status st = tq_io_read_exact(f, h.magic, sizeof h.magic, path, "set-up header");
+    if (st == TQ_SUCCESS && memcmp(h.magic, MG_FILE_MAGIC, 8) == 0)
+        st = tq_io_read_exact(f, (char *)&h + sizeof h.magic, sizeof h - sizeof h.magic, path, "set-up header");
     if (st == TQ_SUCCESS) st = check_header(path, &h, want);
-    if (st == TQ_SUCCESS && (h.basis_reals != (uint64_t)nb || h.link_reals != (uint64_t)nl))
-        st = tq_error(TQ_ERR_FORMAT, "'%s' holds %llu + %llu reals; its header's set-up needs %lld + %lld", path,
-                      (unsigned long long)h.basis_reals, (unsigned long long)h.link_reals, (long long)nb, (long long)nl);
-    if (st == TQ_SUCCESS) st = tq_io_read_exact(f, basis, sizeof(double) * (size_t)nb, path, "basis");
-    if (st == TQ_SUCCESS) st = tq_io_read_exact(f, links, sizeof(double) * (size_t)nl, path, "coarse operator");
+    const int nt = want->levels - 1;
+    for (int l = 0; l < nt && st == TQ_SUCCESS; l++)
+        if (h.basis_reals[l] != (uint64_t)nb[l] || h.link_reals[l] != (uint64_t)nl[l])
+            st = tq_error(TQ_ERR_FORMAT, "'%s' holds %llu + %llu reals for level %d; its header's set-up needs %lld + %lld",
+                          path, (unsigned long long)h.basis_reals[l], (unsigned long long)h.link_reals[l], l,
+                          (long long)nb[l], (long long)nl[l]);
+    uint64_t sum = 0xcbf29ce484222325ull;
+    for (int l = 0; l < nt && st == TQ_SUCCESS; l++) {
+        st = tq_io_read_exact(f, basis[l], sizeof(double) * (size_t)nb[l], path, "basis");
+        if (st == TQ_SUCCESS) st = tq_io_read_exact(f, links[l], sizeof(double) * (size_t)nl[l], path, "coarse operator");
+        if (st == TQ_SUCCESS)
+            sum = fnv1a(fnv1a(sum, basis[l], sizeof(double) * (size_t)nb[l]), links[l], sizeof(double) * (size_t)nl[l]);
+    }
     if (st == TQ_SUCCESS && fgetc(f) != EOF) st = tq_error(TQ_ERR_FORMAT, "'%s' has data after the set-up", path);
-    if (st == TQ_SUCCESS &&
-        fnv1a(fnv1a(0xcbf29ce484222325ull, basis, sizeof(double) * (size_t)nb), links, sizeof(double) * (size_t)nl) != h.checksum)
+    if (st == TQ_SUCCESS && sum != h.checksum)
         st = tq_error(TQ_ERR_FORMAT, "'%s': the checksum does not match its data (a damaged file)", path);
     fclose(f);
     return st;
@@ -455,37 +577,43 @@ tq_status tq_multigrid_load(const tq_dirac *d, const tq_mg_params *p, const char
     mg->lat = tq_internal_dirac_gauge(d)->lat;
     const double t0 = tq_internal_now();
     tq_status st = check_params(who, d, p, mg);
-    if (st == TQ_SUCCESS) st = tq_mg_transfer_create(who, mg->lat, 12, p->block[0], p->nvec[0], TQ_DOUBLE, &mg->t);
-    if (st == TQ_SUCCESS) st = tq_mg_coarse_op_create(who, mg->t->coarse, 2 * p->nvec[0], TQ_DOUBLE, TQ_DOUBLE, &mg->coarse);
+    if (st == TQ_SUCCESS) st = create_levels(who, mg);
     mg_file_header want;
     if (st == TQ_SUCCESS) st = file_header(mg, &want);
-    double *basis = NULL, *links = NULL;
-    int64_t nb = 0, nl = 0;
-    if (st == TQ_SUCCESS) {
+    const int nt = p->levels - 1;
+    double *basis[MG_MAX_TRANSFERS] = {NULL}, *links[MG_MAX_TRANSFERS] = {NULL};
+    int64_t nb[MG_MAX_TRANSFERS] = {0}, nl[MG_MAX_TRANSFERS] = {0};
+    for (int l = 0; l < nt && st == TQ_SUCCESS; l++) {
         tq_lattice_info fi, ci;
-        tq_lattice_get_info(mg->lat, &fi);
-        tq_lattice_get_info(mg->t->coarse, &ci);
-        nb = fi.global_volume * 2 * mg->t->basis->p.ndof;
-        nl = ci.global_volume * 2 * mg->coarse->links->p.ndof;
-        basis = malloc(sizeof(double) * (size_t)nb);
-        links = malloc(sizeof(double) * (size_t)nl);
-        st = basis && links ? read_setup(path, &want, nb, nl, basis, links) : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+        tq_lattice_get_info(mg->t[l]->fine, &fi);
+        tq_lattice_get_info(mg->t[l]->coarse, &ci);
+        nb[l] = fi.global_volume * 2 * mg->t[l]->basis->p.ndof;
+        nl[l] = ci.global_volume * 2 * mg->op[l + 1]->links->p.ndof;
+        basis[l] = malloc(sizeof(double) * (size_t)nb[l]);
+        links[l] = malloc(sizeof(double) * (size_t)nl[l]);
+        if (!basis[l] || !links[l]) st = tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     }
+    if (st == TQ_SUCCESS) st = read_setup(path, &want, nb, nl, basis, links);
     st = tq_status_agree(st);
-    if (st == TQ_SUCCESS) st = scatter_into(mg->t->basis, basis);
-    if (st == TQ_SUCCESS) st = scatter_into(mg->coarse->links, links);
-    free(basis);
-    free(links);
+    for (int l = 0; l < nt && st == TQ_SUCCESS; l++) {
+        st = scatter_into(mg->t[l]->basis, basis[l]);
+        if (st == TQ_SUCCESS) st = scatter_into(mg->op[l + 1]->links, links[l]);
+    }
+    for (int l = 0; l < nt; l++) {
+        free(basis[l]);
+        free(links[l]);
+    }
     if (st == TQ_SUCCESS) st = finish_setup(mg);
     if (st != TQ_SUCCESS) {
         tq_multigrid_destroy(mg);
         return st;
     }
     mg->setup_seconds = tq_internal_now() - t0;
+    char lattices[160];
     if (p->verbosity >= 1 && tq_internal_mpi_rank() == 0)
-        fprintf(stderr, "taskqcd: multigrid set-up read from '%s': 2 levels, coarse lattice %dx%dx%dx%d, %d null vectors, "
-                "%.3f s\n", path, mg->coarse_dims[0], mg->coarse_dims[1], mg->coarse_dims[2], mg->coarse_dims[3],
-                p->nvec[0], mg->setup_seconds);
+        fprintf(stderr, "taskqcd: multigrid set-up read from '%s': %d levels, coarse lattices %s, %d null vectors on "
+                "level 0, %.3f s\n", path, p->levels, coarse_lattices(mg, lattices, sizeof lattices), p->nvec[0],
+                mg->setup_seconds);
     *out = mg;
     return TQ_SUCCESS;
 }
