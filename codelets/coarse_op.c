@@ -4,11 +4,15 @@
  *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
  *   interior:  in of the output's parity (R), in of the other parity (R), links (R), out (W)
  *   exterior:  the same with out (RW), then the faces read (R) x nfaces
+ *   hat:       links of one parity (R), the even-odd form's links of that parity (W)
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
- * CUDA versions: codelets/mg_cuda.cu. */
+ * CUDA versions: codelets/mg_cuda.cu (hat: CPU only, once per set-up). */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/coarse_op_site.h"
+
+#include <stdio.h>
+#include <stdlib.h>
 
 #define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
 
@@ -42,10 +46,28 @@ static void exterior_cpu(void *buffers[], void *cl_arg)
     }
 }
 
+static void hat_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    double *work = malloc(sizeof(double) * 6 * (size_t)a->n * (size_t)a->n);
+    if (!work) {   /* no way to report it from a codelet: NaN hat links make the solve fail with a breakdown */
+        fprintf(stderr, "taskqcd: out of memory in the even-odd coarse links\n");
+        return;
+    }
+    for (int64_t s = 0; s < a->cb; s++) tq_coarse_hat_site(a, PTR(0), PTR(1), s, work);
+    free(work);
+}
+
 static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_pack_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_interior_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_exterior_v1", .footprint = tq_footprint_bytes};
 
+static struct starpu_perfmodel hat_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_hat_v1", .footprint = tq_footprint_bytes};
+
+struct starpu_codelet tq_cl_coarse_hat = {
+    .cpu_funcs = {hat_cpu}, .cpu_funcs_name = {"hat_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &hat_model, .name = "tq_coarse_hat",
+};
 struct starpu_codelet tq_cl_coarse_pack = {
     .cpu_funcs = {pack_cpu}, .cpu_funcs_name = {"pack_cpu"}, TQ_CUDA_IMPL(tq_coarse_pack_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &pack_model, .name = "tq_coarse_pack",

@@ -90,8 +90,9 @@ extern struct starpu_codelet tq_cl_mg_prolong;
 extern struct starpu_codelet tq_cl_mg_basis_put;
 extern struct starpu_codelet tq_cl_mg_orthonormalise;
 
-/* Multigrid coarse operator of one block and parity: pack, interior, exterior
- * (codelets/coarse_op.c documents the buffers; CPU only so far). */
+/* Multigrid coarse operator of one block and parity: pack, interior, exterior, and the
+ * even-odd form's links (hat; CPU only) (codelets/coarse_op.c documents the buffers). */
+extern struct starpu_codelet tq_cl_coarse_hat;
 extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
 extern struct starpu_codelet tq_cl_coarse_exterior;

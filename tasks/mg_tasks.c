@@ -54,6 +54,13 @@ int tq_task_coarse_interior(const tq_task_options *opt, const tq_coarse_args *a,
     return tq_task_submit_descr(opt, &tq_cl_coarse_interior, a, sizeof *a, d, 4, STARPU_DEFAULT_PRIO);
 }
 
+int tq_task_coarse_hat(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t links,
+                       starpu_data_handle_t hat)
+{
+    struct starpu_data_descr d[2] = {{links, STARPU_R}, {hat, STARPU_W}};
+    return tq_task_submit_descr(opt, &tq_cl_coarse_hat, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
+}
+
 int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
                             starpu_data_handle_t *from)

@@ -206,6 +206,9 @@ int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_args *a, sta
                         starpu_data_handle_t *faces);
 int tq_task_coarse_interior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out);
+/* The even-odd form's links of one block and parity from its links (a->parity). */
+int tq_task_coarse_hat(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t links,
+                       starpu_data_handle_t hat);
 int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
                             starpu_data_handle_t *from);

@@ -29,15 +29,54 @@ static double max_abs_diff(const double *a, const double *b, int64_t n, double *
     return d;
 }
 
-/* D_c x = c by GCR and BiCGstab on the coarse level (tq_mg_coarse_solve): the true residual
- * |c - D_c x| / |c| below 1e-9. hc: c on the host; dx, h: work (ncr reals). */
-static void check_coarse_solves(const tq_mg_coarse_op *op, const tq_field *c, tq_field *dx, const double *hc, double *h,
+/* The even-odd form's links (tq_mg_coarse_op_prepare_eo) on the host: at every site X hat_0 =
+ * 1 and X hat_m = Y_m (m = 1 .. 8) to rounding. */
+static void check_hat(tq_mg_coarse_op *op)
+{
+    const int n = op->n;
+    const int64_t per_site = 2 * 9 * (int64_t)n * n, nr = op->lat->local_volume * per_site;
+    double *L = malloc(sizeof(double) * (size_t)nr), *H = malloc(sizeof(double) * (size_t)nr);
+    if (!L || !H) { CHECK(0, "out of memory"); free(L); free(H); return; }
+    CHECK_OK(tq_field_export(op->links, L));
+    CHECK_OK(tq_field_export(op->hat, H));
+    double worst = 0, scale = 0;
+    for (int64_t s = 0; s < op->lat->local_volume; s++) {
+        const double *X = L + s * per_site;
+        for (int m = 0; m < 9; m++) {
+            const double *Y = L + s * per_site + 2 * (int64_t)m * n * n, *Hm = H + s * per_site + 2 * (int64_t)m * n * n;
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    double re = 0, im = 0;
+                    for (int k = 0; k < n; k++) {
+                        const double *u = X + 2 * (i * n + k), *v = Hm + 2 * (k * n + j);
+                        re += u[0] * v[0] - u[1] * v[1];
+                        im += u[0] * v[1] + u[1] * v[0];
+                    }
+                    const double want_re = m ? Y[2 * (i * n + j)] : (i == j), want_im = m ? Y[2 * (i * n + j) + 1] : 0;
+                    worst = fmax(worst, fmax(fabs(re - want_re), fabs(im - want_im)));
+                    scale = fmax(scale, fabs(want_re));
+                }
+        }
+    }
+    printf("    even-odd links: max |X hat_m - Y_m| = %.2g (largest entry %.2g)\n", worst, scale);
+    CHECK(worst < 1e-12 * scale, "even-odd links: X hat_m differs from Y_m by %g", worst);
+    free(L);
+    free(H);
+}
+
+/* D_c x = c by GCR and BiCGstab on the coarse level (tq_mg_coarse_solve), and by GCR on the
+ * even-odd Schur complement (tq_mg_level_solve_eo, in fewer iterations than on D_c): the
+ * true residual |c - D_c x| / |c| below 1e-9. hc: c on the host; dx, h: work (ncr reals). */
+static void check_coarse_solves(tq_mg_coarse_op *op, const tq_field *c, tq_field *dx, const double *hc, double *h,
                                 int64_t ncr)
 {
-    const tq_inverter inv[2] = {TQ_INV_GCR, TQ_INV_BICGSTAB};
+    const tq_inverter inv[3] = {TQ_INV_GCR, TQ_INV_BICGSTAB, TQ_INV_GCR};
     tq_field *x = NULL;
     CHECK_OK(tq_field_like(c, &x));
-    for (int i = 0; x && i < 2; i++) {
+    CHECK_OK(tq_mg_coarse_op_prepare_eo(op));
+    if (op->hat) check_hat(op);
+    int full_gcr = 0;
+    for (int i = 0; x && i < 3; i++) {
         tq_solver_params p;
         tq_solver_params_default(&p);
         p.inverter = inv[i];
@@ -45,15 +84,20 @@ static void check_coarse_solves(const tq_mg_coarse_op *op, const tq_field *c, tq
         p.maxiter = 2000;
         tq_krylov_out out;
         memset(&out, 0, sizeof out);
-        CHECK_OK(tq_mg_coarse_solve(op, x, c, &p, &out));
+        if (i < 2) CHECK_OK(tq_mg_coarse_solve(op, x, c, &p, &out));
+        else CHECK_OK(tq_mg_level_solve_eo(op, x, c, &p, &out));
+        if (i == 0) full_gcr = out.iterations;
         CHECK_OK(tq_mg_coarse_apply(op, dx, x));
         CHECK_OK(tq_field_export(dx, h));
         double num = 0, den = 0;
         for (int64_t j = 0; j < ncr; j++) num += (hc[j] - h[j]) * (hc[j] - h[j]), den += hc[j] * hc[j];
         const double res = sqrt(num / den);
-        CHECK(res < 1e-9, "coarse %s solve: true residual %.3g after %d iterations", tq_inverter_name(inv[i]), res,
-              out.iterations);
-        printf("    coarse %-8s solve: %3d iterations, true residual %.2g\n", tq_inverter_name(inv[i]), out.iterations, res);
+        CHECK(res < 1e-9, "coarse %s%s solve: true residual %.3g after %d iterations", tq_inverter_name(inv[i]),
+              i == 2 ? " even-odd" : "", res, out.iterations);
+        printf("    coarse %-8s%s solve: %3d iterations, true residual %.2g\n", tq_inverter_name(inv[i]),
+               i == 2 ? " (even-odd)" : "", out.iterations, res);
+        if (i == 2)
+            CHECK(out.iterations < full_gcr, "even-odd GCR took %d iterations, GCR on D_c %d", out.iterations, full_gcr);
     }
     tq_solver_params p;
     tq_solver_params_default(&p);

@@ -10,7 +10,9 @@
  * residual, no more outer iterations than two levels with the same first aggregates (the
  * level-1 solves reach the same tolerance), at most half of their level-1 GCR iterations
  * (the level-2 correction at work), level 2's solves counted, each level's lattice in the
- * info, and the set-up saved and read back to the same bits. What is not built (half
+ * info, and the set-up saved and read back to the same bits. The coarsest level solved on
+ * its even-odd Schur complement (the default) takes fewer GCR iterations there than on D_c
+ * itself, to the same outer convergence. What is not built (half
  * precision) and bad input (aggregates that do not divide the lattice or leave odd coarse
  * blocks, null vectors not a multiple of 6, wrong fields, a non-GCR outer solver, NULL)
  * refused with a clear error. */
@@ -222,6 +224,26 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
           "level-1 iterations: %ld with three levels, %ld with two; level 2: %ld", i3.level_iterations[1],
           i2.level_iterations[1], i3.level_iterations[2]);
     CHECK(r3.flops > 0, "three levels counted no flops");
+    {   /* the coarsest level on D_c itself: more iterations there */
+        tq_mg_params pn = p2;
+        pn.coarsest_eo = 0;
+        tq_multigrid *mgn = NULL;
+        CHECK_OK(tq_multigrid_create(d, &pn, 7, &mgn));
+        tq_solver_result rn;
+        tq_multigrid_info in;
+        if (mgn) {
+            CHECK_OK(tq_multigrid_solve(mgn, w, b, sp, &rn));
+            CHECK_OK(tq_multigrid_get_info(mgn, &in));
+            const double en = residual_of(d, w, hb, x, h, n);
+            printf("  two levels, coarsest on D_c: %d iterations, %ld on level 1 (even-odd: %d, %ld), true residual %.2g\n",
+                   rn.iterations, in.level_iterations[1], r2.iterations, i2.level_iterations[1], en);
+            CHECK(en < 1e-9 && abs(rn.iterations - r2.iterations) <= 1 && i2.level_iterations[1] < in.level_iterations[1],
+                  "coarsest even-odd: %d outer and %ld level-1 iterations; on D_c %d and %ld (true residual %g)", r2.iterations,
+                  i2.level_iterations[1], rn.iterations, in.level_iterations[1], en);
+            tq_multigrid_destroy(mgn);
+            CHECK_OK(tq_multigrid_solve(mg3, x, b, sp, &r3));   /* x: the three-level solution again */
+        }
+    }
     /* saved and read back: the same bits; a two-level request refused */
     CHECK_OK(tq_field_export(x, hx));
     CHECK_OK(tq_multigrid_save(mg3, path));
@@ -369,6 +391,9 @@ int main(void)
     q = p;
     q.nvec[0] = 8;
     refused("8 null vectors", d, &q, TQ_ERR_INVALID_ARG, "multiple of 6");
+    q = p;
+    q.coarsest_eo = 2;
+    refused("coarsest_eo 2", d, &q, TQ_ERR_INVALID_ARG, "coarsest_eo");
     refused("NULL parameters", d, NULL, TQ_ERR_INVALID_ARG, "NULL");
     CHECK_ERR(tq_multigrid_create(d, &p, 1, NULL), TQ_ERR_INVALID_ARG);
     sp.inverter = TQ_INV_BICGSTAB;

@@ -25,6 +25,7 @@
 typedef struct tq_coarse_args {
     int B[4], split[4];
     int n, parity, local;     /* local: add the X term */
+    int no_hops;              /* 1: the X term alone (matrix 0 of the links; local must be 1) */
     int nfaces;               /* 2 x the split directions */
     int64_t cb;               /* sites of one parity in the block */
     tq_layout L_in, L_out, L_links, L_face[4];
@@ -115,7 +116,7 @@ TQ_HD void tq_coarse_site(const tq_coarse_args *a, const void *in_same, const vo
     tq_block_coords(a->B, a->parity, s, x);
     double acc[2 * TQ_COARSE_MAX_N], v[2 * TQ_COARSE_MAX_N];
     for (int i = 0; i < 2 * n; i++) acc[i] = 0;
-    for (int m = a->local ? 0 : 1; m < 9; m++) {
+    for (int m = a->local ? 0 : 1; m < (a->no_hops ? 1 : 9); m++) {
         int64_t site;
         int face;
         const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
@@ -134,7 +135,7 @@ TQ_HD void tq_coarse_site_row(const tq_coarse_args *a, const void *in_same, cons
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
     double acc_re = 0, acc_im = 0;
-    for (int m = a->local ? 0 : 1; m < 9; m++) {
+    for (int m = a->local ? 0 : 1; m < (a->no_hops ? 1 : 9); m++) {
         int64_t site;
         int face;
         const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
@@ -170,6 +171,83 @@ TQ_HD void tq_coarse_pack_site(const tq_coarse_args *a, const void *in, void *co
             }
         k++;
     }
+}
+
+/* The even-odd form's links at site s (parity a->parity): hat matrix 0 = X^-1, matrix m =
+ * X^-1 Y_m (m = 1 .. 8, the same layout as the links), so that the Schur complement
+ * preconditioned by X_ee^-1 is 1 - Yhat_eo Yhat_oe, two hopping terms. X^-1 by Gauss-Jordan
+ * elimination with partial pivoting, in double whatever the storage. work: 6 n^2 doubles.
+ * Returns 0, or 1 where X is singular (the site's hat matrices are then NaN). */
+TQ_HD int tq_coarse_hat_site(const tq_coarse_args *a, const void *links, void *hat, int64_t s, double *work)
+{
+    const int n = a->n, per_row = n / 12;
+    double *x = work, *inv = work + 2 * n * n, *y = work + 4 * n * n;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < per_row; c++) tq_coarse_load_link_chunk(a, links, 0, i, c, s, x + 2 * (i * n + 12 * c));
+    for (int i = 0; i < 2 * n * n; i++) inv[i] = 0;
+    for (int i = 0; i < n; i++) inv[2 * (i * n + i)] = 1;
+    int singular = 0;
+    for (int k = 0; k < n; k++) {
+        int piv = k;
+        double best = -1;
+        for (int i = k; i < n; i++) {
+            const double m = x[2 * (i * n + k)] * x[2 * (i * n + k)] + x[2 * (i * n + k) + 1] * x[2 * (i * n + k) + 1];
+            if (m > best) best = m, piv = i;
+        }
+        if (!(best > 0)) { singular = 1; break; }
+        if (piv != k)
+            for (int j = 0; j < 2 * n; j++) {
+                double t = x[2 * k * n + j]; x[2 * k * n + j] = x[2 * piv * n + j]; x[2 * piv * n + j] = t;
+                t = inv[2 * k * n + j]; inv[2 * k * n + j] = inv[2 * piv * n + j]; inv[2 * piv * n + j] = t;
+            }
+        /* row k /= pivot */
+        const double pr = x[2 * (k * n + k)] / best, pi = -x[2 * (k * n + k) + 1] / best;   /* 1 / pivot */
+        for (int j = 0; j < n; j++) {
+            double *e = x + 2 * (k * n + j), *f = inv + 2 * (k * n + j);
+            const double er = e[0] * pr - e[1] * pi, ei = e[0] * pi + e[1] * pr;
+            const double fr = f[0] * pr - f[1] * pi, fi = f[0] * pi + f[1] * pr;
+            e[0] = er, e[1] = ei, f[0] = fr, f[1] = fi;
+        }
+        for (int i = 0; i < n; i++) {   /* row i -= x[i][k] row k */
+            if (i == k) continue;
+            const double cr = x[2 * (i * n + k)], ci = x[2 * (i * n + k) + 1];
+            if (cr == 0 && ci == 0) continue;
+            for (int j = 0; j < n; j++) {
+                const double *e = x + 2 * (k * n + j), *f = inv + 2 * (k * n + j);
+                x[2 * (i * n + j)] -= cr * e[0] - ci * e[1];
+                x[2 * (i * n + j) + 1] -= cr * e[1] + ci * e[0];
+                inv[2 * (i * n + j)] -= cr * f[0] - ci * f[1];
+                inv[2 * (i * n + j) + 1] -= cr * f[1] + ci * f[0];
+            }
+        }
+    }
+    if (singular)
+        for (int i = 0; i < 2 * n * n; i++) inv[i] = 0.0 / 0.0;
+    for (int m = 0; m < 9; m++) {
+        /* y = matrix m of the links (the identity for m = 0), then row i of inv y */
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < per_row; c++) {
+                if (m > 0) tq_coarse_load_link_chunk(a, links, m, i, c, s, y + 2 * (i * n + 12 * c));
+                else
+                    for (int e = 0; e < 12; e++) y[2 * (i * n + 12 * c + e)] = (i == 12 * c + e), y[2 * (i * n + 12 * c + e) + 1] = 0;
+            }
+        for (int i = 0; i < n; i++)
+            for (int c = 0; c < per_row; c++) {
+                double row[24];
+                for (int e = 0; e < 12; e++) {
+                    const int j = 12 * c + e;
+                    double re = 0, im = 0;
+                    for (int k = 0; k < n; k++) {
+                        const double *u = inv + 2 * (i * n + k), *v = y + 2 * (k * n + j);
+                        re += u[0] * v[0] - u[1] * v[1];
+                        im += u[0] * v[1] + u[1] * v[0];
+                    }
+                    row[2 * e] = re, row[2 * e + 1] = im;
+                }
+                tq_store_site(hat, &a->L_links, (((int64_t)m * n + i) * per_row + c) * a->cb + s, row);
+            }
+    }
+    return singular;
 }
 
 #endif

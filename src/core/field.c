@@ -115,6 +115,36 @@ void tq_field_destroy(tq_field *f)
     free(f);
 }
 
+tq_status tq_field_parity_view(const tq_field *f, int p, tq_field **out)
+{
+    if (!f || !out || (p != 0 && p != 1)) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_parity_view: NULL field or parity %d", p);
+    *out = NULL;
+    if (f->nparity != 2 || !tq_field_kind_is_vector(f->p.kind))
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_field_parity_view: not a full vector field");
+    tq_field *v = malloc(sizeof *v);
+    starpu_data_handle_t *h = malloc(sizeof *h * (size_t)f->lat->nblocks);
+    if (!v || !h) {
+        free(v);
+        free(h);
+        return tq_error(TQ_ERR_NOMEM, "tq_field_parity_view: out of memory");
+    }
+    *v = *f;
+    v->p.subset = (tq_subset)p;
+    v->nparity = 1;
+    v->parity[0] = p;
+    for (int b = 0; b < f->lat->nblocks; b++) h[b] = tq_field_handle(f, b, p);
+    v->h = h;
+    *out = v;
+    return TQ_SUCCESS;
+}
+
+void tq_field_view_release(tq_field *v)
+{
+    if (!v) return;
+    free(v->h);
+    free(v);
+}
+
 tq_status tq_field_get_params(const tq_field *f, tq_field_params *p)
 {
     if (!f || !p) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_get_params: NULL argument");

@@ -95,6 +95,11 @@ static inline void tq_lattice_locate(const tq_lattice *lat, const int x[4], int 
 tq_status tq_field_check_compatible(const char *who, const tq_field *a, const tq_field *b,
                                     int same_precision);
 int tq_field_kind_is_vector(tq_field_kind k);
+/* Parity p's half of full vector field f as a single-parity field sharing f's handles (not
+ * registered again): the BLAS and the parity operators take it as any field of subset p.
+ * Released by tq_field_view_release only, never tq_field_destroy; valid while f lives. */
+tq_status tq_field_parity_view(const tq_field *f, int p, tq_field **out);
+void tq_field_view_release(tq_field *v);
 /* One site's four links: the host's 4 x 18 reals <-> the stored recon x 4 (18, 12 or 8
  * reals per link; src/core/gauge_field.c). */
 void tq_gauge_pack_site(int recon, const double *links72, double *stored);

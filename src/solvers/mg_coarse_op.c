@@ -1,8 +1,9 @@
 /* The multigrid coarse operator (issue 28): its links and their application through the
  * generic stencil layer (src/core/stencil.h), per output parity a pack, interior and
  * exterior task per block (codelets/coarse_op.c), checked against reference/mg_reference.h
- * by tests/test_mg_coarse_op. Building the links from the fine operator (the Galerkin
- * product) comes next. May call: src/core, tasks/. */
+ * by tests/test_mg_coarse_op; and its even-odd form (the links premultiplied by X^-1, the
+ * hopping terms between parities and the X^-1 term alone) for solves on the Schur
+ * complement. May call: src/core, tasks/. */
 #include "solvers/mg_internal.h"
 
 #include <stdlib.h>
@@ -38,17 +39,54 @@ void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op)
 {
     if (!op) return;
     tq_stencil_destroy(&op->stencil);
+    tq_field_destroy(op->hat);
     tq_field_destroy(op->links);
     free(op);
 }
 
-/* One parity's application, for the stencil layer's per-block calls. */
+/* Handle of parity p of field f's block b (a full field, or a single-parity one of p). */
+static starpu_data_handle_t parity_handle(const tq_field *f, int b, int p)
+{
+    return tq_field_handle(f, b, f->nparity == 2 ? p : 0);
+}
+
+/* One parity's application, for the stencil layer's per-block calls: out's parity
+ * base.parity from in_same (that parity, NULL without the X term) and in_other. */
 typedef struct coarse_ctx {
     const tq_mg_coarse_op *op;
+    const tq_field *links;
     tq_field *out;
-    const tq_field *in;
+    const tq_field *in_same, *in_other;
     tq_coarse_args base;
 } coarse_ctx;
+
+/* The arguments every block shares for an application of op's stencil with links. */
+static tq_coarse_args coarse_base(const tq_mg_coarse_op *op, const tq_field *links, const tq_field *out, const tq_field *in)
+{
+    tq_coarse_args a;
+    memset(&a, 0, sizeof a);
+    for (int mu = 0; mu < 4; mu++) {
+        a.B[mu] = op->lat->block[mu];
+        a.split[mu] = op->stencil.split[mu];
+        a.L_face[mu] = tq_layout_make((int)op->vec_prec, 2 * op->n, 1, tq_stencil_face_sites(&op->stencil, mu));
+    }
+    a.n = op->n;
+    a.local = 1;
+    a.nfaces = op->stencil.nfaces;
+    a.cb = op->lat->block_cb;
+    a.L_in = in->layout;
+    a.L_out = out->layout;
+    a.L_links = links->layout;
+    return a;
+}
+
+/* The in_same buffer of a hopping term alone (no X term: never read): a read-only handle
+ * the owner holds anyway, the links of the other parity (the task needs one in that slot). */
+static starpu_data_handle_t same_handle(const coarse_ctx *c, int b)
+{
+    const int p = c->base.parity;
+    return c->in_same ? parity_handle(c->in_same, b, p) : tq_field_handle(c->links, b, 1 - p);
+}
 
 static int coarse_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
@@ -57,7 +95,7 @@ static int coarse_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_f
     tq_coarse_args a = c->base;
     a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
     const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
-    return tq_task_coarse_pack(&o, &a, tq_field_handle(c->in, b, a.parity), faces);
+    return tq_task_coarse_pack(&o, &a, parity_handle(c->in_other, b, a.parity), faces);
 }
 
 static int coarse_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
@@ -66,8 +104,8 @@ static int coarse_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     const int p = c->base.parity;
     const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
-    return tq_task_coarse_interior(&o, &c->base, tq_field_handle(c->in, b, p), tq_field_handle(c->in, b, 1 - p),
-                                   tq_field_handle(c->op->links, b, p), tq_field_handle(c->out, b, p));
+    return tq_task_coarse_interior(&o, &c->base, same_handle(c, b), parity_handle(c->in_other, b, 1 - p),
+                                   tq_field_handle(c->links, b, p), parity_handle(c->out, b, p));
 }
 
 static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
@@ -77,8 +115,8 @@ static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfr
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     const int p = c->base.parity;
     const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
-    return tq_task_coarse_exterior(&o, &c->base, tq_field_handle(c->in, b, p), tq_field_handle(c->in, b, 1 - p),
-                                   tq_field_handle(c->op->links, b, p), tq_field_handle(c->out, b, p), from);
+    return tq_task_coarse_exterior(&o, &c->base, same_handle(c, b), parity_handle(c->in_other, b, 1 - p),
+                                   tq_field_handle(c->links, b, p), parity_handle(c->out, b, p), from);
 }
 
 tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in)
@@ -92,24 +130,81 @@ tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_
         return tq_error(TQ_ERR_MISMATCH, "%s: the vectors must be full coarse fields of the operator's lattice, %d complex per "
                         "site, in %s", who, op->n, tq_precision_name(op->vec_prec));
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
-    coarse_ctx c = {.op = op, .out = out, .in = in};
-    memset(&c.base, 0, sizeof c.base);
-    for (int mu = 0; mu < 4; mu++) {
-        c.base.B[mu] = op->lat->block[mu];
-        c.base.split[mu] = op->stencil.split[mu];
-        c.base.L_face[mu] = tq_layout_make((int)op->vec_prec, 2 * op->n, 1, tq_stencil_face_sites(&op->stencil, mu));
-    }
-    c.base.n = op->n;
-    c.base.local = 1;
-    c.base.nfaces = op->stencil.nfaces;
-    c.base.cb = op->lat->block_cb;
-    c.base.L_in = in->layout;
-    c.base.L_out = out->layout;
-    c.base.L_links = op->links->layout;
+    coarse_ctx c = {.op = op, .links = op->links, .out = out, .in_same = in, .in_other = in};
+    c.base = coarse_base(op, op->links, out, in);
     const tq_stencil_ops ops = {.pack = coarse_pack, .interior = coarse_interior, .exterior = coarse_exterior};
     for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
         c.base.parity = p;
         s = tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
     }
     return s;
+}
+
+/* ---- the even-odd form ------------------------------------------------------------------- */
+
+tq_status tq_mg_coarse_op_prepare_eo(tq_mg_coarse_op *op)
+{
+    const char *who = "tq_mg_coarse_op_prepare_eo";
+    if (!op) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator", who);
+    if (op->hat) return TQ_SUCCESS;
+    TQ_CHECK(tq_field_create(op->lat, &op->links->p, &op->hat));
+    tq_coarse_args a = coarse_base(op, op->links, op->links, op->links);
+    for (int b = 0; b < op->lat->nblocks; b++) {
+        const tq_task_options o = tq_mg_block_options(op->lat, b);   /* a CPU codelet */
+        for (int p = 0; p < 2; p++) {
+            a.parity = p;
+            const int rc = tq_task_coarse_hat(&o, &a, tq_field_handle(op->links, b, p), tq_field_handle(op->hat, b, p));
+            if (rc) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
+        }
+    }
+    return TQ_SUCCESS;
+}
+
+/* Checks a single-parity field of op's vectors; its parity, or -1 with the error set. */
+static int vector_parity(const char *who, const tq_mg_coarse_op *op, const tq_field *f, const char *name)
+{
+    if (!f || f->lat != op->lat || f->p.kind != TQ_FIELD_COARSE || f->p.ndof != op->n || f->nparity != 1 ||
+        f->p.prec != op->vec_prec) {
+        tq_error(TQ_ERR_MISMATCH, "%s: %s must be a single-parity coarse field of the operator's lattice, %d complex per "
+                 "site, in %s", who, name, op->n, tq_precision_name(op->vec_prec));
+        return -1;
+    }
+    return f->parity[0];
+}
+
+tq_status tq_mg_coarse_hop_hat(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in)
+{
+    const char *who = "tq_mg_coarse_hop_hat";
+    if (!op || !op->hat) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator or no even-odd form", who);
+    const int po = vector_parity(who, op, out, "out"), pi = vector_parity(who, op, in, "in");
+    if (po < 0 || pi < 0) return TQ_ERR_MISMATCH;
+    if (po == pi) return tq_error(TQ_ERR_MISMATCH, "%s: out and in of the same parity (a hop goes between them)", who);
+    coarse_ctx c = {.op = op, .links = op->hat, .out = out, .in_same = NULL, .in_other = in};
+    c.base = coarse_base(op, op->hat, out, in);
+    c.base.local = 0;
+    c.base.parity = po;
+    const tq_stencil_ops ops = {.pack = coarse_pack, .interior = coarse_interior, .exterior = coarse_exterior};
+    return tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
+}
+
+tq_status tq_mg_coarse_xinv(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in)
+{
+    const char *who = "tq_mg_coarse_xinv";
+    if (!op || !op->hat) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator or no even-odd form", who);
+    const int po = vector_parity(who, op, out, "out"), pi = vector_parity(who, op, in, "in");
+    if (po < 0 || pi < 0) return TQ_ERR_MISMATCH;
+    if (po != pi || out == in) return tq_error(TQ_ERR_MISMATCH, "%s: out and in must be distinct fields of one parity", who);
+    tq_coarse_args a = coarse_base(op, op->hat, out, in);
+    a.parity = po;
+    a.no_hops = 1;
+    for (int mu = 0; mu < 4; mu++) a.split[mu] = 0;   /* every site is the interior's */
+    a.nfaces = 0;
+    for (int b = 0; b < op->lat->nblocks; b++) {
+        const tq_task_options o = tq_mg_cycle_options(op->lat, b);
+        /* the other-parity slot is never read: the other parity's X^-1, which the owner holds */
+        const int rc = tq_task_coarse_interior(&o, &a, parity_handle(in, b, po), tq_field_handle(op->hat, b, 1 - po),
+                                               tq_field_handle(op->hat, b, po), parity_handle(out, b, po));
+        if (rc) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
+    }
+    return TQ_SUCCESS;
 }

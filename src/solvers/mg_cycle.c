@@ -83,6 +83,14 @@ tq_status tq_mg_two_level_set_coarse_preconditioner(tq_mg_two_level *m,
     return TQ_SUCCESS;
 }
 
+tq_status tq_mg_two_level_set_coarse_eo(tq_mg_two_level *m)
+{
+    if (!m) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_two_level_set_coarse_eo: NULL cycle");
+    TQ_CHECK(tq_mg_coarse_op_prepare_eo((tq_mg_coarse_op *)m->coarse));   /* makes its hat links once */
+    m->coarse_eo = 1;
+    return TQ_SUCCESS;
+}
+
 void tq_mg_two_level_destroy(tq_mg_two_level *m)
 {
     if (!m) return;
@@ -166,7 +174,9 @@ tq_status tq_mg_two_level_apply(void *ctx, tq_field *z, const tq_field *r)
     TQ_CHECK(tq_internal_chain_end(chained, cycle_down(m, z, r), who));
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    const tq_status s = tq_mg_level_solve(m->coarse, m->ec, m->rc, &m->coarse_p, m->coarse_precond, m->coarse_ctx, &out);
+    const tq_status s = m->coarse_eo && !m->coarse_precond
+                            ? tq_mg_level_solve_eo(m->coarse, m->ec, m->rc, &m->coarse_p, &out)
+                            : tq_mg_level_solve(m->coarse, m->ec, m->rc, &m->coarse_p, m->coarse_precond, m->coarse_ctx, &out);
     if (s != TQ_SUCCESS && s != TQ_ERR_NOT_CONVERGED) return s;   /* a loose coarse solve is enough */
     m->coarse_iterations += out.iterations;
     /* the coarse solve (its preconditioner counts its own), R and P */

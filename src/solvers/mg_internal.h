@@ -73,6 +73,7 @@ typedef struct tq_mg_coarse_op {
     int n;
     tq_precision vec_prec;     /* of the vectors it applies to (and of its faces) */
     tq_field *links;
+    tq_field *hat;             /* the even-odd form's links (tq_mg_coarse_op_prepare_eo), or NULL */
     tq_stencil stencil;
 } tq_mg_coarse_op;
 
@@ -81,6 +82,18 @@ tq_status tq_mg_coarse_op_create(const char *who, tq_lattice *lat, int n, tq_pre
 void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op);
 /* out = D_c in: full coarse fields of n complex per site in vec_prec, out != in. */
 tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
+
+/* The even-odd form. With D_c = X + H (X the local term, H the hops between parities), the
+ * Schur complement on the even sites preconditioned by X_ee^-1 is
+ *     S = 1 - Yhat_eo Yhat_oe,   Yhat = X^-1 H (per site: X(x)^-1 Y_m(x)),
+ * and D_c x = b becomes S x_e = X_ee^-1 (b_e - H_eo X_oo^-1 b_o), x_o = X_oo^-1 (b_o - H_oe
+ * x_e) (tq_mg_level_solve_eo). prepare_eo makes op->hat once (matrix 0: X^-1, matrix m:
+ * X^-1 Y_m; a CPU task per block and parity, after the links are written); then, on
+ * single-parity fields (tq_field_parity_view for parts of full ones): out = Yhat in, from
+ * in's parity to the other (out's), and out = X^-1 in on one parity. */
+tq_status tq_mg_coarse_op_prepare_eo(tq_mg_coarse_op *op);
+tq_status tq_mg_coarse_hop_hat(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
+tq_status tq_mg_coarse_xinv(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 
 /* The fine level in stencil form: M = A - kappa D of d (Wilson or clover, its boundary
  * conditions) as the links of an operator with 12 complex per site on d's lattice
@@ -109,6 +122,12 @@ void tq_mg_linop(const tq_mg_coarse_op *op, const tq_dirac *d, tq_linop *L);
 struct tq_krylov_out;
 tq_status tq_mg_coarse_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              struct tq_krylov_out *out);
+/* The same on the even-odd Schur complement (op->hat made: tq_mg_coarse_op_prepare_eo):
+ * the right-hand side prepared, S x_e = b^_e solved from x_e = 0 with p's inverter to p's
+ * tolerance relative to |b^_e|, x_o reconstructed; x and b as for tq_mg_coarse_solve. out's
+ * iterations and residual are the Schur system's. */
+tq_status tq_mg_level_solve_eo(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                               struct tq_krylov_out *out);
 /* The same with GCR preconditioned by precond(ctx, z, r): z = K r (e.g. a multigrid cycle). */
 tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                             tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx,
@@ -149,6 +168,7 @@ typedef struct tq_mg_two_level {
     tq_scalars *sc;                    /* the smoother's coefficients, on the device */
     tq_status (*coarse_precond)(void *ctx, tq_field *z, const tq_field *r);   /* NULL: plain GCR */
     void *coarse_ctx;
+    int coarse_eo;                     /* without a preconditioner: the even-odd solve (tq_mg_level_solve_eo) */
     long coarse_iterations;            /* summed over applications */
     double flops;                      /* of its applications so far, counted as QUDA does */
 } tq_mg_two_level;
@@ -163,6 +183,9 @@ tq_status tq_mg_two_level_create_dirac(const tq_dirac *d, const tq_mg_transfer *
 tq_status tq_mg_two_level_set_coarse_preconditioner(tq_mg_two_level *m,
                                                     tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
                                                     void *ctx);
+/* The coarse solve of m's cycle (one without a preconditioner) on the even-odd Schur
+ * complement of the coarse operator, whose even-odd form this makes (collective). */
+tq_status tq_mg_two_level_set_coarse_eo(tq_mg_two_level *m);
 void tq_mg_two_level_destroy(tq_mg_two_level *m);
 tq_status tq_mg_two_level_apply(void *m, tq_field *z, const tq_field *r);
 

@@ -51,6 +51,10 @@ static tq_status linop_apply_unshifted(tq_linop *op, tq_field *out, const tq_fie
         TQ_CHECK(tq_dirac_mat(d, op->tmp, in, 1));
         return tq_dirac_mat(d, out, op->tmp, 0);
     case TQ_LINOP_COARSE: return tq_mg_coarse_apply(op->coarse, out, in);
+    case TQ_LINOP_COARSE_PC:   /* out = in - Yhat (Yhat in), through the other parity */
+        TQ_CHECK(tq_mg_coarse_hop_hat(op->coarse, op->tmp, in));
+        TQ_CHECK(tq_mg_coarse_hop_hat(op->coarse, out, op->tmp));
+        return tq_blas_xpay(in, -1.0, out);
     case TQ_LINOP_MATPC: return tq_dirac_matpc(d, out, in, op->parity, 0);
     case TQ_LINOP_MATPC_DAG: return tq_dirac_matpc(d, out, in, op->parity, 1);
     case TQ_LINOP_MATPC_DAG_MATPC:

@@ -17,6 +17,7 @@ typedef enum tq_linop_kind {
     TQ_LINOP_MATPC_DAG_MATPC,
     TQ_LINOP_MATPC_MATPC_DAG,
     TQ_LINOP_COARSE,           /* a multigrid level's operator D_c (full coarse fields; d NULL) */
+    TQ_LINOP_COARSE_PC,        /* its even-odd Schur complement 1 - Yhat_eo Yhat_oe (tmp: the other parity) */
 } tq_linop_kind;
 
 struct tq_mg_coarse_op;
