@@ -12,7 +12,9 @@
  * thread per fine site (tq_mg_basis_put_site). The block orthonormalisation is a thread
  * block per coarse site: modified Gram-Schmidt as tq_mg_orthonormalise_site does it, but
  * each inner product summed by the block's threads in a tree (not the CPU's order: the
- * basis agrees with the CPU's to rounding, and is the same for every decomposition). */
+ * basis agrees with the CPU's to rounding, and is the same for every decomposition). The
+ * fine level's stencil form (the Galerkin product's input) goes one thread per fine site,
+ * as on the CPU (tq_mg_fine_local_site, _pack_site, _back_site: the same bits). */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -157,6 +159,58 @@ extern "C" void tq_coarse_exterior_cuda(void *buffers[], void *cl_arg)
     ptr8c from = {{NULL}};
     for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(4 + i);
     coarse_launch(a, PTR(0), PTR(1), PTR(2), from, PTR(3), 1);
+}
+
+__global__ void mg_fine_local_kernel(tq_mg_fine_args a, const void *gauge, const void *clover, void *links)
+{
+    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (s < a.cb) tq_mg_fine_local_site(&a, gauge, clover, links, a.parity, s);
+}
+
+/* both parities: thread i is site i mod cb of parity i / cb */
+__global__ void mg_fine_pack_kernel(tq_mg_fine_args a, ptr2c links, ptr8 faces)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= 2 * a.cb) return;
+    const int p = (int)(i / a.cb);
+    tq_mg_fine_pack_site(&a, links.p[p], faces.p, p, i - p * a.cb);
+}
+
+/* each thread writes its site's Yb matrices and reads only Yf ones: no two threads touch one value */
+__global__ void mg_fine_back_kernel(tq_mg_fine_args a, ptr2 links, ptr8c from)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= 2 * a.cb) return;
+    const int p = (int)(i / a.cb);
+    tq_mg_fine_back_site(&a, links.p, from.p, p, i - p * a.cb);
+}
+
+extern "C" void tq_mg_fine_local_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_fine_args *a = (const tq_mg_fine_args *)cl_arg;
+    const void *clover = a->clover ? PTR(2) : NULL;
+    mg_fine_local_kernel<<<blocks_for(a->cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, PTR(0), clover, PTR(1));
+    check_launch();
+}
+
+extern "C" void tq_mg_fine_pack_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_fine_args *a = (const tq_mg_fine_args *)cl_arg;
+    const ptr2c links = {{PTR(0), PTR(1)}};
+    ptr8 faces = {{NULL}};
+    for (int i = 0; i < a->nfaces && i < 8; i++) faces.p[i] = PTR(2 + i);
+    mg_fine_pack_kernel<<<blocks_for(2 * a->cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, links, faces);
+    check_launch();
+}
+
+extern "C" void tq_mg_fine_back_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_mg_fine_args *a = (const tq_mg_fine_args *)cl_arg;
+    const ptr2 links = {{PTR(0), PTR(1)}};
+    ptr8c from = {{NULL}};
+    for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(2 + i);
+    mg_fine_back_kernel<<<blocks_for(2 * a->cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, links, from);
+    check_launch();
 }
 
 __global__ void mg_coarsen_pack_kernel(tq_mg_coarsen_args a, ptr2c basis, ptr8 faces)

@@ -6,7 +6,7 @@
  *   pack:   links of parity 0 and 1 (R), faces (W) x nfaces (only the upper ones written)
  *   back:   links of parity 0 and 1 (RW), faces read (R) x nfaces
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
- * The CUDA versions are not written yet: these tasks run on CPU workers. */
+ * CUDA versions: codelets/mg_cuda.cu. */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/mg_fine_op_site.h"
@@ -44,14 +44,14 @@ static struct starpu_perfmodel fine_pack_model = {.type = STARPU_HISTORY_BASED, 
 static struct starpu_perfmodel fine_back_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_mg_fine_back_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_mg_fine_local = {
-    .cpu_funcs = {fine_local_cpu}, .cpu_funcs_name = {"fine_local_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {fine_local_cpu}, .cpu_funcs_name = {"fine_local_cpu"}, TQ_CUDA_IMPL(tq_mg_fine_local_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &fine_local_model, .name = "tq_mg_fine_local",
 };
 struct starpu_codelet tq_cl_mg_fine_pack = {
-    .cpu_funcs = {fine_pack_cpu}, .cpu_funcs_name = {"fine_pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {fine_pack_cpu}, .cpu_funcs_name = {"fine_pack_cpu"}, TQ_CUDA_IMPL(tq_mg_fine_pack_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &fine_pack_model, .name = "tq_mg_fine_pack",
 };
 struct starpu_codelet tq_cl_mg_fine_back = {
-    .cpu_funcs = {fine_back_cpu}, .cpu_funcs_name = {"fine_back_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {fine_back_cpu}, .cpu_funcs_name = {"fine_back_cpu"}, TQ_CUDA_IMPL(tq_mg_fine_back_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &fine_back_model, .name = "tq_mg_fine_back",
 };

@@ -552,7 +552,7 @@ void tq_mg_params_default(tq_mg_params *p);
  * the next level's cycle; the coarsest level is solved by plain GCR. One set-up serves any
  * number of solves with d (a propagator's sources). Built so far: 2 to TQ_MG_MAX_LEVELS
  * levels, every level in double precision; the blocks' owners run the multigrid tasks, GPUs
- * included, except the fine operator's stencil form (CPU workers: at least one is needed);
+ * included, except the coarsest level's even-odd form (CPU workers: at least one is needed);
  * asking for another precision returns TQ_ERR_UNSUPPORTED, parameters that do not fit the
  * lattice TQ_ERR_INVALID_ARG naming the level and the mismatch. seed: the random start
  * vectors (same seed, same set-up). */

@@ -3,7 +3,8 @@
  * complex per site, by tasks per block (codelets/mg_fine_op.c), so that the Galerkin product
  * (tq_mg_coarsen) and the level solves take the fine level as they take a coarse one. 20 KiB
  * per site in double: the path for tests and small lattices until the coarsening reads the
- * gauge links and the clover term itself. May call: src/core, src/dirac's internals, tasks/. */
+ * gauge links and the clover term itself. The tasks go to the blocks' owners, GPUs included
+ * (TQ_MG_CPU=1: CPU workers). May call: src/core, src/dirac's internals, tasks/. */
 #include "solvers/mg_internal.h"
 #include "dirac/dirac_internal.h"
 
@@ -20,7 +21,7 @@ static int fine_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_fac
     const fine_ctx *c = (const fine_ctx *)ctx;
     starpu_data_handle_t L[2];
     tq_mg_field_pair(c->op->links, b, L);
-    const tq_task_options o = tq_mg_block_options(c->op->lat, b);
+    const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
     return tq_task_mg_fine_pack(&o, &c->base, L, faces);
 }
 
@@ -28,7 +29,7 @@ static int fine_back(const fine_ctx *c, int b, starpu_data_handle_t *from)
 {
     starpu_data_handle_t L[2];
     tq_mg_field_pair(c->op->links, b, L);
-    const tq_task_options o = tq_mg_block_options(c->op->lat, b);
+    const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
     return tq_task_mg_fine_back(&o, &c->base, L, from);
 }
 
@@ -88,7 +89,7 @@ tq_status tq_mg_fine_op_create(const char *who, const tq_dirac *d, tq_precision 
     for (int b = 0; b < lat->nblocks && !ret; b++) {
         tq_mg_fine_args a = c.base;
         for (int mu = 0; mu < 4; mu++) a.phase_hi[mu] = tq_stencil_at_boundary(&st, b, mu, 1) ? dp->bc[mu] : 1.0;
-        const tq_task_options o = tq_mg_block_options(lat, b);
+        const tq_task_options o = tq_mg_cycle_options(lat, b);
         for (int p = 0; p < 2 && !ret; p++) {
             a.parity = p;
             ret = tq_task_mg_fine_local(&o, &a, tq_field_handle(gauge, b, p),
