@@ -537,10 +537,14 @@ typedef struct tq_mg_params {
     int verbosity;                            /* 0 silent, 1 summary, 2 also each set-up stage */
     int coarsest_eo;                          /* 1: the coarsest level's solves on its even-odd
                                                  Schur complement (default); 0: on D_c itself */
+    int smoother_eo;                          /* 1: every level's MR smoother on its even-odd Schur
+                                                 complement (red-black, default); 0: on the level's
+                                                 operator itself */
 } tq_mg_params;
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
- * iterations, coarse solves to 0.25 in at most 10, the coarsest level solved even-odd. */
+ * iterations, coarse solves to 0.25 in at most 10, the coarsest level solved and every level
+ * smoothed even-odd. */
 void tq_mg_params_default(tq_mg_params *p);
 /* The multigrid set-up for the operator d (Wilson or clover, double precision): per level l
  * below the coarsest, nvec[l] null vectors (random vectors v0, each with F e = F v0 solved

@@ -12,7 +12,9 @@
  * (the level-2 correction at work), level 2's solves counted, each level's lattice in the
  * info, and the set-up saved and read back to the same bits. The coarsest level solved on
  * its even-odd Schur complement (the default) takes fewer GCR iterations there than on D_c
- * itself, to the same outer convergence. What is not built (half
+ * itself, to the same outer convergence; the red-black smoother (MR on each level's
+ * even-odd Schur complement, the default) fewer outer iterations than MR on the level's
+ * operator. What is not built (half
  * precision) and bad input (aggregates that do not divide the lattice or leave odd coarse
  * blocks, null vectors not a multiple of 6, wrong fields, a non-GCR outer solver, NULL)
  * refused with a clear error. */
@@ -241,8 +243,21 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
                   "coarsest even-odd: %d outer and %ld level-1 iterations; on D_c %d and %ld (true residual %g)", r2.iterations,
                   i2.level_iterations[1], rn.iterations, in.level_iterations[1], en);
             tq_multigrid_destroy(mgn);
-            CHECK_OK(tq_multigrid_solve(mg3, x, b, sp, &r3));   /* x: the three-level solution again */
         }
+        pn = p2;
+        pn.smoother_eo = 0;   /* MR on M itself */
+        mgn = NULL;
+        CHECK_OK(tq_multigrid_create(d, &pn, 7, &mgn));
+        if (mgn) {
+            CHECK_OK(tq_multigrid_solve(mgn, w, b, sp, &rn));
+            const double en = residual_of(d, w, hb, x, h, n);
+            printf("  two levels, smoother on M: %d iterations (red-black smoother: %d), true residual %.2g\n", rn.iterations,
+                   r2.iterations, en);
+            CHECK(en < 1e-9 && r2.iterations < rn.iterations, "red-black smoother: %d outer iterations, on M %d (residual %g)",
+                  r2.iterations, rn.iterations, en);
+            tq_multigrid_destroy(mgn);
+        }
+        CHECK_OK(tq_multigrid_solve(mg3, x, b, sp, &r3));   /* x: the three-level solution again */
     }
     /* saved and read back: the same bits; a two-level request refused */
     CHECK_OK(tq_field_export(x, hx));
@@ -394,6 +409,9 @@ int main(void)
     q = p;
     q.coarsest_eo = 2;
     refused("coarsest_eo 2", d, &q, TQ_ERR_INVALID_ARG, "coarsest_eo");
+    q = p;
+    q.smoother_eo = -1;
+    refused("smoother_eo -1", d, &q, TQ_ERR_INVALID_ARG, "smoother_eo");
     refused("NULL parameters", d, NULL, TQ_ERR_INVALID_ARG, "NULL");
     CHECK_ERR(tq_multigrid_create(d, &p, 1, NULL), TQ_ERR_INVALID_ARG);
     sp.inverter = TQ_INV_BICGSTAB;

@@ -28,7 +28,8 @@ static void propagator_usage(FILE *o)
         "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
         "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
         "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
-        "         [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-seed S] [--mg-verbosity N]\n"
+        "         [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0] [--mg-seed S]\n"
+        "         [--mg-verbosity N]\n"
         "         [--mg-save FILE] [--mg-load FILE]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
@@ -51,7 +52,8 @@ static void propagator_usage(FILE *o)
         "--mg-setup-iters (16), --mg-smoother-steps L N MR steps before and after the coarse\n"
         "correction (4); coarse GCR to --mg-coarse-tol (0.001) or --mg-coarse-maxiter (100);\n"
         "--mg-coarsest-eo 1|0: the coarsest level solved on its even-odd Schur complement (1)\n"
-        "or on D_c; --mg-seed the random start vectors (1). --mg-save FILE\n"
+        "or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's even-odd Schur\n"
+        "complement (1) or on its operator; --mg-seed the random start vectors (1). --mg-save FILE\n"
         "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
         "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
@@ -166,7 +168,7 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     static const char *const known[] = {"--mg-levels", "--mg-setup-tol", "--mg-setup-iters", "--mg-coarse-tol",
                                         "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
                                         "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
-                                        "--mg-coarsest-eo"};
+                                        "--mg-coarsest-eo", "--mg-smoother-eo"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
@@ -194,6 +196,7 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
         else if (!strcmp(a, "--mg-coarse-maxiter")) m->coarse_maxiter = (int)v[0];
         else if (!strcmp(a, "--mg-verbosity")) m->verbosity = (int)v[0];
         else if (!strcmp(a, "--mg-coarsest-eo")) { m->coarsest_eo = (int)v[0]; bad = v[0] > 1; }
+        else if (!strcmp(a, "--mg-smoother-eo")) { m->smoother_eo = (int)v[0]; bad = v[0] > 1; }
         else if (!strcmp(a, "--mg-nvec")) m->nvec[v[0]] = (int)v[1];
         else if (!strcmp(a, "--mg-smoother-steps")) m->pre_steps[v[0]] = m->post_steps[v[0]] = (int)v[1];
         else if (!strcmp(a, "--mg-block-size")) for (int mu = 0; mu < 4; mu++) m->block[v[0]][mu] = (int)v[1 + mu];

@@ -187,6 +187,46 @@ tq_status tq_mg_coarse_hop_hat(const tq_mg_coarse_op *op, tq_field *out, const t
     return tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
 }
 
+double tq_mg_coarse_pc_flops(const tq_mg_coarse_op *op)
+{
+    const double half = (double)op->lat->local_volume / 2.0;
+    return 2.0 * 8.0 * op->n * op->n * 8.0 * half + 4.0 * op->n * half;
+}
+
+double tq_mg_coarse_eo_edge_flops(const tq_mg_coarse_op *op)
+{
+    /* X^-1 on both parities, two hopping terms on half the sites */
+    const double n2v = (double)op->n * op->n * 8.0 * (double)op->lat->local_volume;
+    return n2v + 2.0 * 8.0 * n2v / 2.0;
+}
+
+tq_status tq_mg_coarse_eo_prepare(const tq_mg_coarse_op *op, tq_field *bh, tq_field *yo, tq_field *w, const tq_field *b)
+{
+    tq_field *be = NULL, *bo = NULL;
+    tq_status st = tq_field_parity_view(b, 0, &be);
+    if (st == TQ_SUCCESS) st = tq_field_parity_view(b, 1, &bo);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_xinv(op, yo, bo);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_xinv(op, bh, be);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_hop_hat(op, w, yo);
+    if (st == TQ_SUCCESS) st = tq_blas_axpy(-1.0, w, bh);
+    tq_field_view_release(bo);
+    tq_field_view_release(be);
+    return st;
+}
+
+tq_status tq_mg_coarse_eo_reconstruct(const tq_mg_coarse_op *op, tq_field *x, const tq_field *xe, const tq_field *yo)
+{
+    tq_field *x0 = NULL, *x1 = NULL;
+    tq_status st = tq_field_parity_view(x, 0, &x0);
+    if (st == TQ_SUCCESS) st = tq_field_parity_view(x, 1, &x1);
+    if (st == TQ_SUCCESS && xe) st = tq_blas_copy(x0, xe);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_hop_hat(op, x1, x0);
+    if (st == TQ_SUCCESS) st = tq_blas_xpay(yo, -1.0, x1);
+    tq_field_view_release(x1);
+    tq_field_view_release(x0);
+    return st;
+}
+
 tq_status tq_mg_coarse_xinv(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in)
 {
     const char *who = "tq_mg_coarse_xinv";

@@ -91,9 +91,51 @@ tq_status tq_mg_two_level_set_coarse_eo(tq_mg_two_level *m)
     return TQ_SUCCESS;
 }
 
+tq_status tq_mg_two_level_set_smoother_eo(tq_mg_two_level *m)
+{
+    if (!m) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_two_level_set_smoother_eo: NULL cycle");
+    if (m->smoother_eo) return TQ_SUCCESS;
+    tq_field_params ep;
+    memset(&m->pc_op, 0, sizeof m->pc_op);
+    if (m->fine_d) {
+        const tq_field *g = tq_internal_dirac_gauge(m->fine_d);
+        ep = (tq_field_params){TQ_FIELD_SPINOR, g->p.prec, TQ_EVEN, (tq_recon)0, 0};
+        m->pc_op.kind = TQ_LINOP_MATPC;
+        m->pc_op.d = m->fine_d;
+        m->pc_op.parity = TQ_EVEN;
+        m->pc_op.flops = tq_linop_flops(m->fine_d, TQ_LINOP_MATPC);
+    } else {
+        TQ_CHECK(tq_mg_coarse_op_prepare_eo((tq_mg_coarse_op *)m->fine));
+        ep = (tq_field_params){TQ_FIELD_COARSE, m->fine->vec_prec, TQ_EVEN, (tq_recon)0, m->fine->n};
+        tq_field_params op = ep;
+        op.subset = TQ_ODD;
+        TQ_CHECK(tq_field_create(m->fine->lat, &op, &m->yo));
+        TQ_CHECK(tq_field_create(m->fine->lat, &ep, &m->ew));
+        TQ_CHECK(tq_field_create(m->fine->lat, &op, &m->etmp));
+        m->pc_op.kind = TQ_LINOP_COARSE_PC;
+        m->pc_op.coarse = m->fine;
+        m->pc_op.tmp = m->etmp;
+        m->pc_op.flops = tq_mg_coarse_pc_flops(m->fine);
+    }
+    tq_lattice *lat = m->rr->lat;
+    TQ_CHECK(tq_field_create(lat, &ep, &m->eb));
+    TQ_CHECK(tq_field_create(lat, &ep, &m->ex));
+    TQ_CHECK(tq_field_create(lat, &ep, &m->eres));
+    TQ_CHECK(tq_field_create(lat, &ep, &m->eaz));
+    m->smoother_eo = 1;
+    return TQ_SUCCESS;
+}
+
 void tq_mg_two_level_destroy(tq_mg_two_level *m)
 {
     if (!m) return;
+    tq_field_destroy(m->eb);
+    tq_field_destroy(m->ex);
+    tq_field_destroy(m->eres);
+    tq_field_destroy(m->eaz);
+    tq_field_destroy(m->yo);
+    tq_field_destroy(m->ew);
+    tq_field_destroy(m->etmp);
     tq_field_destroy(m->rr);
     tq_field_destroy(m->az);
     tq_field_destroy(m->e);
@@ -104,12 +146,29 @@ void tq_mg_two_level_destroy(tq_mg_two_level *m)
     free(m);
 }
 
+/* x from `steps` MR steps on the even-odd Schur complement: b prepared, the steps on the
+ * even sites, x's odd sites reconstructed. */
+static tq_status smooth_eo(tq_mg_two_level *m, int steps, tq_field *x, const tq_field *b)
+{
+    if (m->fine_d) TQ_CHECK(tq_dirac_prepare(m->fine_d, m->eb, b, TQ_EVEN));
+    else TQ_CHECK(tq_mg_coarse_eo_prepare(m->fine, m->eb, m->yo, m->ew, b));
+    TQ_CHECK(tq_mr_steps("multigrid smoother", &m->pc_op, m->sc, 0, steps, m->ex, m->eb, m->eres, m->eaz));
+    if (m->fine_d) TQ_CHECK(tq_dirac_reconstruct(m->fine_d, x, m->ex, b, TQ_EVEN));
+    else TQ_CHECK(tq_mg_coarse_eo_reconstruct(m->fine, x, m->ex, m->yo));
+    const double reals = (double)x->lat->local_volume / 2.0 * x->layout.nreal * x->rows;
+    /* the preparation and reconstruction: about one application of F together */
+    m->flops += steps * m->pc_op.flops + tq_mr_steps_flops(steps) * reals +
+                (m->fine_d ? tq_linop_flops(m->fine_d, TQ_LINOP_MAT) : tq_mg_coarse_eo_edge_flops(m->fine));
+    return TQ_SUCCESS;
+}
+
 /* x = `steps` MR steps on F x = b from x = 0, queued without waiting (a smoother: a fixed
  * number of steps is the point). */
 static tq_status smooth(tq_mg_two_level *m, int steps, tq_field *x, const tq_field *b)
 {
+    if (m->smoother_eo) return smooth_eo(m, steps, x, b);
     TQ_CHECK(tq_mr_steps("multigrid smoother", &m->fine_op, m->sc, 0, steps, x, b, m->sres, m->az));
-    const double reals = (double)x->lat->local_volume / 2.0 * x->nparity * x->layout.nreal;
+    const double reals = (double)x->lat->local_volume / 2.0 * x->nparity * x->layout.nreal * x->rows;
     m->flops += steps * m->fine_op.flops + tq_mr_steps_flops(steps) * reals;
     return TQ_SUCCESS;
 }

@@ -94,6 +94,15 @@ tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_
 tq_status tq_mg_coarse_op_prepare_eo(tq_mg_coarse_op *op);
 tq_status tq_mg_coarse_hop_hat(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 tq_status tq_mg_coarse_xinv(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
+/* Around a solve or smoother on S, for full fields b and x: bh = X_ee^-1 b_e - Yhat_eo yo
+ * with yo = X_oo^-1 b_o (kept for the reconstruction; w: even work field); then x_e = xe
+ * (NULL: x's even part holds it already) and x_o = yo - Yhat_oe x_e. */
+tq_status tq_mg_coarse_eo_prepare(const tq_mg_coarse_op *op, tq_field *bh, tq_field *yo, tq_field *w, const tq_field *b);
+tq_status tq_mg_coarse_eo_reconstruct(const tq_mg_coarse_op *op, tq_field *x, const tq_field *xe, const tq_field *yo);
+/* Flops of one application of S (two hopping terms on half the sites each, the xpay), and of
+ * the preparation and reconstruction together. */
+double tq_mg_coarse_pc_flops(const tq_mg_coarse_op *op);
+double tq_mg_coarse_eo_edge_flops(const tq_mg_coarse_op *op);
 
 /* The fine level in stencil form: M = A - kappa D of d (Wilson or clover, its boundary
  * conditions) as the links of an operator with 12 complex per site on d's lattice
@@ -169,6 +178,10 @@ typedef struct tq_mg_two_level {
     tq_status (*coarse_precond)(void *ctx, tq_field *z, const tq_field *r);   /* NULL: plain GCR */
     void *coarse_ctx;
     int coarse_eo;                     /* without a preconditioner: the even-odd solve (tq_mg_level_solve_eo) */
+    int smoother_eo;                   /* the smoother's MR steps on the fine level's even-odd Schur complement */
+    tq_linop pc_op;                    /* that complement: M_pc (fine_d) or S of the coarse form */
+    tq_field *eb, *ex, *eres, *eaz;    /* its right-hand side, solution and MR work fields (even parity) */
+    tq_field *yo, *ew, *etmp;          /* coarse form: X_oo^-1 b_o, an even and an odd work field */
     long coarse_iterations;            /* summed over applications */
     double flops;                      /* of its applications so far, counted as QUDA does */
 } tq_mg_two_level;
@@ -186,6 +199,11 @@ tq_status tq_mg_two_level_set_coarse_preconditioner(tq_mg_two_level *m,
 /* The coarse solve of m's cycle (one without a preconditioner) on the even-odd Schur
  * complement of the coarse operator, whose even-odd form this makes (collective). */
 tq_status tq_mg_two_level_set_coarse_eo(tq_mg_two_level *m);
+/* m's smoother as MR steps on the even-odd Schur complement of its fine level (red-black
+ * smoothing: the right-hand side prepared, the steps on the even sites, the odd ones
+ * reconstructed): M_pc of the Dirac operator (tq_dirac_prepare / _reconstruct), or S of a
+ * coarse level, whose even-odd form this makes. Makes the even-parity work fields. */
+tq_status tq_mg_two_level_set_smoother_eo(tq_mg_two_level *m);
 void tq_mg_two_level_destroy(tq_mg_two_level *m);
 tq_status tq_mg_two_level_apply(void *m, tq_field *z, const tq_field *r);
 

@@ -21,6 +21,7 @@ void tq_mg_params_default(tq_mg_params *p)
     p->nullvec_prec = TQ_HALF;
     p->verbosity = 1;
     p->coarsest_eo = 1;
+    p->smoother_eo = 1;
 }
 
 static const char dirname[4] = {'x', 'y', 'z', 't'};
@@ -40,6 +41,8 @@ tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattic
                         p->coarse_tol, p->coarse_maxiter);
     if (p->coarsest_eo != 0 && p->coarsest_eo != 1)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: coarsest_eo %d: 1 (even-odd coarsest solves) or 0", who, p->coarsest_eo);
+    if (p->smoother_eo != 0 && p->smoother_eo != 1)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: smoother_eo %d: 1 (even-odd smoothers) or 0", who, p->smoother_eo);
     memcpy(coarse[0], lat->dims, sizeof coarse[0]);
     memcpy(coarse_block[0], lat->block, sizeof coarse_block[0]);
     int dof_per_chirality = 6;   /* per fine site: 2 spins x 3 colors */

@@ -176,6 +176,7 @@ static tq_status finish_setup(tq_multigrid *mg)
             TQ_CHECK(tq_mg_two_level_set_coarse_preconditioner(mg->cycle[l], tq_mg_two_level_apply, mg->cycle[l + 1]));
         else if (p->coarsest_eo)
             TQ_CHECK(tq_mg_two_level_set_coarse_eo(mg->cycle[l]));
+        if (p->smoother_eo) TQ_CHECK(tq_mg_two_level_set_smoother_eo(mg->cycle[l]));
     }
     const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
     TQ_CHECK(tq_field_create(mg->lat, &fp, &mg->w));

@@ -124,50 +124,33 @@ tq_status tq_mg_level_solve_eo(const tq_mg_coarse_op *op, tq_field *x, const tq_
     int method = 0;
     TQ_CHECK(level_setup(who, op, x, b, p, 0, &L, &method));
     if (!op->hat) return tq_error(TQ_ERR_INVALID_ARG, "%s: the operator's even-odd form is not made", who);
-    tq_field *xe = NULL, *xo = NULL, *be = NULL, *bo = NULL, *bh = NULL, *yo = NULL, *w = NULL;
+    tq_field *xe = NULL, *bh = NULL, *yo = NULL, *w = NULL, *tmp = NULL;
     const tq_field_params ep = {TQ_FIELD_COARSE, op->vec_prec, TQ_EVEN, (tq_recon)0, op->n};
     const tq_field_params odd = {TQ_FIELD_COARSE, op->vec_prec, TQ_ODD, (tq_recon)0, op->n};
     tq_status st = tq_field_parity_view(x, 0, &xe);
-    if (st == TQ_SUCCESS) st = tq_field_parity_view(x, 1, &xo);
-    if (st == TQ_SUCCESS) st = tq_field_parity_view(b, 0, &be);
-    if (st == TQ_SUCCESS) st = tq_field_parity_view(b, 1, &bo);
     if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &ep, &bh);
     if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &yo);
     if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &ep, &w);
-    /* b^_e = X_ee^-1 b_e - Yhat_eo (X_oo^-1 b_o) */
-    if (st == TQ_SUCCESS) st = tq_mg_coarse_xinv(op, yo, bo);
-    if (st == TQ_SUCCESS) st = tq_mg_coarse_xinv(op, bh, be);
-    if (st == TQ_SUCCESS) st = tq_mg_coarse_hop_hat(op, w, yo);
-    if (st == TQ_SUCCESS) st = tq_blas_axpy(-1.0, w, bh);
-    /* S x_e = b^_e, S = 1 - Yhat_eo Yhat_oe (its odd work field: tmp) */
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &tmp);
+    if (st == TQ_SUCCESS) st = tq_mg_coarse_eo_prepare(op, bh, yo, w, b);
+    /* S x_e = b^_e, S = 1 - Yhat_eo Yhat_oe (its odd work field: tmp), x_e written in place */
     tq_linop S;
     memset(&S, 0, sizeof S);
     S.kind = TQ_LINOP_COARSE_PC;
     S.coarse = op;
-    /* two hopping terms on half the sites each: 8 n x n products per site of one parity */
-    S.flops = 8.0 * op->n * op->n * 8.0 * (double)op->lat->local_volume / 2.0 * 2.0 + 4.0 * op->n * op->lat->local_volume / 2.0;
-    tq_field *tmp = NULL;
-    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &tmp);
     S.tmp = tmp;
+    S.flops = tq_mg_coarse_pc_flops(op);
     if (st == TQ_SUCCESS) st = run_solve(&S, method, xe, bh, p, NULL, NULL, out);
     const tq_status solve_st = st;
-    if (out) {   /* and the preparation and reconstruction: X^-1 on both parities, two hopping terms */
-        const double n2v = (double)op->n * op->n * 8.0 * (double)op->lat->local_volume;
-        out->flops += n2v + 2.0 * 8.0 * n2v / 2.0;
-    }
-    /* x_o = X_oo^-1 b_o - Yhat_oe x_e */
+    if (out) out->flops += tq_mg_coarse_eo_edge_flops(op);
     if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) {
-        st = tq_mg_coarse_hop_hat(op, xo, xe);
-        if (st == TQ_SUCCESS) st = tq_blas_xpay(yo, -1.0, xo);
+        st = tq_mg_coarse_eo_reconstruct(op, x, NULL, yo);
         if (st == TQ_SUCCESS) st = solve_st;
     }
     tq_field_destroy(tmp);
     tq_field_destroy(w);
     tq_field_destroy(yo);
     tq_field_destroy(bh);
-    tq_field_view_release(bo);
-    tq_field_view_release(be);
-    tq_field_view_release(xo);
     tq_field_view_release(xe);
     return st;
 }
