@@ -540,6 +540,10 @@ typedef struct tq_mg_params {
     int smoother_eo;                          /* 1: every level's MR smoother on its even-odd Schur
                                                  complement (red-black, default); 0: on the level's
                                                  operator itself */
+    tq_where where[TQ_MG_MAX_LEVELS];         /* where level l's work runs: TQ_WHERE_ANY (default)
+                                                 the blocks' owners as for the operator (GPUs where
+                                                 there are), TQ_WHERE_CPU CPU workers, TQ_WHERE_CUDA
+                                                 GPUs; level 0 must be ANY (it is the operator's) */
 } tq_mg_params;
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
@@ -588,6 +592,8 @@ typedef struct tq_multigrid_info {
     double setup_seconds;
     long coarse_iterations;   /* level 1's solves' iterations, summed over every solve so far */
     int level_dims[TQ_MG_MAX_LEVELS][4];        /* each level's lattice (0: the operator's) */
+    char level_where[TQ_MG_MAX_LEVELS][40];     /* who runs its work on this rank: its blocks' owners
+                                                   ("CUDA 0", "any CPU worker", ...), joined by '+' */
     long level_iterations[TQ_MG_MAX_LEVELS];    /* GCR iterations of level l's solves so far (0: the outer ones) */
 } tq_multigrid_info;
 tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info);

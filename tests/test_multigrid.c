@@ -348,6 +348,38 @@ int main(void)
            plain.iterations);
     CHECK(4 * r.iterations <= plain.iterations, "multigrid took %d iterations, plain GCR %d", r.iterations,
           plain.iterations);
+    CHECK_OK(tq_multigrid_get_info(mg, &info));
+#ifdef TQ_TEST_CUDA
+    CHECK(strstr(info.level_where[0], "CUDA") && strstr(info.level_where[1], "CUDA"), "levels run by '%s' and '%s'",
+          info.level_where[0], info.level_where[1]);
+    {   /* level 1 placed on CPU workers (mg_where): the same iterations, the solution to rounding */
+        tq_mg_params pc = p;
+        pc.where[1] = TQ_WHERE_CPU;
+        tq_multigrid *mgc = NULL;
+        tq_field *x2 = spinor(lat, NULL);
+        tq_solver_result r2;
+        CHECK_OK(tq_multigrid_create(d, &pc, 7, &mgc));
+        if (mgc && x2) {
+            tq_multigrid_info ic;
+            CHECK_OK(tq_multigrid_get_info(mgc, &ic));
+            CHECK_OK(tq_multigrid_solve(mgc, x2, b, &sp, &r2));
+            CHECK_OK(tq_field_export(x2, h));
+            double nx = 0;
+            for (int64_t i = 0; i < n; i++) nx += hx[i] * hx[i];
+            const double rel = sqrt(ref_vdiff2(hx, h, n) / nx);
+            printf("  level 1 on CPU workers (%s): %d / %d iterations, solutions apart by %.2g\n", ic.level_where[1],
+                   r.iterations, r2.iterations, rel);
+            CHECK(strstr(ic.level_where[1], "CPU") != NULL && abs(r.iterations - r2.iterations) <= 1 && rel < 1e-8,
+                  "level 1 on '%s': %d iterations against %d, apart by %g", ic.level_where[1], r2.iterations, r.iterations, rel);
+        }
+        tq_multigrid_destroy(mgc);
+        tq_field_destroy(x2);
+    }
+#else
+    /* CPU workers only: no owners, any worker takes the blocks */
+    CHECK(!strncmp(info.level_where[0], "any", 3) && !strcmp(info.level_where[1], info.level_where[0]),
+          "levels run by '%s' and '%s'", info.level_where[0], info.level_where[1]);
+#endif
 #ifdef TQ_TEST_CUDA
     {   /* the cycle's codelets on CPU workers: the same solution to rounding */
         tq_field *x2 = spinor(lat, NULL);
@@ -412,6 +444,14 @@ int main(void)
     q = p;
     q.smoother_eo = -1;
     refused("smoother_eo -1", d, &q, TQ_ERR_INVALID_ARG, "smoother_eo");
+    q = p;
+    q.where[0] = TQ_WHERE_CPU;
+    refused("level 0 placed", d, &q, TQ_ERR_INVALID_ARG, "level 0");
+#ifndef TQ_TEST_CUDA
+    q = p;
+    q.where[1] = TQ_WHERE_CUDA;
+    refused("level 1 on CUDA, none", d, &q, TQ_ERR_UNSUPPORTED, "CUDA");
+#endif
     refused("NULL parameters", d, NULL, TQ_ERR_INVALID_ARG, "NULL");
     CHECK_ERR(tq_multigrid_create(d, &p, 1, NULL), TQ_ERR_INVALID_ARG);
     sp.inverter = TQ_INV_BICGSTAB;

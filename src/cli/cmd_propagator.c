@@ -29,7 +29,7 @@ static void propagator_usage(FILE *o)
         "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
         "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
         "         [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0] [--mg-seed S]\n"
-        "         [--mg-verbosity N]\n"
+        "         [--mg-where L any|cpu|cuda] [--mg-verbosity N]\n"
         "         [--mg-save FILE] [--mg-load FILE]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
@@ -53,7 +53,9 @@ static void propagator_usage(FILE *o)
         "correction (4); coarse GCR to --mg-coarse-tol (0.001) or --mg-coarse-maxiter (100);\n"
         "--mg-coarsest-eo 1|0: the coarsest level solved on its even-odd Schur complement (1)\n"
         "or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's even-odd Schur\n"
-        "complement (1) or on its operator; --mg-seed the random start vectors (1). --mg-save FILE\n"
+        "complement (1) or on its operator; --mg-where L any|cpu|cuda: where level L >= 1 runs\n"
+        "(any: its blocks' owners, GPUs where there are); --mg-seed the random start vectors (1).\n"
+        "--mg-save FILE\n"
         "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
         "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
@@ -168,12 +170,13 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     static const char *const known[] = {"--mg-levels", "--mg-setup-tol", "--mg-setup-iters", "--mg-coarse-tol",
                                         "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
                                         "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
-                                        "--mg-coarsest-eo", "--mg-smoother-eo"};
+                                        "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
     tq_mg_params *m = &o->mgp;
-    int nval = !strcmp(a, "--mg-block-size") ? 5 : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") ? 2 : 1;
+    int nval = !strcmp(a, "--mg-block-size") ? 5
+               : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") || !strcmp(a, "--mg-where") ? 2 : 1;
     if (*i + nval >= argc) return 1;
     char *e;
     long v[5];
@@ -184,6 +187,15 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--mg-setup-tol")) { m->setup_tol = strtod(s, &e); bad = *e || !(m->setup_tol > 0 && m->setup_tol < 1); }
     else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
     else if (!strcmp(a, "--mg-seed")) { o->mg_seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
+    else if (!strcmp(a, "--mg-where")) {   /* L any|cpu|cuda */
+        const long l = strtol(s, &e, 10);
+        const char *w = argv[*i + 2];
+        bad = *e || !s[0] || l < 1 || l >= TQ_MG_MAX_LEVELS;
+        if (!bad && !strcmp(w, "any")) m->where[l] = TQ_WHERE_ANY;
+        else if (!bad && !strcmp(w, "cpu")) m->where[l] = TQ_WHERE_CPU;
+        else if (!bad && !strcmp(w, "cuda")) m->where[l] = TQ_WHERE_CUDA;
+        else bad = 1;
+    }
     else {
         for (int k = 0; k < nval && !bad; k++) {
             v[k] = strtol(argv[*i + 1 + k], &e, 10);
@@ -501,8 +513,8 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
                r->t_mg_setup);
         for (int l = 0; l + 1 < mi.levels; l++) {
             const int *a = o->mgp.block[l], *c = mi.level_dims[l + 1];
-            printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d\n", l, a[0],
-                   a[1], a[2], a[3], o->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3]);
+            printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d, run by %s\n", l,
+                   a[0], a[1], a[2], a[3], o->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3], mi.level_where[l + 1]);
         }
     }
 }
@@ -657,8 +669,10 @@ static void print_json(const prop_opts *o, const prop_run *r, const char *gauge_
         printf("[");
         for (int l = 0; l < mi.levels; l++) {
             const int *c = mi.level_dims[l];
-            printf("%s{\"dims\": [%d, %d, %d, %d], \"gcr_iterations\": %ld}", l ? ", " : "", c[0], c[1], c[2], c[3],
-                   mi.level_iterations[l]);
+            printf("%s{\"dims\": [%d, %d, %d, %d], \"gcr_iterations\": %ld, \"run_by\": \"", l ? ", " : "", c[0], c[1],
+                   c[2], c[3], mi.level_iterations[l]);
+            print_json_chars(mi.level_where[l]);
+            printf("\"}");
         }
         printf("]");
     } else {

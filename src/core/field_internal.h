@@ -18,6 +18,7 @@ struct tq_lattice {
     int64_t local_volume, block_volume, block_cb;   /* block_cb: sites of one parity */
     int nfields;                                    /* live fields (destroy order check) */
     int peer_stencils;   /* its stencils in peer mode (core/stencil.h): the same on every rank */
+    tq_where where;      /* its blocks' placement; TQ_WHERE_ANY: the process's (tq_set_placement) */
 };
 
 struct tq_field {

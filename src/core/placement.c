@@ -45,43 +45,54 @@ static void find_owners(void)
     owners.known = 1;
 }
 
-/* Block b's owner under the current placement: with GPUs allowed, the GPUs in turn (one
+/* The placement of lat's blocks: its own, else the process's (no lattice: the process's). */
+static tq_where placement_of(const tq_lattice *lat)
+{
+    return lat && lat->where != TQ_WHERE_ANY ? lat->where : placement;
+}
+
+/* Block b's owner under placement pl: with GPUs allowed, the GPUs in turn (one
  * block per GPU by default, tq_lattice); CPU workers share one memory, so CPU blocks have
  * no owner (any CPU worker may take them) unless tests pin them (tq_internal_pin_cpu_owners).
  * Where the placement leaves one GPU and nothing else, no owner either (the scheduler has
  * no choice to make, and a worker set costs StarPU's policies a check per task), except
  * across ranks: peer mode between ranks (core/peer.h) orders each rank's GPU tasks by its
  * owner's sequencer. */
-static int block_owner(int b)
+static int block_owner(tq_where pl, int b)
 {
     if (!tq_is_initialized()) return -1;
     find_owners();
     if (owners.off) return -1;
     const int k = system_slot >= 0 ? system_slot : b;
-    const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
-    const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
-    if (gpus && (owners.ncuda > 1 || cpus_too || tq_internal_mpi_size() > 1)) return owners.cuda[k % owners.ncuda];
-    if (!gpus && placement != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[k % owners.ncpu];
+    const int gpus = pl != TQ_WHERE_CPU && owners.ncuda > 0;
+    const int cpus_too = pl == TQ_WHERE_ANY && owners.ncpu > 0;
+    /* a lattice placed on GPUs against the process's placement keeps owners (its level's
+     * tasks must not stray to CPU workers, which the process's placement allows) */
+    const int lattice_own = pl != placement;
+    if (gpus && (owners.ncuda > 1 || cpus_too || lattice_own || tq_internal_mpi_size() > 1))
+        return owners.cuda[k % owners.ncuda];
+    if (!gpus && pl != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[k % owners.ncpu];
     return -1;
 }
 
-/* The owners blocks go to in turn under the current placement (0: no owners). */
-static int owner_count(void)
+/* The owners blocks go to in turn under placement pl (0: no owners). */
+static int owner_count(tq_where pl)
 {
     if (!tq_is_initialized()) return 0;
     find_owners();
     if (owners.off) return 0;
-    const int gpus = placement != TQ_WHERE_CPU && owners.ncuda > 0;
-    const int cpus_too = placement == TQ_WHERE_ANY && owners.ncpu > 0;
-    if (gpus) return owners.ncuda > 1 || cpus_too || tq_internal_mpi_size() > 1 ? owners.ncuda : 0;
-    return placement != TQ_WHERE_CUDA && owners.pin_cpu ? owners.ncpu : 0;
+    const int gpus = pl != TQ_WHERE_CPU && owners.ncuda > 0;
+    const int cpus_too = pl == TQ_WHERE_ANY && owners.ncpu > 0;
+    if (gpus) return owners.ncuda > 1 || cpus_too || pl != placement || tq_internal_mpi_size() > 1 ? owners.ncuda : 0;
+    return pl != TQ_WHERE_CUDA && owners.pin_cpu ? owners.ncpu : 0;
 }
 
 void tq_internal_placement_system(int slot) { system_slot = slot; }
 
 int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes)
 {
-    const int nown = owner_count();
+    const tq_where pl = placement_of(lat);
+    const int nown = owner_count(pl);
     if (nsystems < 2 || nown < 2) return 0;
     const char *env = getenv("TQ_SYSTEM_OWNERS");   /* 0: every system over the blocks' owners */
     if (env && env[0] == '0') return 0;
@@ -89,7 +100,7 @@ int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_
      * many systems as owners (or blocks too few to give each owner one), each its own */
     if (nsystems < nown && lat->nlocal_blocks >= nown) return 0;
     const int slots = nsystems < nown ? nsystems : nown;
-    if (placement != TQ_WHERE_CPU && owners.ncuda > 0) {
+    if (pl != TQ_WHERE_CPU && owners.ncuda > 0) {
         /* the systems one GPU would hold, and a copy of what they share, must fit in it */
         const int per_owner = (nsystems + slots - 1) / slots;
         for (int i = 0; i < slots; i++) {
@@ -122,8 +133,9 @@ tq_task_options tq_internal_task_options(void)
 
 tq_task_options tq_internal_reduction_options(const tq_lattice *lat)
 {
-    (void)lat;   /* every rank combines all blocks' partial sums itself, in block order */
-    return (tq_task_options){.where = placement, .priority = 0, .worker = block_owner(0), .rank = -1};
+    /* every rank combines all blocks' partial sums itself, in block order */
+    const tq_where pl = placement_of(lat);
+    return (tq_task_options){.where = pl, .priority = 0, .worker = block_owner(pl, 0), .rank = -1};
 }
 
 int tq_internal_blocks_share_worker(const tq_lattice *lat)
@@ -131,12 +143,13 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat)
     if (lat->nlocal_blocks == 1) return 1;
     if (!tq_is_initialized()) return 0;
     find_owners();
-    const int w0 = block_owner(0);
+    const tq_where pl = placement_of(lat);
+    const int w0 = block_owner(pl, 0);
     for (int i = 1; i < lat->nlocal_blocks; i++)
-        if (block_owner(i) != w0) return 0;
+        if (block_owner(pl, i) != w0) return 0;
     if (w0 >= 0) return 1;
     /* no owner: the placement leaves the scheduler one worker, or several to share out */
-    const int n = (placement != TQ_WHERE_CPU ? owners.ncuda : 0) + (placement != TQ_WHERE_CUDA ? owners.ncpu : 0);
+    const int n = (pl != TQ_WHERE_CPU ? owners.ncuda : 0) + (pl != TQ_WHERE_CUDA ? owners.ncpu : 0);
     return n == 1;
 }
 
@@ -145,7 +158,7 @@ int tq_internal_blocks_owned(const tq_lattice *lat)
     if (!tq_is_initialized()) return 0;
     find_owners();
     for (int i = 0; i < lat->nlocal_blocks; i++)
-        if (block_owner(i) < 0) return 0;
+        if (block_owner(placement_of(lat), i) < 0) return 0;
     return 1;
 }
 
@@ -198,19 +211,36 @@ tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus)
     return TQ_SUCCESS;
 }
 
+/* Part local_index of rank `rank` under placement pl: inside a rank, the same owners for
+ * every decomposition (its first part on the first GPU, ...). */
+static tq_task_options part_options(tq_where pl, int local_index, int rank, int nranks)
+{
+    return (tq_task_options){.where = pl, .priority = 0,
+                             .worker = rank == tq_internal_mpi_rank() ? block_owner(pl, local_index) : -1,
+                             .rank = nranks > 1 ? rank : -1};
+}
+
 tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
 {
-    /* inside a rank, the same owners for every decomposition (its first part on the first
-     * GPU, ...) */
-    return (tq_task_options){.where = placement, .priority = 0,
-                             .worker = rank == tq_internal_mpi_rank() ? block_owner(local_index) : -1,
-                             .rank = nranks > 1 ? rank : -1};
+    return part_options(placement, local_index, rank, nranks);
 }
 
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
 {
-    return tq_internal_part_options(tq_block_local_index(lat, block), tq_block_rank(lat, block),
-                                    lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
+    return part_options(placement_of(lat), tq_block_local_index(lat, block), tq_block_rank(lat, block),
+                        lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
+}
+
+tq_status tq_internal_lattice_set_placement(tq_lattice *lat, tq_where w, const char *who)
+{
+    if (w != TQ_WHERE_ANY && w != TQ_WHERE_CPU && w != TQ_WHERE_CUDA)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: unknown placement %d", who, (int)w);
+    if (w == TQ_WHERE_CUDA && starpu_cuda_worker_get_count() == 0)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: placed on CUDA workers, but none is running", who);
+    if (w == TQ_WHERE_CPU && starpu_cpu_worker_get_count() == 0)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: placed on CPU workers, but none is running", who);
+    lat->where = w;
+    return TQ_SUCCESS;
 }
 
 tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, char *owner, size_t owner_len)
@@ -228,7 +258,7 @@ tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, ch
     }
     const int w = tq_internal_block_options(lat, block).worker;
     if (w >= 0) starpu_worker_get_name(w, owner, owner_len);
-    else snprintf(owner, owner_len, "%s", placement == TQ_WHERE_CPU ? "any CPU worker"
-                                        : placement == TQ_WHERE_CUDA ? "any CUDA worker" : "any worker");
+    else snprintf(owner, owner_len, "%s", placement_of(lat) == TQ_WHERE_CPU ? "any CPU worker"
+                                        : placement_of(lat) == TQ_WHERE_CUDA ? "any CUDA worker" : "any worker");
     return TQ_SUCCESS;
 }

@@ -50,6 +50,10 @@ void tq_internal_placement_system(int slot);
  * (doc/design.md). dev[k] and worker[k] (TQ_PEER_MAX each, may be NULL): the GPUs and
  * their workers, in the order of the blocks. */
 int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker);
+/* lat's blocks placed on w (CPU or CUDA workers) whatever the process's placement, or (ANY)
+ * as the process's: multigrid levels placed apart. Set before any task touches lat's data;
+ * errors (who names the caller) for an unknown placement or one without such workers. */
+tq_status tq_internal_lattice_set_placement(tq_lattice *lat, tq_where w, const char *who);
 /* Tests: CPU blocks owned by CPU workers in turn (1) instead of by none (0). */
 void tq_internal_pin_cpu_owners(int on);
 /* Back to TQ_WHERE_ANY (tq_init). */

@@ -41,6 +41,12 @@ tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattic
                         p->coarse_tol, p->coarse_maxiter);
     if (p->coarsest_eo != 0 && p->coarsest_eo != 1)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: coarsest_eo %d: 1 (even-odd coarsest solves) or 0", who, p->coarsest_eo);
+    if (p->where[0] != TQ_WHERE_ANY)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: level 0 is the operator's lattice: it runs where the operator runs "
+                        "(tq_set_placement); place only coarse levels (where[1] ..)", who);
+    for (int l = 1; l < p->levels; l++)
+        if (p->where[l] != TQ_WHERE_ANY && p->where[l] != TQ_WHERE_CPU && p->where[l] != TQ_WHERE_CUDA)
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: level %d: unknown placement %d", who, l, (int)p->where[l]);
     if (p->smoother_eo != 0 && p->smoother_eo != 1)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: smoother_eo %d: 1 (even-odd smoothers) or 0", who, p->smoother_eo);
     memcpy(coarse[0], lat->dims, sizeof coarse[0]);

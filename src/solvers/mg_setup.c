@@ -13,6 +13,7 @@
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
 #include "io/gauge_io_internal.h"   /* atomic file writes, exact reads */
+#include "core/placement.h"           /* levels placed apart */
 
 #include <errno.h>
 #include <math.h>
@@ -149,6 +150,9 @@ static tq_status create_levels(const char *who, tq_multigrid *mg)
         const int nvec = mg->p.nvec[l];
         TQ_CHECK(tq_mg_transfer_create(who, lat, level_ndof(mg, l), mg->p.block[l], nvec, TQ_DOUBLE, &mg->t[l]));
         lat = mg->t[l]->coarse;
+        char what[96];
+        snprintf(what, sizeof what, "%s: level %d", who, l + 1);
+        TQ_CHECK(tq_internal_lattice_set_placement(lat, mg->p.where[l + 1], what));
         TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->op[l + 1]));
     }
     return TQ_SUCCESS;
@@ -262,6 +266,25 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     return TQ_SUCCESS;
 }
 
+/* The distinct owners of this rank's blocks of lat, joined by '+'. */
+static void level_where(const tq_lattice *lat, char *out, size_t size)
+{
+    out[0] = 0;
+    size_t used = 0;
+    for (int b = 0; b < lat->nblocks; b++) {
+        if (!tq_block_is_local(lat, b)) continue;
+        int rank;
+        char name[64];
+        if (tq_lattice_block_owner(lat, b, &rank, name, sizeof name) != TQ_SUCCESS) continue;
+        const size_t n = strlen(name);
+        int seen = 0;
+        for (const char *p = out; !seen && (p = strstr(p, name)); p += n)
+            seen = (p == out || p[-1] == '+') && (p[n] == 0 || p[n] == '+');
+        if (seen || used + n + 2 > size) continue;
+        used += (size_t)snprintf(out + used, size - used, "%s%s", used ? "+" : "", name);
+    }
+}
+
 tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info)
 {
     if (!mg || !info) return tq_error(TQ_ERR_INVALID_ARG, "tq_multigrid_get_info: NULL argument");
@@ -274,6 +297,7 @@ tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info)
     info->coarse_iterations = mg->cycle[0]->coarse_iterations;
     for (int l = 0; l < mg->p.levels; l++) {
         memcpy(info->level_dims[l], mg->dims[l], sizeof info->level_dims[l]);
+        level_where(l == 0 ? mg->lat : mg->t[l - 1]->coarse, info->level_where[l], sizeof info->level_where[l]);
         info->level_iterations[l] = l > 0 ? mg->cycle[l - 1]->coarse_iterations : mg->outer_iterations;
     }
     return TQ_SUCCESS;
