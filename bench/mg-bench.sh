@@ -2,7 +2,10 @@
 # Multigrid against the plain solvers on the GPU machine (device tool, carrying build and
 # .deps/starpu): the propagator job's solves with two-level multigrid GCR (cycle on the
 # GPUs), BiCGstab (double, single reliable updates) and plain GCR, same lattice, kappa and
-# sources; a table of iterations and the solves' wall clock last, logs in $OUT/mg.
+# sources; beside the default two-level row (red-black smoothers, even-odd coarsest solves)
+# the same without the red-black smoother, with level 1 on CPU workers (--mg-where 1 cpu),
+# and three levels (then 2^4 aggregates, NVEC vectors on level 1); a table of iterations
+# and the solves' wall clock last, logs in $OUT/mg.
 # Knobs: DIM (default "16 16 16 16"), KAPPA (0.1245), NSRC (2), NVEC (12), BLOCK (4 4 4 4),
 # WHERE (any; multigrid's row), NCUDA (the GPUs every row may use; default all).
 # Usage: bash bench/mg-bench.sh
@@ -24,6 +27,10 @@ mg_row() {
 # shellcheck disable=SC2086
 {
     mg_row multigrid-gpu-cycle "$tool" $common $mg --mg-verbosity 1
+    mg_row multigrid-smoother-on-M "$tool" $common $mg --mg-verbosity 1 --mg-smoother-eo 0
+    mg_row multigrid-level1-cpu "$tool" $common $mg --mg-verbosity 1 --mg-where 1 cpu
+    mg_row multigrid-3-levels "$tool" $common $mg --mg-verbosity 1 --mg-levels 3 --mg-nvec 1 "${NVEC:-12}" \
+        --mg-block-size 1 2 2 2 2
     mg_row bicgstab-single-rel "$tool" $common --where cuda
     mg_row gcr-plain "$tool" $common --inv-type gcr --solve-type direct --where cuda
 }
