@@ -540,6 +540,9 @@ typedef struct tq_mg_params {
     int smoother_eo;                          /* 1: every level's MR smoother on its even-odd Schur
                                                  complement (red-black, default); 0: on the level's
                                                  operator itself */
+    tq_precision coarse_prec;                 /* the coarse levels' links, vectors, smoothers and
+                                                 solves: TQ_SINGLE (paper 000, default), TQ_DOUBLE
+                                                 or TQ_HALF (vectors half, links single) */
     tq_where where[TQ_MG_MAX_LEVELS];         /* where level l's work runs: TQ_WHERE_ANY (default)
                                                  the blocks' owners as for the operator (GPUs where
                                                  there are), TQ_WHERE_CPU CPU workers, TQ_WHERE_CUDA
@@ -548,7 +551,7 @@ typedef struct tq_mg_params {
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
  * iterations, coarse solves to 0.25 in at most 10, the coarsest level solved and every level
- * smoothed even-odd. */
+ * smoothed even-odd, the coarse levels in single precision. */
 void tq_mg_params_default(tq_mg_params *p);
 /* The multigrid set-up for the operator d (Wilson or clover, double precision): per level l
  * below the coarsest, nvec[l] null vectors (random vectors v0, each with F e = F v0 solved
@@ -559,7 +562,8 @@ void tq_mg_params_default(tq_mg_params *p);
  * a K-cycle: each coarse solve (GCR to coarse_tol or coarse_maxiter) is preconditioned by
  * the next level's cycle; the coarsest level is solved by plain GCR. One set-up serves any
  * number of solves with d (a propagator's sources). Built so far: 2 to TQ_MG_MAX_LEVELS
- * levels, every level in double precision; the blocks' owners run the multigrid tasks, GPUs
+ * levels, the fine level (its smoother and null vectors) in double precision, the coarse
+ * levels in coarse_prec; the blocks' owners run the multigrid tasks, GPUs
  * included, except the coarsest level's even-odd form (CPU workers: at least one is needed);
  * asking for another precision returns TQ_ERR_UNSUPPORTED, parameters that do not fit the
  * lattice TQ_ERR_INVALID_ARG naming the level and the mismatch. seed: the random start

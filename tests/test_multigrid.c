@@ -14,7 +14,9 @@
  * its even-odd Schur complement (the default) takes fewer GCR iterations there than on D_c
  * itself, to the same outer convergence; the red-black smoother (MR on each level's
  * even-odd Schur complement, the default) fewer outer iterations than MR on the level's
- * operator. What is not built (half
+ * operator. The coarse levels in double and half precision (single is the default) reach the
+ * same true residual in as many outer iterations (+-1); a set-up file of another coarse
+ * precision is refused. What is not built (half
  * precision) and bad input (aggregates that do not divide the lattice or leave odd coarse
  * blocks, null vectors not a multiple of 6, wrong fields, a non-GCR outer solver, NULL)
  * refused with a clear error. */
@@ -28,8 +30,11 @@
 /* test_multigrid_cuda (this file with TQ_TEST_CUDA): the same with a GPU beside the CPU
  * workers, which then owns the blocks: the fine operator, restriction, prolongation and the
  * coarse operator run there (the set-up codelets on the CPU workers), and the solution
- * agrees with the cycle's codelets on CPU workers (TQ_MG_CPU=1) to rounding, in as many
- * iterations. Skips where there is no GPU. */
+ * agrees with the cycle's codelets on CPU workers (TQ_MG_CPU=1), and with level 1 placed on
+ * CPU workers, in as many iterations (+-1) and to 1e-7 (the coarse levels in single
+ * precision round differently on the two, so the Krylov paths part at that level and the
+ * solutions agree to the solve's tolerance times the condition number). Skips where there
+ * is no GPU. */
 #ifdef TQ_TEST_CUDA
 #define TEST_NAME "test_multigrid_cuda"
 #else
@@ -142,6 +147,10 @@ static void check_save_load(tq_lattice *lat, const tq_host_gauge *g, const tq_di
         CHECK(strstr(tq_last_error(), "checksum") != NULL, "damaged: '%s'", tq_last_error());
     }
     tq_mg_params q = *p;
+    q.coarse_prec = TQ_DOUBLE;
+    CHECK_ERR(tq_multigrid_load(d, &q, path, &back), TQ_ERR_MISMATCH);
+    CHECK(strstr(tq_last_error(), "coarse levels in single") != NULL, "other coarse precision: '%s'", tq_last_error());
+    q = *p;
     q.nvec[0] = 6;
     CHECK_ERR(tq_multigrid_load(d, &q, path, &back), TQ_ERR_MISMATCH);
     CHECK(strstr(tq_last_error(), "null vectors") != NULL, "other nvec: '%s'", tq_last_error());
@@ -369,7 +378,7 @@ int main(void)
             const double rel = sqrt(ref_vdiff2(hx, h, n) / nx);
             printf("  level 1 on CPU workers (%s): %d / %d iterations, solutions apart by %.2g\n", ic.level_where[1],
                    r.iterations, r2.iterations, rel);
-            CHECK(strstr(ic.level_where[1], "CPU") != NULL && abs(r.iterations - r2.iterations) <= 1 && rel < 1e-8,
+            CHECK(strstr(ic.level_where[1], "CPU") != NULL && abs(r.iterations - r2.iterations) <= 1 && rel < 1e-7,
                   "level 1 on '%s': %d iterations against %d, apart by %g", ic.level_where[1], r2.iterations, r.iterations, rel);
         }
         tq_multigrid_destroy(mgc);
@@ -394,12 +403,32 @@ int main(void)
             const double rel = sqrt(ref_vdiff2(hx, h, n) / nx);
             printf("  cycle on the GPU against CPU workers: %d / %d iterations, solutions apart by %.2g\n", r.iterations,
                    r2.iterations, rel);
-            CHECK(abs(r.iterations - r2.iterations) <= 1 && rel < 1e-8, "GPU cycle: %d iterations, CPU cycle %d, apart by %g",
+            CHECK(abs(r.iterations - r2.iterations) <= 1 && rel < 1e-7, "GPU cycle: %d iterations, CPU cycle %d, apart by %g",
                   r.iterations, r2.iterations, rel);
         }
         tq_field_destroy(x2);
     }
 #endif
+
+    {   /* the coarse levels in double and in half precision */
+        const tq_precision prec[2] = {TQ_DOUBLE, TQ_HALF};
+        for (int i = 0; i < 2; i++) {
+            tq_mg_params pp = p;
+            pp.coarse_prec = prec[i];
+            tq_multigrid *mgp = NULL;
+            tq_solver_result rp;
+            CHECK_OK(tq_multigrid_create(d, &pp, 7, &mgp));
+            if (!mgp) continue;
+            CHECK_OK(tq_multigrid_solve(mgp, w, b, &sp, &rp));
+            const double ep = residual_of(d, w, hb, x, h, n);
+            printf("  coarse levels in %s: %d iterations (single: %d), true residual %.2g\n", tq_precision_name(prec[i]),
+                   rp.iterations, r.iterations, ep);
+            CHECK(ep < 1e-9 && abs(rp.iterations - r.iterations) <= 1, "coarse levels in %s: %d iterations (single %d), "
+                  "true residual %g", tq_precision_name(prec[i]), rp.iterations, r.iterations, ep);
+            tq_multigrid_destroy(mgp);
+        }
+        CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));   /* x: the default set-up's solution again */
+    }
 
     /* a second source with the same set-up */
     for (int64_t i = 0; i < n; i++) h[i] = urand();
@@ -444,6 +473,9 @@ int main(void)
     q = p;
     q.smoother_eo = -1;
     refused("smoother_eo -1", d, &q, TQ_ERR_INVALID_ARG, "smoother_eo");
+    q = p;
+    q.coarse_prec = (tq_precision)3;
+    refused("coarse precision 3", d, &q, TQ_ERR_INVALID_ARG, "coarse precision");
     q = p;
     q.where[0] = TQ_WHERE_CPU;
     refused("level 0 placed", d, &q, TQ_ERR_INVALID_ARG, "level 0");

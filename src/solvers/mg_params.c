@@ -22,6 +22,7 @@ void tq_mg_params_default(tq_mg_params *p)
     p->verbosity = 1;
     p->coarsest_eo = 1;
     p->smoother_eo = 1;
+    p->coarse_prec = TQ_SINGLE;
 }
 
 static const char dirname[4] = {'x', 'y', 'z', 't'};
@@ -41,6 +42,8 @@ tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattic
                         p->coarse_tol, p->coarse_maxiter);
     if (p->coarsest_eo != 0 && p->coarsest_eo != 1)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: coarsest_eo %d: 1 (even-odd coarsest solves) or 0", who, p->coarsest_eo);
+    if (p->coarse_prec != TQ_DOUBLE && p->coarse_prec != TQ_SINGLE && p->coarse_prec != TQ_HALF)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: coarse precision %d: double, single or half", who, (int)p->coarse_prec);
     if (p->where[0] != TQ_WHERE_ANY)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: level 0 is the operator's lattice: it runs where the operator runs "
                         "(tq_set_placement); place only coarse levels (where[1] ..)", who);

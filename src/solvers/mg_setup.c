@@ -7,8 +7,9 @@
  * stencil form is made for the first Galerkin product only and freed after it. Each coarse
  * level l makes level l + 1 the same way from its own operator, and with three or more
  * levels the cycles nest as a K-cycle: level l's coarse solve is flexible GCR on level l + 1
- * preconditioned by level l + 1's cycle; the coarsest level is solved by plain GCR. Every
- * level in double precision so far. May call: src/core, src/blas, src/dirac and the
+ * preconditioned by level l + 1's cycle; the coarsest level is solved by plain GCR. The
+ * fine level in double precision so far, the coarse levels in coarse_prec (links and
+ * vectors; half vectors with single links). May call: src/core, src/blas, src/dirac and the
  * solvers' frame. */
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
@@ -47,6 +48,10 @@ void tq_multigrid_destroy(tq_multigrid *mg)
     for (int l = MG_MAX_TRANSFERS - 1; l >= 0; l--) tq_mg_transfer_destroy(mg->t[l]);
     free(mg);
 }
+
+/* The coarse levels' links: half-precision vectors go with single-precision links (a link
+ * matrix of 2 nvec x 2 nvec complex has no common scale a half-precision norm could keep). */
+static tq_precision coarse_link_prec(const tq_mg_params *p) { return p->coarse_prec == TQ_HALF ? TQ_SINGLE : p->coarse_prec; }
 
 /* Complex degrees of freedom per site of level l's vectors. */
 static int level_ndof(const tq_multigrid *mg, int l) { return l == 0 ? 12 : 2 * mg->p.nvec[l - 1]; }
@@ -153,7 +158,7 @@ static tq_status create_levels(const char *who, tq_multigrid *mg)
         char what[96];
         snprintf(what, sizeof what, "%s: level %d", who, l + 1);
         TQ_CHECK(tq_internal_lattice_set_placement(lat, mg->p.where[l + 1], what));
-        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, TQ_DOUBLE, TQ_DOUBLE, &mg->op[l + 1]));
+        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, coarse_link_prec(&mg->p), mg->p.coarse_prec, &mg->op[l + 1]));
     }
     return TQ_SUCCESS;
 }
@@ -211,7 +216,8 @@ static tq_status setup_level(const char *who, tq_multigrid *mg, int l, uint64_t 
     tq_field **v = calloc((size_t)(2 * nvec), sizeof *v);
     tq_status st = v ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     const tq_field_params fp = l == 0 ? (tq_field_params){TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0}
-                                      : (tq_field_params){TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, (tq_recon)0, level_ndof(mg, l)};
+                                      : (tq_field_params){TQ_FIELD_COARSE, mg->op[l]->vec_prec, TQ_FULL, (tq_recon)0,
+                                                          level_ndof(mg, l)};
     for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(lat, &fp, &v[k]);
     if (st == TQ_SUCCESS) st = null_vectors(mg, l, seed, v, v + nvec);
     char stage[96];
@@ -384,7 +390,7 @@ typedef struct mg_file_header {
     char magic[8];
     uint32_t version, byte_order;
     int32_t dims[4];
-    int32_t levels, dslash_type;
+    int32_t levels, dslash_type, coarse_prec, reserved;
     int32_t block[MG_MAX_TRANSFERS][4], nvec[MG_MAX_TRANSFERS];   /* unused levels: 0 */
     double kappa, csw, bc[4];
     double gauge_fingerprint;
@@ -445,6 +451,7 @@ static tq_status file_header(const tq_multigrid *mg, mg_file_header *h)
         h->bc[mu] = dp->bc[mu];
     }
     h->levels = mg->p.levels;
+    h->coarse_prec = (int32_t)mg->p.coarse_prec;
     for (int l = 0; l + 1 < mg->p.levels; l++) {
         h->nvec[l] = mg->p.nvec[l];
         memcpy(h->block[l], mg->p.block[l], sizeof h->block[l]);
@@ -526,6 +533,9 @@ static tq_status check_header(const char *path, const mg_file_header *f, const m
     if (f->levels != want->levels)
         return tq_error(TQ_ERR_MISMATCH, "'%s' is a set-up of %d levels; the parameters ask for %d", path, f->levels,
                         want->levels);
+    if (f->coarse_prec != want->coarse_prec)
+        return tq_error(TQ_ERR_MISMATCH, "'%s' has its coarse levels in %s; the parameters ask for %s", path,
+                        tq_precision_name((tq_precision)f->coarse_prec), tq_precision_name((tq_precision)want->coarse_prec));
     for (int l = 0; l + 1 < want->levels; l++)
         if (f->nvec[l] != want->nvec[l] || memcmp(f->block[l], want->block[l], sizeof f->block[l]) != 0)
             return tq_error(TQ_ERR_MISMATCH, "'%s' has on level %d %d null vectors and aggregates %dx%dx%dx%d; the "
