@@ -562,10 +562,11 @@ void tq_mg_params_default(tq_mg_params *p);
  * a K-cycle: each coarse solve (GCR to coarse_tol or coarse_maxiter) is preconditioned by
  * the next level's cycle; the coarsest level is solved by plain GCR. One set-up serves any
  * number of solves with d (a propagator's sources). Built so far: 2 to TQ_MG_MAX_LEVELS
- * levels, the fine level (its smoother and null vectors) in double precision, the coarse
+ * levels; the outer GCR in the operator's double precision, the fine level's cycle in
+ * smoother_prec (a copy of the operator in it), the bases in nullvec_prec, the coarse
  * levels in coarse_prec; the blocks' owners run the multigrid tasks, GPUs
  * included, except the coarsest level's even-odd form (CPU workers: at least one is needed);
- * asking for another precision returns TQ_ERR_UNSUPPORTED, parameters that do not fit the
+ * parameters that do not fit the
  * lattice TQ_ERR_INVALID_ARG naming the level and the mismatch. seed: the random start
  * vectors (same seed, same set-up). */
 typedef struct tq_multigrid tq_multigrid;

@@ -15,9 +15,9 @@
  * itself, to the same outer convergence; the red-black smoother (MR on each level's
  * even-odd Schur complement, the default) fewer outer iterations than MR on the level's
  * operator. The coarse levels in double and half precision (single is the default) reach the
- * same true residual in as many outer iterations (+-1); a set-up file of another coarse
- * precision is refused. What is not built (half
- * precision) and bad input (aggregates that do not divide the lattice or leave odd coarse
+ * same true residual in as many outer iterations (+-1), and so do the fine level's cycle in
+ * single and in half precision and a half-precision basis; a set-up file of another coarse
+ * precision is refused. Bad input (aggregates that do not divide the lattice or leave odd coarse
  * blocks, null vectors not a multiple of 6, wrong fields, a non-GCR outer solver, NULL)
  * refused with a clear error. */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp */
@@ -410,21 +410,25 @@ int main(void)
     }
 #endif
 
-    {   /* the coarse levels in double and in half precision */
-        const tq_precision prec[2] = {TQ_DOUBLE, TQ_HALF};
-        for (int i = 0; i < 2; i++) {
+    {   /* the coarse levels in double and in half precision; the fine cycle in single and half,
+         * with a half-precision basis */
+        const tq_precision prec[4] = {TQ_DOUBLE, TQ_HALF, TQ_SINGLE, TQ_HALF};
+        const char *what[4] = {"coarse levels in", "coarse levels in", "fine cycle in", "fine cycle and basis in"};
+        for (int i = 0; i < 4; i++) {
             tq_mg_params pp = p;
-            pp.coarse_prec = prec[i];
+            if (i < 2) pp.coarse_prec = prec[i];
+            else pp.smoother_prec = prec[i];
+            if (i == 3) pp.nullvec_prec = TQ_HALF;
             tq_multigrid *mgp = NULL;
             tq_solver_result rp;
             CHECK_OK(tq_multigrid_create(d, &pp, 7, &mgp));
             if (!mgp) continue;
             CHECK_OK(tq_multigrid_solve(mgp, w, b, &sp, &rp));
             const double ep = residual_of(d, w, hb, x, h, n);
-            printf("  coarse levels in %s: %d iterations (single: %d), true residual %.2g\n", tq_precision_name(prec[i]),
+            printf("  %s %s: %d iterations (default: %d), true residual %.2g\n", what[i], tq_precision_name(prec[i]),
                    rp.iterations, r.iterations, ep);
-            CHECK(ep < 1e-9 && abs(rp.iterations - r.iterations) <= 1, "coarse levels in %s: %d iterations (single %d), "
-                  "true residual %g", tq_precision_name(prec[i]), rp.iterations, r.iterations, ep);
+            CHECK(ep < 1e-9 && abs(rp.iterations - r.iterations) <= 1, "%s %s: %d iterations (default %d), true residual %g",
+                  what[i], tq_precision_name(prec[i]), rp.iterations, r.iterations, ep);
             tq_multigrid_destroy(mgp);
         }
         CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));   /* x: the default set-up's solution again */
@@ -459,8 +463,8 @@ int main(void)
     q.nvec[1] = 12;
     refused("three levels, 2^4 left", d, &q, TQ_ERR_INVALID_ARG, "odd");
     q = p;
-    q.smoother_prec = TQ_HALF;
-    refused("half-precision smoother", d, &q, TQ_ERR_UNSUPPORTED, "half");
+    q.smoother_prec = (tq_precision)3;
+    refused("smoother precision 3", d, &q, TQ_ERR_INVALID_ARG, "smoother precision");
     q = p;
     q.block[0][1] = 3;
     refused("aggregate 3 in y", d, &q, TQ_ERR_INVALID_ARG, "y");

@@ -29,7 +29,8 @@ static void propagator_usage(FILE *o)
         "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
         "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
         "         [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0] [--mg-seed S]\n"
-        "         [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-verbosity N]\n"
+        "         [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-smoother-prec P]\n"
+        "         [--mg-nullvec-prec P] [--mg-verbosity N]\n"
         "         [--mg-save FILE] [--mg-load FILE]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
@@ -55,7 +56,8 @@ static void propagator_usage(FILE *o)
         "or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's even-odd Schur\n"
         "complement (1) or on its operator; --mg-where L any|cpu|cuda: where level L >= 1 runs\n"
         "(any: its blocks' owners, GPUs where there are); --mg-coarse-prec double|single|half: the\n"
-        "coarse levels' precision (single); --mg-seed the random start vectors (1).\n"
+        "coarse levels' precision (single), --mg-smoother-prec P the fine level's cycle's and\n"
+        "--mg-nullvec-prec P the bases' (double); --mg-seed the random start vectors (1).\n"
         "--mg-save FILE\n"
         "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
         "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
@@ -171,7 +173,8 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     static const char *const known[] = {"--mg-levels", "--mg-setup-tol", "--mg-setup-iters", "--mg-coarse-tol",
                                         "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
                                         "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
-                                        "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where", "--mg-coarse-prec"};
+                                        "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where", "--mg-coarse-prec",
+                                        "--mg-smoother-prec", "--mg-nullvec-prec"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
@@ -189,6 +192,8 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
     else if (!strcmp(a, "--mg-seed")) { o->mg_seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
     else if (!strcmp(a, "--mg-coarse-prec")) bad = tq_precision_parse(s, &m->coarse_prec) != TQ_SUCCESS;
+    else if (!strcmp(a, "--mg-smoother-prec")) bad = tq_precision_parse(s, &m->smoother_prec) != TQ_SUCCESS;
+    else if (!strcmp(a, "--mg-nullvec-prec")) bad = tq_precision_parse(s, &m->nullvec_prec) != TQ_SUCCESS;
     else if (!strcmp(a, "--mg-where")) {   /* L any|cpu|cuda */
         const long l = strtol(s, &e, 10);
         const char *w = argv[*i + 2];

@@ -15,6 +15,7 @@
 #include "solvers/solver_internal.h"
 #include "io/gauge_io_internal.h"   /* atomic file writes, exact reads */
 #include "core/placement.h"           /* levels placed apart */
+#include "dirac/dirac_internal.h"       /* the fine smoother's lower-precision operator */
 
 #include <errno.h>
 #include <math.h>
@@ -32,6 +33,8 @@ struct tq_multigrid {
     tq_mg_coarse_op *op[TQ_MG_MAX_LEVELS];      /* level l's operator, l >= 1 (level 0: d) */
     tq_mg_two_level *cycle[MG_MAX_TRANSFERS];   /* level l's cycle; cycle[l + 1] preconditions its coarse solve */
     tq_field *w;   /* the true residual's work field */
+    tq_dirac *smooth_d;      /* the fine level's cycle operator in smoother_prec (NULL: d itself) */
+    tq_field *rs, *zs;       /* the outer GCR's r and z in smoother_prec (with smooth_d) */
     int dims[TQ_MG_MAX_LEVELS][4];
     long setup_iterations;
     long outer_iterations;   /* the outer GCR's, summed over every solve */
@@ -43,6 +46,9 @@ void tq_multigrid_destroy(tq_multigrid *mg)
     if (!mg) return;
     for (int l = 0; l < MG_MAX_TRANSFERS; l++) tq_mg_two_level_destroy(mg->cycle[l]);
     tq_field_destroy(mg->w);
+    tq_field_destroy(mg->rs);
+    tq_field_destroy(mg->zs);
+    tq_dirac_destroy(mg->smooth_d);
     for (int l = 0; l < TQ_MG_MAX_LEVELS; l++) tq_mg_coarse_op_destroy(mg->op[l]);
     /* the coarsest first: transfer l + 1's basis lives on transfer l's coarse lattice */
     for (int l = MG_MAX_TRANSFERS - 1; l >= 0; l--) tq_mg_transfer_destroy(mg->t[l]);
@@ -124,9 +130,11 @@ static tq_status check_params(const char *who, const tq_dirac *d, const tq_mg_pa
     const tq_field *g = tq_internal_dirac_gauge(d);
     int coarse_block[TQ_MG_MAX_LEVELS][4];
     TQ_CHECK(tq_mg_geometry(who, p, g->lat, mg->dims, coarse_block));
-    if (p->smoother_prec != TQ_DOUBLE || p->nullvec_prec != TQ_DOUBLE)
-        return tq_error(TQ_ERR_UNSUPPORTED, "%s: smoother in %s and null vectors in %s: only double is built so far", who,
-                        tq_precision_name(p->smoother_prec), tq_precision_name(p->nullvec_prec));
+    const tq_precision pr[2] = {p->smoother_prec, p->nullvec_prec};
+    for (int i = 0; i < 2; i++)
+        if (pr[i] != TQ_DOUBLE && pr[i] != TQ_SINGLE && pr[i] != TQ_HALF)
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: %s precision %d: double, single or half", who,
+                            i ? "null-vector" : "smoother", (int)pr[i]);
     if (starpu_cpu_worker_get_count() == 0)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: no CPU worker: the multigrid codelets run on CPU workers so far", who);
     if (g->p.prec != TQ_DOUBLE)
@@ -153,7 +161,7 @@ static tq_status create_levels(const char *who, tq_multigrid *mg)
     tq_lattice *lat = mg->lat;
     for (int l = 0; l + 1 < mg->p.levels; l++) {
         const int nvec = mg->p.nvec[l];
-        TQ_CHECK(tq_mg_transfer_create(who, lat, level_ndof(mg, l), mg->p.block[l], nvec, TQ_DOUBLE, &mg->t[l]));
+        TQ_CHECK(tq_mg_transfer_create(who, lat, level_ndof(mg, l), mg->p.block[l], nvec, mg->p.nullvec_prec, &mg->t[l]));
         lat = mg->t[l]->coarse;
         char what[96];
         snprintf(what, sizeof what, "%s: level %d", who, l + 1);
@@ -174,9 +182,20 @@ static tq_status finish_setup(tq_multigrid *mg)
     cp.inverter = TQ_INV_GCR;
     cp.tol = p->coarse_tol;
     cp.maxiter = p->coarse_maxiter;
+    /* the fine level's cycle in smoother_prec: the operator's copy in it, and the outer GCR's
+     * vectors converted in and out (outer_precond) */
+    const tq_dirac *fine_d = mg->d;
+    if (p->smoother_prec != TQ_DOUBLE) {
+        const tq_field *g = tq_internal_dirac_gauge(mg->d);
+        TQ_CHECK(tq_internal_dirac_sloppy(mg->d, p->smoother_prec, g->p.recon, &mg->smooth_d));
+        const tq_field_params sp = {TQ_FIELD_SPINOR, p->smoother_prec, TQ_FULL, (tq_recon)0, 0};
+        TQ_CHECK(tq_field_create(mg->lat, &sp, &mg->rs));
+        TQ_CHECK(tq_field_create(mg->lat, &sp, &mg->zs));
+        fine_d = mg->smooth_d;
+    }
     for (int l = p->levels - 2; l >= 0; l--) {
         if (l == 0)
-            TQ_CHECK(tq_mg_two_level_create_dirac(mg->d, mg->t[0], mg->op[1], p->pre_steps[0], p->post_steps[0], &cp,
+            TQ_CHECK(tq_mg_two_level_create_dirac(fine_d, mg->t[0], mg->op[1], p->pre_steps[0], p->post_steps[0], &cp,
                                                   &mg->cycle[0]));
         else
             TQ_CHECK(tq_mg_two_level_create(mg->op[l], mg->t[l], mg->op[l + 1], p->pre_steps[l], p->post_steps[l], &cp,
@@ -321,6 +340,17 @@ static tq_status true_residual(const tq_dirac *d, const tq_field *x, const tq_fi
     return TQ_SUCCESS;
 }
 
+/* The outer GCR's preconditioner: the cycle, in smoother_prec (r and z converted) where it
+ * is not double. */
+static tq_status outer_precond(void *ctx, tq_field *z, const tq_field *r)
+{
+    tq_multigrid *mg = ctx;
+    if (!mg->smooth_d) return tq_mg_two_level_apply(mg->cycle[0], z, r);
+    TQ_CHECK(tq_blas_copy(mg->rs, r));
+    TQ_CHECK(tq_mg_two_level_apply(mg->cycle[0], mg->zs, mg->rs));
+    return tq_blas_copy(z, mg->zs);
+}
+
 tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_solver_result *result)
 {
@@ -345,7 +375,7 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
     for (int l = 0; l + 1 < mg->p.levels; l++) coarse0[l] = mg->cycle[l]->coarse_iterations, flops0 += mg->cycle[l]->flops;
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    tq_status st = tq_mg_fine_solve(mg->d, x, b, &q, tq_mg_two_level_apply, mg->cycle[0], &out);
+    tq_status st = tq_mg_fine_solve(mg->d, x, b, &q, outer_precond, mg, &out);
     if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
     const tq_status solve_st = st;
     mg->outer_iterations += out.iterations;
@@ -390,7 +420,7 @@ typedef struct mg_file_header {
     char magic[8];
     uint32_t version, byte_order;
     int32_t dims[4];
-    int32_t levels, dslash_type, coarse_prec, reserved;
+    int32_t levels, dslash_type, coarse_prec, nullvec_prec;
     int32_t block[MG_MAX_TRANSFERS][4], nvec[MG_MAX_TRANSFERS];   /* unused levels: 0 */
     double kappa, csw, bc[4];
     double gauge_fingerprint;
@@ -452,6 +482,7 @@ static tq_status file_header(const tq_multigrid *mg, mg_file_header *h)
     }
     h->levels = mg->p.levels;
     h->coarse_prec = (int32_t)mg->p.coarse_prec;
+    h->nullvec_prec = (int32_t)mg->p.nullvec_prec;
     for (int l = 0; l + 1 < mg->p.levels; l++) {
         h->nvec[l] = mg->p.nvec[l];
         memcpy(h->block[l], mg->p.block[l], sizeof h->block[l]);
@@ -533,9 +564,11 @@ static tq_status check_header(const char *path, const mg_file_header *f, const m
     if (f->levels != want->levels)
         return tq_error(TQ_ERR_MISMATCH, "'%s' is a set-up of %d levels; the parameters ask for %d", path, f->levels,
                         want->levels);
-    if (f->coarse_prec != want->coarse_prec)
-        return tq_error(TQ_ERR_MISMATCH, "'%s' has its coarse levels in %s; the parameters ask for %s", path,
-                        tq_precision_name((tq_precision)f->coarse_prec), tq_precision_name((tq_precision)want->coarse_prec));
+    if (f->coarse_prec != want->coarse_prec || f->nullvec_prec != want->nullvec_prec)
+        return tq_error(TQ_ERR_MISMATCH, "'%s' has its coarse levels in %s and null vectors in %s; the parameters ask for "
+                        "%s and %s", path, tq_precision_name((tq_precision)f->coarse_prec),
+                        tq_precision_name((tq_precision)f->nullvec_prec), tq_precision_name((tq_precision)want->coarse_prec),
+                        tq_precision_name((tq_precision)want->nullvec_prec));
     for (int l = 0; l + 1 < want->levels; l++)
         if (f->nvec[l] != want->nvec[l] || memcmp(f->block[l], want->block[l], sizeof f->block[l]) != 0)
             return tq_error(TQ_ERR_MISMATCH, "'%s' has on level %d %d null vectors and aggregates %dx%dx%dx%d; the "
