@@ -8,7 +8,10 @@
  * links) naming its configuration beside it, FILE.sweepN (SciDAC, double precision: the
  * links exactly). Saving writes the configuration first, then the text under a temporary
  * name, synced and renamed over FILE, and only then removes the previous configuration: at
- * every moment FILE names a complete configuration that matches its digest. */
+ * every moment FILE names a complete configuration that matches its digest. Under mpirun,
+ * where the ranks' time slices make a lattice, each rank writes its part of the
+ * configuration and the parts' digests combine (XOR of per-site hashes), as the final
+ * configuration is written; otherwise the field is gathered and rank 0 writes it. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "taskqcd.h"
@@ -74,6 +77,7 @@ typedef struct generate_opts {
 
 /* A checkpoint's text file: the state besides the links, and what the links depend on. */
 typedef struct ckpt_meta {
+    int version;   /* of the file read (written: CKPT_VERSION) */
     int dims[4], nor, reunit, hot;
     double beta;
     unsigned long long seed, sweeps, refused, digest;
@@ -81,7 +85,9 @@ typedef struct ckpt_meta {
     char config[4096];   /* the configuration file's name, in the checkpoint's directory */
 } ckpt_meta;
 
-#define CKPT_VERSION 1
+/* Version 2: the digest is sites_digest (combinable over parts: checkpoints written by
+ * parts); version 1's (links_digest, sequential over the whole field) is still read. */
+#define CKPT_VERSION 2
 
 /* The options with a value v. Returns 0, or the exit code of a usage error. */
 static int parse_generate_option(generate_opts *o, const char *a, const char *v)
@@ -193,6 +199,39 @@ static unsigned long long links_digest(const tq_host_gauge *h)
     return (unsigned long long)d;
 }
 
+/* XOR over the sites of FNV-1a of each site's global index (8 bytes) and its 72 links'
+ * bit patterns, least significant byte first: the same for the whole field and for parts
+ * combined in any order. h holds whole time slices from global slice t0 on. */
+static uint64_t sites_digest(const tq_host_gauge *h, int t0)
+{
+    const int64_t slice = (int64_t)h->dims[0] * h->dims[1] * h->dims[2], n = slice * h->dims[3];
+    uint64_t all = 0;
+    for (int64_t s = 0; s < n; s++) {
+        uint64_t d = 14695981039346656037ULL;
+        const uint64_t g = (uint64_t)(s + slice * t0);
+        for (int k = 0; k < 8; k++) { d ^= (g >> (8 * k)) & 0xff; d *= 1099511628211ULL; }
+        for (int i = 0; i < 72; i++) {
+            uint64_t bits;
+            memcpy(&bits, &h->links[s * 72 + i], sizeof bits);
+            for (int k = 0; k < 8; k++) { d ^= (bits >> (8 * k)) & 0xff; d *= 1099511628211ULL; }
+        }
+        all ^= d;
+    }
+    return all;
+}
+
+/* The XOR of every rank's d (each bit's count summed exactly, then its parity). */
+static int xor_across_ranks(uint64_t *d)
+{
+    double bits[64];
+    for (int k = 0; k < 64; k++) bits[k] = (double)((*d >> k) & 1);
+    if (tq_allreduce_sum(bits, 64)) return 1;
+    uint64_t x = 0;
+    for (int k = 0; k < 64; k++) x |= (uint64_t)((long long)bits[k] & 1) << k;
+    *d = x;
+    return 0;
+}
+
 /* The path of a file named name in the directory of path. */
 static int sibling_path(const char *path, const char *name, char *buf, size_t len)
 {
@@ -295,55 +334,63 @@ static int read_meta(const char *path, ckpt_meta *m, const char *me)
         if (!sp || parse_meta_line(m, line, sp + 1, &seen)) bad = lineno + 1;
     }
     fclose(f);
-    const char *why = bad ? "is not a taskqcd generate checkpoint" : version != CKPT_VERSION ? "has another version"
+    const int known = version == 1 || version == CKPT_VERSION;
+    m->version = version;
+    const char *why = bad ? "is not a taskqcd generate checkpoint" : !known ? "has another version"
                     : seen != (1 << 11) - 1 ? "is incomplete" : NULL;
     if (why && me) {
         fprintf(stderr, "%s: the checkpoint %s %s", me, path, why);
         if (bad) fprintf(stderr, " (line %d)", bad);
-        if (!bad && version != CKPT_VERSION) fprintf(stderr, " (%d; this taskqcd reads %d)", version, CKPT_VERSION);
+        if (!bad && !known) fprintf(stderr, " (%d; this taskqcd reads 1 and %d)", version, CKPT_VERSION);
         fputc('\n', stderr);
     }
     return why != NULL;
 }
 
-/* Saves the generator's state as the checkpoint o->ckpt (see the top of the file); refused:
- * the count of the checkpoint's whole run; h: the links (exported). 0, or 1 after saying
- * why not (the previous checkpoint then stays). */
-static int save_checkpoint(tq_generator *g, const generate_opts *o, const char *where, unsigned long long refused,
-                           tq_host_gauge *h, const char *me)
+/* The checkpoint's state after the generator's sweeps so far (its digest still to come) and
+ * the path of its configuration, CK.sweepN beside CK. 0, or 1 after saying why not. */
+static int checkpoint_meta(tq_generator *g, const generate_opts *o, const char *where, unsigned long long refused,
+                           ckpt_meta *m, char *cfg, size_t cfg_len, const char *me)
 {
-    ckpt_meta m, old;
-    memset(&m, 0, sizeof m);
-    memcpy(m.dims, o->dims, sizeof m.dims);
-    m.beta = o->gp.beta;
-    m.seed = (unsigned long long)o->gp.seed;
-    m.nor = o->nor;
-    m.reunit = o->reunit;
-    m.hot = o->hot;
-    snprintf(m.where, sizeof m.where, "%s", where);
-    m.sweeps = tq_generator_sweeps(g);
-    m.refused = refused;
-    char cfg[4200], text[5000], oldcfg[4200];
-    snprintf(m.config, sizeof m.config, "%s.sweep%llu", base_name(o->ckpt), m.sweeps);
-    if (sibling_path(o->ckpt, m.config, cfg, sizeof cfg)) { fprintf(stderr, "%s: checkpoint name too long\n", me); return 1; }
-    m.digest = links_digest(h);
-    if (tq_gauge_write(cfg, TQ_FORMAT_SCIDAC, h, 8)) { fprintf(stderr, "%s: checkpoint: %s\n", me, tq_last_error()); return 1; }
+    memset(m, 0, sizeof *m);
+    memcpy(m->dims, o->dims, sizeof m->dims);
+    m->beta = o->gp.beta;
+    m->seed = (unsigned long long)o->gp.seed;
+    m->nor = o->nor;
+    m->reunit = o->reunit;
+    m->hot = o->hot;
+    snprintf(m->where, sizeof m->where, "%s", where);
+    m->sweeps = tq_generator_sweeps(g);
+    m->refused = refused;
+    snprintf(m->config, sizeof m->config, "%s.sweep%llu", base_name(o->ckpt), m->sweeps);
+    if (sibling_path(o->ckpt, m->config, cfg, cfg_len)) { fprintf(stderr, "%s: checkpoint name too long\n", me); return 1; }
+    return 0;
+}
+
+/* After the configuration cfg is written (rank 0): flushes it, puts the text file o->ckpt
+ * in place (atomically) and removes the configuration the old one named. 0, or 1 after
+ * saying why not (the previous checkpoint then stays, the new configuration is removed). */
+static int finish_checkpoint(const generate_opts *o, const ckpt_meta *m, const char *cfg, const char *me)
+{
+    ckpt_meta old;
+    char text[5000], oldcfg[4200];
     int err = sync_path(cfg);
     /* the configuration the old text file names, to remove once the new one is in place
      * (only a name this command makes: CK.sweepN) */
     const size_t nb = strlen(base_name(o->ckpt));
     const int had_old = access(o->ckpt, F_OK) == 0 && read_meta(o->ckpt, &old, NULL) == 0 &&
                         !strncmp(old.config, base_name(o->ckpt), nb) && !strncmp(old.config + nb, ".sweep", 6);
-    format_meta(&m, text, sizeof text);
+    format_meta(m, text, sizeof text);
     if (!err) err = write_text_atomic(o->ckpt, text, o->file_mode);
     if (err) {
         fprintf(stderr, "%s: cannot write the checkpoint %s: %s\n", me, o->ckpt, strerror(err));
-        if (!had_old || strcmp(old.config, m.config)) remove(cfg);
+        if (!had_old || strcmp(old.config, m->config)) remove(cfg);
         return 1;
     }
-    if (had_old && strcmp(old.config, m.config) && !sibling_path(o->ckpt, old.config, oldcfg, sizeof oldcfg)) remove(oldcfg);
+    if (had_old && strcmp(old.config, m->config) && !sibling_path(o->ckpt, old.config, oldcfg, sizeof oldcfg)) remove(oldcfg);
     return 0;
 }
+
 /* Resuming: the options that decide the configuration default to the checkpoint's m;
  * given ones must agree with it. Returns -1 to go on, else 2 after naming each mismatch. */
 static int apply_meta(generate_opts *o, const ckpt_meta *m, const char *me)
@@ -397,7 +444,8 @@ static int load_checkpoint(generate_opts *o, ckpt_meta *m, tq_host_gauge *h, con
         fprintf(stderr, "%s: cannot read the checkpoint's configuration: %s\n", me, tq_last_error());
         return 1;
     }
-    if (memcmp(h->dims, m->dims, sizeof m->dims) || links_digest(h) != m->digest) {
+    const unsigned long long digest = m->version == 1 ? links_digest(h) : sites_digest(h, 0);
+    if (memcmp(h->dims, m->dims, sizeof m->dims) || digest != m->digest) {
         fprintf(stderr, "%s: the configuration %s is not the one the checkpoint %s describes (dimensions or digest "
                 "differ): the checkpoint is damaged\n", me, cfg, o->resume);
         tq_host_gauge_free(h);
@@ -410,26 +458,58 @@ static int load_checkpoint(generate_opts *o, ckpt_meta *m, tq_host_gauge *h, con
  * before this run (resumed), a host field for checkpoints. */
 typedef struct sweep_ctx {
     tq_generator *g;
-    int rank;   /* under mpirun every rank holds the whole field h for checkpoints, rank 0 writes them */
+    int rank;                /* rank 0 writes checkpoints' text files (and gathered configurations) */
     const char *where, *me;
     unsigned long long refused_before;
-    tq_host_gauge *h;
+    tq_host_gauge *h;        /* the whole field, for gathered checkpoints */
     int verbosity;
+    tq_lattice *parts;       /* the ranks' time slices as a lattice: checkpoints by parts (NULL: gathered) */
 } sweep_ctx;
+
+/* The checkpoint's configuration written by parts (every rank its time slices, digests
+ * combined), or gathered into c->h and written by rank 0; m->digest set. Every rank
+ * returns the same: 0, or 1 after saying why. */
+static int write_checkpoint_configuration(const sweep_ctx *c, ckpt_meta *m, const char *cfg)
+{
+    if (!c->parts) {
+        if (tq_generator_export(c->g, c->h)) { fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error()); return tq_cli_agree(c->me, 1); }
+        m->digest = sites_digest(c->h, 0);
+        const int bad = c->rank == 0 && tq_gauge_write(cfg, TQ_FORMAT_SCIDAC, c->h, 8);
+        if (bad) fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
+        return tq_cli_agree(c->me, bad);
+    }
+    tq_lattice_info li;
+    tq_host_gauge part = {{0}, NULL};
+    int bad = tq_lattice_get_info(c->parts, &li) || tq_host_gauge_alloc(&part, li.local) || tq_generator_export(c->g, &part);
+    uint64_t d = bad ? 0 : sites_digest(&part, li.coords[3] * li.local[3]);
+    if (bad) fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
+    /* the digest's reduction and the write are collective: every rank goes into them or none */
+    bad = tq_cli_agree(c->me, bad);
+    if (!bad && xor_across_ranks(&d)) bad = 1;
+    if (!bad && tq_gauge_write_local(cfg, TQ_FORMAT_SCIDAC, c->parts, &part, 8)) {
+        fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
+        bad = 1;
+    }
+    tq_host_gauge_free(&part);
+    m->digest = d;
+    return tq_cli_agree(c->me, bad);
+}
 
 /* A checkpoint after sweep s when asked for: every --save-every sweeps and after the last. */
 static int maybe_checkpoint(const sweep_ctx *c, const generate_opts *o, int s)
 {
     if (!o->ckpt || !((o->save_every && s % o->save_every == 0) || s == o->sweeps)) return 0;
     uint64_t refused = 0;
-    if (tq_generator_refused(c->g, &refused) || tq_generator_export(c->g, c->h)) {
-        fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
-        return 1;
-    }
-    /* rank 0 writes; every rank learns whether it could */
-    int rc = c->rank == 0 ? save_checkpoint(c->g, o, c->where, c->refused_before + refused, c->h, c->me) : 0;
-    if (tq_cli_agree(c->me, rc)) return 1;
-    if (c->verbosity >= 1) printf("  checkpoint after sweep %d: %s\n", s, o->ckpt);
+    ckpt_meta m;
+    char cfg[4200];
+    int bad = tq_generator_refused(c->g, &refused);
+    if (bad) fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
+    if (!bad) bad = checkpoint_meta(c->g, o, c->where, c->refused_before + refused, &m, cfg, sizeof cfg, c->me);
+    if (tq_cli_agree(c->me, bad) || write_checkpoint_configuration(c, &m, cfg)) return 1;
+    /* rank 0 puts the text file in place; every rank learns whether it could */
+    if (tq_cli_agree(c->me, c->rank == 0 ? finish_checkpoint(o, &m, cfg, c->me) : 0)) return 1;
+    if (c->verbosity >= 1)
+        printf("  checkpoint after sweep %d: %s%s\n", s, o->ckpt, c->parts ? " (by parts, every rank its time slices)" : "");
     return 0;
 }
 
@@ -573,8 +653,10 @@ int tq_cmd_generate(int argc, char **argv)
     }
     const double t0 = tq_cli_now();
     tq_plaquette p = {1, 1, 1};
-    const sweep_ctx c = {g, ri.mpi_rank, where, me, m.refused, &h, ip.verbosity};
-    if (run_sweeps(&c, &o, (int)m.sweeps, &p)) goto done;
+    const sweep_ctx c = {g, ri.mpi_rank, where, me, m.refused, &h, ip.verbosity, ranks_lattice(o.dims, ri.mpi_size)};
+    const int swept = run_sweeps(&c, &o, (int)m.sweeps, &p);
+    tq_lattice_destroy(c.parts);
+    if (swept) goto done;
     if ((int)m.sweeps == o.sweeps && tq_generator_measure(g, &p, NULL, NULL)) {   /* no sweep ran */
         fprintf(stderr, "%s: %s\n", me, tq_last_error());
         goto done;
