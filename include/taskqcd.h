@@ -70,11 +70,18 @@ typedef struct tq_init_params {
     const char *task_graph;   /* write the task graph this process submits to this file at
                              tq_finalize (JSON, doc/design.md "Task-graph export"; FILE.RANK
                              under MPI); NULL: the environment's TQ_TASK_GRAPH, if set */
+    const char *trace_dir;    /* a trace of the run into this folder (made if missing) at
+                             tq_finalize: every task's worker and times (tasks.tsv), a Gantt
+                             chart (gantt.svg), per-worker busy and idle time, per-codelet
+                             times and bytes per bus (summary.txt), and the task graph
+                             (graph.json, unless task_graph names another file); each with
+                             .RANK under MPI (doc/design.md "Traces"). NULL: TQ_TRACE, if set */
 } tq_init_params;
 
 void tq_init_params_default(tq_init_params *p);
-/* Reads --ncpus N --ncuda N --sched NAME --verbosity N --no-mpi from argv into p, removing
- * what it consumed (argc/argv updated); unknown options are left for the caller. */
+/* Reads --ncpus N --ncuda N --sched NAME --verbosity N --no-mpi --quiet --export-graph FILE
+ * --trace DIR from argv into p, removing what it consumed (argc/argv updated); unknown
+ * options are left for the caller. */
 tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv);
 tq_status tq_init(const tq_init_params *p);
 tq_status tq_finalize(void);

@@ -92,6 +92,9 @@ void tq_task_sequencers_release(void);
  * transfer records a face that moved between ranks (posted at tq_task_log_now's time);
  * finish, at tq_finalize, writes the file (FILE.RANK on several ranks). */
 int tq_task_log_on(void);
+/* A trace folder (NULL: none): the log goes to DIR/tasks.tsv, and tq_task_log_finish also
+ * writes DIR/summary.txt and DIR/gantt.svg (.RANK under MPI). Call before any task. */
+void tq_task_log_set_trace(const char *dir);
 void tq_task_log_attach(struct starpu_task *task);
 double tq_task_log_now(void);
 void tq_task_log_transfer(const char *what, int peer, double posted);

@@ -397,6 +397,27 @@ run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
 run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"
 run 1 propagator --dim 4 4 4 8 --maxiter 2 --quiet --where cpu && expect "$err" "no convergence" "propagator reports maxiter"
 
+# ---- traces (--trace DIR): the task table, the summary, the Gantt chart and the graph ----
+# every task of the table is a bar of the chart and counted once in the summary's workers
+# and codelets; a folder that cannot be made is refused before the run
+tr="$tmp/trace"
+run 0 dslash --dim 8 8 8 8 --block 8 8 8 4 --test matpc --niter 3 --where cpu --ncpus 2 --trace "$tr" && {
+    for f in tasks.tsv summary.txt gantt.svg graph.json; do
+        ok; [ -s "$tr/$f" ] || fail "--trace: no $f in the trace folder"
+    done
+    ntab=$(grep -v '^#' "$tr/tasks.tsv" | tail -n +2 | wc -l)
+    nbar=$(grep -c '^<rect x=.*<title>' "$tr/gantt.svg")
+    nwork=$(awk '/^# workers/ { on = 1; getline; next } /^$/ { on = 0 } on { s += $3 } END { print s + 0 }' "$tr/summary.txt")
+    ncode=$(awk '/^# codelets/ { on = 1; getline; next } /^$/ { on = 0 } on { s += $2 } END { print s + 0 }' "$tr/summary.txt")
+    ok; [ "$ntab" -gt 0 ] && [ "$nbar" -eq "$ntab" ] && [ "$nwork" -eq "$ntab" ] && [ "$ncode" -eq "$ntab" ] ||
+        fail "--trace: $ntab tasks in the table, $nbar bars, $nwork tasks over the workers, $ncode over the codelets"
+    expect "$tr/summary.txt" "^CPU_0	cpu	[0-9]+	[0-9.]+	[0-9.]+	0\.[0-9]+" "--trace: CPU 0's busy and idle time"
+    expect "$tr/summary.txt" "^tq_dslash_wilson_interior	[0-9]+	" "--trace: the interior codelet's times"
+    ok; tail -n 1 "$tr/gantt.svg" | grep -q '^</svg>$' || fail "--trace: gantt.svg is not closed"
+}
+run 1 dslash --dim 8 8 8 8 --niter 1 --trace "$tmp/no/such/folder" &&
+    expect "$err" "cannot make the trace folder" "--trace into a missing folder"
+
 # ---- issue 26: unknown schedulers; single-precision files promoted to double ------------
 # An unknown policy (option or STARPU_SCHED) is a usage error naming the valid ones.
 run 2 info --sched nonexistent --ncpus 1 --ncuda 0 &&

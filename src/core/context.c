@@ -12,7 +12,9 @@
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef TQ_HAVE_MPI
@@ -88,6 +90,7 @@ void tq_init_params_default(tq_init_params *p)
     p->use_mpi = -1;
     p->sched_policy = NULL;
     p->task_graph = NULL;
+    p->trace_dir = NULL;
 }
 
 static int parse_int(const char *s, int *out)
@@ -147,6 +150,11 @@ tq_status tq_init_params_from_args(tq_init_params *p, int *argc, char **argv)
             p->task_graph = argv[++i];
             continue;
         }
+        if (!strcmp(a, "--trace")) {
+            if (i + 1 >= *argc || !argv[i + 1][0]) return tq_error(TQ_ERR_INVALID_ARG, "option --trace needs a folder");
+            p->trace_dir = argv[++i];
+            continue;
+        }
         if (!strcmp(a, "--no-mpi")) { p->use_mpi = 0; continue; }
         if (!strcmp(a, "--quiet")) { p->verbosity = 0; continue; }
         argv[out++] = argv[i];
@@ -197,6 +205,16 @@ tq_status tq_init(const tq_init_params *params)
     }
     const char *env_sched = getenv("STARPU_SCHED");
     if (env_sched) TQ_CHECK(check_sched_name(env_sched, "tq_init: STARPU_SCHED"));
+    /* a trace folder: made now (before anything else), so a bad one costs nothing */
+    const char *trace = p.trace_dir ? p.trace_dir : getenv("TQ_TRACE");
+    if (trace && !*trace) trace = NULL;
+    if (trace && mkdir(trace, 0777) && errno != EEXIST)
+        return tq_error(TQ_ERR_IO, "tq_init: cannot make the trace folder '%s': %s", trace, strerror(errno));
+    if (trace && access(trace, W_OK | X_OK))
+        return tq_error(TQ_ERR_IO, "tq_init: cannot write into the trace folder '%s': %s", trace, strerror(errno));
+    static char trace_graph[4200];   /* tq_task_graph_set_path keeps the pointer */
+    if (trace && (size_t)snprintf(trace_graph, sizeof trace_graph, "%s/graph.json", trace) >= sizeof trace_graph - 16)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_init: the trace folder's name is too long");
 
     struct starpu_conf conf;
     starpu_conf_init(&conf);
@@ -319,7 +337,9 @@ tq_status tq_init(const tq_init_params *params)
         ctx.mpi_size = 1;
     }
     (void)launched_by_mpirun;
-    tq_task_graph_set_path(p.task_graph);   /* NULL: TQ_TASK_GRAPH, if set */
+    /* NULL: TQ_TASK_GRAPH, if set; a trace writes one into its folder where none is named */
+    tq_task_graph_set_path(p.task_graph ? p.task_graph : trace && !getenv("TQ_TASK_GRAPH") ? trace_graph : NULL);
+    tq_task_log_set_trace(trace);
 #ifndef TQ_SIMGRID   /* simulated workers must block: the simulation advances only then */
     const char *sleep_env = getenv("TQ_CPU_WORKERS_SLEEP");
     cpu_workers_sleep = sleep_env ? atoi(sleep_env) != 0 : starpu_cuda_worker_get_count() > 0;
