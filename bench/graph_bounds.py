@@ -8,6 +8,7 @@ GRAPH.json is a `taskqcd ... --export-graph FILE` graph (doc/design.md "Task-gra
 export"). Prints key=value lines, times in microseconds:
   tasks, edges        tasks and dependencies in the range considered
   tasks_nocost        tasks without a cost on any kind they may run on (counted as 0)
+  nocost_codelets     their codelets, NAME:COUNT,... (empty when none)
   tasks_pinned        tasks with an owner (the bounds ignore owners: still lower bounds)
   ncpu, ncuda         the worker counts used (default: the graph's workers)
   per                 the divisor K applied to every time below
@@ -150,12 +151,14 @@ def main():
     weight = {}
     costs = []
     nocost = pinned = 0
+    nocost_by = {}
     for t in tasks:
         c = task_costs(t, nworkers)
         if c:
             costs.append(c)
         else:
             nocost += 1
+            nocost_by[t["codelet"]] = nocost_by.get(t["codelet"], 0) + 1
         pinned += t.get("owner", -1) >= 0
         weight[t["id"]] = min(c.values()) if c else 0.0
 
@@ -180,6 +183,7 @@ def main():
     print("tasks=%d" % len(tasks))
     print("edges=%d" % nedges)
     print("tasks_nocost=%d" % nocost)
+    print("nocost_codelets=%s" % ",".join("%s:%d" % kv for kv in sorted(nocost_by.items())))
     print("tasks_pinned=%d" % pinned)
     print("ncpu=%d" % nworkers["cpu"])
     print("ncuda=%d" % nworkers["cuda"])

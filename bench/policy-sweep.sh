@@ -117,7 +117,7 @@ idle_frac() {
     awk '/^\ttotal: .* executing: / { for (i = 1; i < NF; i++) { if ($i == "total:") t += $(i + 1); if ($i == "executing:") e += $(i + 1) } }
          END { if (t > 0) printf "%.4f\n", 1 - e / t; else print "NA" }' "$1"
 }
-# bytes_moved FILE: StarPU_BUS_STATS's total (printed in GB with 4 decimals), or NA
+# bytes_moved FILE: STARPU_BUS_STATS's total (printed in GB with 4 decimals), or NA
 bytes_moved() {
     awk '/^Total transfers: .* GB$/ { v = $3 * 1073741824 } END { if (v != "") printf "%.0f\n", v; else print "NA" }' "$1"
 }
@@ -174,7 +174,8 @@ bound_ms=$(awk -v v="$(bound_of bound_us)" 'BEGIN { printf "%.4f", v / 1000 }')
 nocost=$(bound_of tasks_nocost)
 note "bounds ($covers): area $area_ms ms, critical path $cp_ms ms over $(bound_of tasks) tasks" \
     "($nocost without a cost, counted as 0)"
-[ "$nocost" = 0 ] || note "warning: $nocost tasks have no calibrated cost: the bounds are too low (more CALIBRATE_RUNS?)"
+[ "$nocost" = 0 ] || note "warning: $nocost tasks have no cost ($(bound_of nocost_codelets)): the bounds are too low" \
+    "(more CALIBRATE_RUNS, unless doc/policy-sweep.md \"Known limits\" names the codelet)"
 cat "$OUTDIR/bounds.txt" >>"$OUTDIR/info.txt"
 
 # 3. The timed runs, round-robin over the policies so that a slow spell of a shared machine
@@ -248,7 +249,7 @@ x = range(len(rows))
 med = [float(r["makespan_median_ms"]) for r in rows]
 lo = [m - float(r["makespan_min_ms"]) for m, r in zip(med, rows)]
 hi = [float(r["makespan_max_ms"]) - m for m, r in zip(med, rows)]
-fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4.5))
+fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(rows) + 4), 4.5))
 ax.bar(x, med, yerr=[lo, hi], capsize=3, color="#7aa6c2", label="median (min/max)")
 r0 = rows[0]
 ax.axhline(float(r0["bound_ms"]), color="k", label="lower bound max(area, path)")
@@ -256,10 +257,10 @@ ax.axhline(float(r0["area_bound_ms"]), color="C3", ls="--", lw=1, label="area bo
 ax.axhline(float(r0["cp_bound_ms"]), color="C2", ls=":", lw=1, label="critical-path bound")
 ax.set_xticks(list(x))
 ax.set_xticklabels([r["policy"] for r in rows], rotation=45, ha="right")
-ax.set_ylabel("ms: " + r0["covers"])
-ax.set_title("%s: makespan per StarPU policy" % sys.argv[3])
+ax.set_ylabel("makespan (ms)")
+ax.set_title("%s, makespan per StarPU policy\n(%s)" % (sys.argv[3], r0["covers"]), fontsize=10)
 ax.set_ylim(bottom=0)
-ax.legend(fontsize=8, loc="upper left")
+ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=110)
 EOF

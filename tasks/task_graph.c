@@ -168,9 +168,18 @@ static void expected_costs(const struct starpu_codelet *cl, const void *arg, siz
                            const struct starpu_data_descr *d, int n, double cost[2])
 {
     cost[0] = cost[1] = NAN;
-    if (!cl->model || n > STARPU_NMAXBUFS) return;
+    if (!cl->model) return;
     struct starpu_task *t = starpu_task_create();
     if (!t) return;
+    if (n > STARPU_NMAXBUFS) {   /* more buffers than the task holds: StarPU's dynamic arrays (freed with it) */
+        t->dyn_handles = malloc((size_t)n * sizeof *t->dyn_handles);
+        t->dyn_modes = malloc((size_t)n * sizeof *t->dyn_modes);
+        if (!t->dyn_handles || !t->dyn_modes) {
+            t->destroy = 0;
+            starpu_task_destroy(t);
+            return;
+        }
+    }
     t->cl = (struct starpu_codelet *)cl;
     t->cl_arg = (void *)arg;   /* cl_arg_free stays 0: the caller's */
     t->cl_arg_size = asize;

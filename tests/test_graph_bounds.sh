@@ -64,7 +64,7 @@ expect() {
 
 # a chain 10 -> 20 -> 30 on 2 CPUs: the path is the bound (area 60 / 2 = 30)
 graph chain "cpu cpu" "0:10:- 1:20:- 2:30:-" "0>1 1>2"
-expect chain "tasks=3 edges=2 tasks_nocost=0 area_us=30.000 cp_us=60.000 bound_us=60.000"
+expect chain "tasks=3 edges=2 tasks_nocost=0 nocost_codelets= area_us=30.000 cp_us=60.000 bound_us=60.000"
 
 # independent 10, 20, 30, 40 on 2 CPUs: area 100 / 2 = 50, longest task 40
 graph indep "cpu cpu" "0:10:- 1:20:- 2:30:- 3:40:-" ""
@@ -91,8 +91,8 @@ expect lp3 "area_us=6.667 cp_us=2.000 bound_us=6.667"
 # where "cpu" wins over a CUDA cost; a CUDA-only task without CUDA workers and a task
 # without any cost count as 0 and are reported
 graph kinds "cpu cuda" "0:8:1:cpu 1:-:6 2:-:-" "0>1 1>2"
-expect kinds "tasks=3 tasks_nocost=1 area_us=8.000 cp_us=14.000 bound_us=14.000"
-expect kinds "tasks_nocost=2 ncuda=0 area_us=8.000 cp_us=8.000" --ncuda 0
+expect kinds "tasks=3 tasks_nocost=1 nocost_codelets=t2:1 area_us=8.000 cp_us=14.000 bound_us=14.000"
+expect kinds "tasks_nocost=2 nocost_codelets=t1:1,t2:1 ncuda=0 area_us=8.000 cp_us=8.000" --ncuda 0
 
 # a task range (the timed part of a run) and --per: tasks 1, 2 of the chain, per 2
 expect chain "tasks=2 edges=1 area_us=12.500 cp_us=25.000 bound_us=25.000" --from-task 1 --per 2
