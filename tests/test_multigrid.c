@@ -410,6 +410,28 @@ int main(void)
     }
 #endif
 
+    {   /* the null vectors' set-up solves in groups of 5 (as where all 12 would not fit a GPU's
+         * memory): independent solves, so the same set-up and the same solution bits */
+        tq_multigrid *mgg = NULL;
+        tq_solver_result rg;
+        setenv("TQ_SYSTEMS_AT_ONCE", "5", 1);
+        CHECK_OK(tq_multigrid_create(d, &p, 7, &mgg));
+        unsetenv("TQ_SYSTEMS_AT_ONCE");
+        if (mgg) {
+            tq_multigrid_info ig;
+            CHECK_OK(tq_multigrid_get_info(mgg, &ig));
+            CHECK_OK(tq_multigrid_solve(mgg, w, b, &sp, &rg));
+            CHECK_OK(tq_field_export(w, h));
+            CHECK(ig.setup_iterations == info.setup_iterations && rg.iterations == r.iterations &&
+                      !memcmp(h, hx, sizeof(double) * (size_t)n),
+                  "set-up solves in groups of 5: %ld set-up and %d solve iterations (together: %ld, %d), solutions %s",
+                  ig.setup_iterations, rg.iterations, info.setup_iterations, r.iterations,
+                  memcmp(h, hx, sizeof(double) * (size_t)n) ? "differ" : "the same");
+            printf("  set-up solves in groups of 5: %ld set-up iterations, the same solution bits\n", ig.setup_iterations);
+            tq_multigrid_destroy(mgg);
+        }
+    }
+
     {   /* the coarse levels in double and in half precision; the fine cycle in single and half,
          * with a half-precision basis */
         const tq_precision prec[4] = {TQ_DOUBLE, TQ_HALF, TQ_SINGLE, TQ_HALF};

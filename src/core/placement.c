@@ -7,6 +7,7 @@
 #include "core/placement.h"
 #include "core/field_internal.h"
 
+#include <limits.h>
 #include <starpu.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,30 @@ int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_
         }
     }
     return slots;
+}
+
+int tq_internal_systems_fitting(const tq_lattice *lat, double system_bytes, double shared_bytes)
+{
+    /* TQ_SYSTEMS_AT_ONCE=N: at most N (tests show that grouping leaves the results' bits) */
+    const char *env = getenv("TQ_SYSTEMS_AT_ONCE");
+    const int cap = env && atoi(env) > 0 ? atoi(env) : INT_MAX;
+    if (!tq_is_initialized() || system_bytes <= 0) return cap;
+    find_owners();
+    const tq_where pl = placement_of(lat);
+    if (pl == TQ_WHERE_CPU || owners.ncuda == 0) return cap;
+    /* the GPUs lat's blocks go to share each system (one GPU where there are no owners) */
+    const int ngpus = owners.off || owner_count(pl) == 0 ? 1 : owners.ncuda;
+    double smallest = 0;
+    for (int i = 0; i < ngpus; i++) {
+        const starpu_ssize_t total = starpu_memory_get_total(starpu_worker_get_memory_node(owners.cuda[i]));
+        if (total > 0 && (smallest == 0 || (double)total < smallest)) smallest = (double)total;
+    }
+    if (smallest == 0) return cap;
+    /* half of the memory: StarPU's caches, the operators' work fields and what the caller
+     * keeps beside (a multigrid set-up's bases) have the rest */
+    const double room = 0.5 * smallest - shared_bytes / ngpus;
+    const double fit = room / (system_bytes / ngpus);
+    return fit < 1 ? 1 : fit >= cap ? cap : (int)fit;
 }
 
 tq_status tq_set_placement(tq_where w)

@@ -35,6 +35,11 @@ tq_task_options tq_internal_reduction_options(const tq_lattice *lat);
  * shared_bytes what all systems read, the operators' links and clover terms).
  * TQ_SYSTEM_OWNERS=0 in the environment: 0 always (for comparisons). */
 int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes);
+/* How many systems of system_bytes each fit at once in the GPUs lat's work runs on, beside
+ * shared_bytes that all of them read: at least 1, INT_MAX where no GPU computes. Solves
+ * submitted side by side go in groups of this many (StarPU waits for memory that never frees
+ * when in-flight tasks hold all of a GPU's memory). */
+int tq_internal_systems_fitting(const tq_lattice *lat, double system_bytes, double shared_bytes);
 /* The submitting thread's tasks from now on: every block to owner `slot` of those
  * tq_internal_system_slots counted (slot mod their number), or -1: blocks to their owners. */
 void tq_internal_placement_system(int slot);

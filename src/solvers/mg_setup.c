@@ -291,7 +291,9 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     return TQ_SUCCESS;
 }
 
-/* The distinct owners of this rank's blocks of lat, joined by '+'. */
+/* The distinct owners of this rank's blocks of lat, joined by '+'; a worker's name without
+ * StarPU's device description ("CUDA 0.0 (NVIDIA H100 ...)" -> "CUDA 0.0"), which would not
+ * fit the info field. */
 static void level_where(const tq_lattice *lat, char *out, size_t size)
 {
     out[0] = 0;
@@ -301,6 +303,8 @@ static void level_where(const tq_lattice *lat, char *out, size_t size)
         int rank;
         char name[64];
         if (tq_lattice_block_owner(lat, b, &rank, name, sizeof name) != TQ_SUCCESS) continue;
+        char *description = strstr(name, " (");
+        if (description) *description = 0;
         const size_t n = strlen(name);
         int seen = 0;
         for (const char *p = out; !seen && (p = strstr(p, name)); p += n)

@@ -5,6 +5,7 @@
  * src/blas, tasks/ and the solvers' frame. */
 #include "solvers/mg_internal.h"
 #include "solvers/solver_internal.h"
+#include "core/placement.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -164,7 +165,8 @@ tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, co
     return run_solve(&L, method, x, b, p, precond, ctx, out);
 }
 
-/* n solves side by side on op's level (op) or the fine level (d). */
+/* n solves side by side on op's level (op) or the fine level (d), in groups that fit the
+ * GPUs' memory (a GCR solve holds 2 nkrylov + 5 fields beside x and b). */
 static tq_status solve_many(const char *who, const tq_mg_coarse_op *op, const tq_dirac *d, int n, tq_field *const *x,
                             const tq_field *const *b, const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
 {
@@ -174,21 +176,27 @@ static tq_status solve_many(const char *who, const tq_mg_coarse_op *op, const tq
     tq_status first = L && k ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     tq_solver_params q = *p;
     q.prec_sloppy = 0;
-    for (int i = 0; i < n && first == TQ_SUCCESS; i++) {
-        int method = 0;
-        first = op ? level_setup(who, op, x[i], b[i], p, 0, &L[i], &method) : fine_setup(who, d, x[i], b[i], p, 0, &L[i], &method);
-        for (int j = 0; j < i && first == TQ_SUCCESS; j++)
-            if (x[j] == x[i]) first = tq_error(TQ_ERR_INVALID_ARG, "%s: solves %d and %d share their solution field", who, j, i);
-        if (first == TQ_SUCCESS) first = tq_krylov_start(&k[i], method, &L[i], &L[i], x[i], b[i], &q);
-    }
-    if (first == TQ_SUCCESS) first = tq_krylov_run_together(k, n, NULL, NULL);
-    for (int i = 0; i < n; i++) {
-        memset(&out[i], 0, sizeof out[i]);
-        status[i] = k && k[i] ? tq_krylov_status(k[i]) : first != TQ_SUCCESS ? first : TQ_ERR_RUNTIME;
-        if (k && k[i]) {
-            out[i] = *tq_krylov_result(k[i]);
-            out[i].flops = L[i].flops * (double)L[i].applications + out[i].blas_flops;
-            tq_krylov_free(k[i]);
+    const int nkrylov = p->gcr_nkrylov > 0 ? p->gcr_nkrylov : 8;
+    const int group = tq_internal_systems_fitting(b[0]->lat, (2.0 * nkrylov + 7) * (double)tq_field_bytes(b[0]), 0);
+    for (int i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
+    for (int i0 = 0; i0 < n; i0 += group) {
+        const int i1 = n - i0 > group ? i0 + group : n;
+        for (int i = i0; i < i1 && first == TQ_SUCCESS; i++) {
+            int method = 0;
+            first = op ? level_setup(who, op, x[i], b[i], p, 0, &L[i], &method) : fine_setup(who, d, x[i], b[i], p, 0, &L[i], &method);
+            for (int j = 0; j < i && first == TQ_SUCCESS; j++)
+                if (x[j] == x[i]) first = tq_error(TQ_ERR_INVALID_ARG, "%s: solves %d and %d share their solution field", who, j, i);
+            if (first == TQ_SUCCESS) first = tq_krylov_start(&k[i], method, &L[i], &L[i], x[i], b[i], &q);
+        }
+        if (first == TQ_SUCCESS) first = tq_krylov_run_together(k + i0, i1 - i0, NULL, NULL);
+        for (int i = i0; i < i1; i++) {
+            status[i] = k && k[i] ? tq_krylov_status(k[i]) : first != TQ_SUCCESS ? first : TQ_ERR_RUNTIME;
+            if (k && k[i]) {
+                out[i] = *tq_krylov_result(k[i]);
+                out[i].flops = L[i].flops * (double)L[i].applications + out[i].blas_flops;
+                tq_krylov_free(k[i]);
+                k[i] = NULL;
+            }
         }
     }
     free(k);
