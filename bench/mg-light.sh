@@ -20,7 +20,8 @@ source "$(dirname "$0")/device-env.sh"
 res=$out/mg-light
 mkdir -p "$res"
 tool=$top/build/.libs/taskqcd
-export TASKQCD_CACHE="${TASKQCD_CACHE:-$out/cache}"
+# the configuration (600 MB at 32^4) outside $OUT, which the device tool brings back
+export TASKQCD_CACHE="${TASKQCD_CACHE:-/tmp/taskqcd-cache}"
 dim=${DIM:-32 32 32 32}
 nsrc=${NSRC:-2}
 nvec=${NVEC:-24}
