@@ -554,11 +554,15 @@ typedef struct tq_mg_params {
                                                  the blocks' owners as for the operator (GPUs where
                                                  there are), TQ_WHERE_CPU CPU workers, TQ_WHERE_CUDA
                                                  GPUs; level 0 must be ANY (it is the operator's) */
+    int solves_at_once;                       /* tq_multigrid_solve_many: systems solved side by side
+                                                 (1 .. TQ_MG_MAX_SOLVES_AT_ONCE; default 4; fewer
+                                                 where they would not fit a GPU's memory) */
 } tq_mg_params;
+#define TQ_MG_MAX_SOLVES_AT_ONCE 16
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
  * iterations, coarse solves to 0.25 in at most 10, the coarsest level solved and every level
- * smoothed even-odd, the coarse levels in single precision. */
+ * smoothed even-odd, the coarse levels in single precision; 4 solves at once. */
 void tq_mg_params_default(tq_mg_params *p);
 /* The multigrid set-up for the operator d (Wilson or clover, double precision): per level l
  * below the coarsest, nvec[l] null vectors (random vectors v0, each with F e = F v0 solved
@@ -584,6 +588,15 @@ void tq_multigrid_destroy(tq_multigrid *mg);
  * multigrid cycle; result as tq_solve's (true residual of M, on the full lattice). */
 tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_solver_result *result);
+/* The n systems M x[i] = b[i] (a propagator's sources) with one set-up: up to solves_at_once
+ * of them side by side, each on its own host thread with its own cycle work fields and
+ * operator work copies (made at the first call, kept with the set-up), so that one system's
+ * coarse solve, waiting for its scalars, overlaps another's tasks; on several ranks one
+ * after another. Each result as tq_multigrid_solve's, its solution the same to the bit.
+ * Returns the first failing system's status (its message names the system); the others
+ * are solved all the same. */
+tq_status tq_multigrid_solve_many(tq_multigrid *mg, int n, tq_field *const *x, const tq_field *const *b,
+                                  const tq_solver_params *p, tq_solver_result *results);
 /* Saves the set-up (its basis and coarse operator: what the null-vector solves and the
  * Galerkin product made) to path, with the lattice, the aggregates, the null vectors, the
  * operator's kind, kappa, c_sw and boundary factors and a fingerprint of its gauge field

@@ -335,6 +335,13 @@ run 0 propagator $mg_small --mg-save "$tmp/setup.tqmg" && correlator "$out" > "$
         expect "$err" "made for another operator.*kappa 0.13" "propagator --mg-load for another kappa"
 }
 run 1 propagator $mg_small --mg-load "$tmp/none.tqmg" && expect "$err" "cannot open" "propagator --mg-load of a missing file"
+# four sources solved three side by side (host threads): the correlator of one after another, to the bit
+run 0 propagator $mg_small --nsrc 4 --mg-solves-at-once 1 && correlator "$out" > "$tmp/mg_a1" &&
+    run 0 propagator $mg_small --nsrc 4 --mg-solves-at-once 3 && correlator "$out" > "$tmp/mg_a3" && {
+    cmp -s "$tmp/mg_a1" "$tmp/mg_a3" && [ -s "$tmp/mg_a1" ] && ok ||
+        fail "propagator --mg-solves-at-once 3: not the correlator of one solve after another"
+}
+run 2 propagator --inv-multigrid --mg-solves-at-once 0 && expect "$err" "bad value for --mg-solves-at-once" "propagator --mg-solves-at-once 0"
 run 2 propagator --inv-multigrid --inv-type cg && expect "$err" "flexible GCR" "propagator --inv-multigrid --inv-type cg"
 run 2 propagator --mg-nvec 0 6 && expect "$err" "add --inv-multigrid" "propagator --mg-nvec without --inv-multigrid"
 run 2 propagator --inv-multigrid --mg-nvec 5 6 && expect "$err" "bad value for --mg-nvec" "propagator --mg-nvec level 5"

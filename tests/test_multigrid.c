@@ -72,6 +72,7 @@ static void two_level(tq_mg_params *p)
     p->coarse_maxiter = 100;
     p->smoother_prec = p->nullvec_prec = TQ_DOUBLE;
     p->verbosity = 0;
+    p->solves_at_once = 3;
 }
 
 static void refused(const char *what, const tq_dirac *d, const tq_mg_params *p, tq_status want, const char *word)
@@ -94,6 +95,54 @@ static int copy_file(const char *from, const char *to, long n, long flip)
     if (a) fclose(a);
     if (b && fclose(b)) ok = 0;
     return ok ? 0 : -1;
+}
+
+/* Four systems with one set-up, three side by side (tq_multigrid_solve_many: host threads,
+ * each with its own cycle and operator copies): every solution the bits of the same
+ * system solved alone, the iterations the same; bad calls refused. */
+static void check_solve_many(tq_lattice *lat, tq_multigrid *mg, const tq_solver_params *sp, int64_t n)
+{
+    enum { NSYS = 4 };
+    tq_field *x[NSYS] = {0}, *b[NSYS] = {0};
+    double *h = malloc(sizeof(double) * (size_t)n), *ha = malloc(sizeof(double) * (size_t)n);
+    int ok = h && ha;
+    for (int i = 0; i < NSYS && ok; i++) {
+        for (int64_t j = 0; j < n; j++) h[j] = urand();
+        b[i] = spinor(lat, h);
+        x[i] = spinor(lat, NULL);
+        ok = b[i] && x[i];
+    }
+    if (!ok) { CHECK(0, "set-up of the systems failed"); goto out; }
+    tq_solver_result many[NSYS], alone;
+    CHECK_OK(tq_multigrid_solve_many(mg, NSYS, x, (const tq_field *const *)b, sp, many));
+    int same = 1;
+    for (int i = 0; i < NSYS; i++) {
+        CHECK_OK(tq_field_export(x[i], h));
+        CHECK_OK(tq_multigrid_solve(mg, x[i], b[i], sp, &alone));
+        CHECK_OK(tq_field_export(x[i], ha));
+        const int bits = !memcmp(h, ha, sizeof(double) * (size_t)n);
+        CHECK(bits && many[i].iterations == alone.iterations && many[i].true_residual == alone.true_residual,
+              "system %d side by side: %d iterations, true residual %.3g; alone: %d, %.3g; solutions %s", i,
+              many[i].iterations, many[i].true_residual, alone.iterations, alone.true_residual,
+              bits ? "the same" : "differ");
+        same = same && bits;
+    }
+    if (same) printf("  %d systems, 3 side by side: the solutions and iterations of each solved alone\n", NSYS);
+    /* bad calls */
+    CHECK_ERR(tq_multigrid_solve_many(mg, 0, x, (const tq_field *const *)b, sp, many), TQ_ERR_INVALID_ARG);
+    tq_field *twice[2] = {x[0], x[0]};
+    CHECK_ERR(tq_multigrid_solve_many(mg, 2, twice, (const tq_field *const *)b, sp, many), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "share") != NULL, "shared solution field: message '%s'", tq_last_error());
+    tq_solver_params bad = *sp;
+    bad.inverter = TQ_INV_CG;
+    CHECK_ERR(tq_multigrid_solve_many(mg, NSYS, x, (const tq_field *const *)b, &bad, many), TQ_ERR_INVALID_ARG);
+out:
+    for (int i = 0; i < NSYS; i++) {
+        tq_field_destroy(x[i]);
+        tq_field_destroy(b[i]);
+    }
+    free(h);
+    free(ha);
 }
 
 /* A set-up saved and read back: the same solution bits; bad files refused. */
@@ -463,6 +512,7 @@ int main(void)
     CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));
     const double e2 = residual_of(d, x, hb, w, h, n);
     CHECK(e2 < 1e-9, "multigrid, second source: true residual %.3g", e2);
+    check_solve_many(lat, mg, &sp, n);
 
     /* the same seed: the same set-up, the same solution bits */
     CHECK_OK(tq_multigrid_create(d, &p, 7, &mg2));
@@ -502,6 +552,9 @@ int main(void)
     q = p;
     q.coarse_prec = (tq_precision)3;
     refused("coarse precision 3", d, &q, TQ_ERR_INVALID_ARG, "coarse precision");
+    q = p;
+    q.solves_at_once = 0;
+    refused("no solve at once", d, &q, TQ_ERR_INVALID_ARG, "solves_at_once");
     q = p;
     q.where[0] = TQ_WHERE_CPU;
     refused("level 0 placed", d, &q, TQ_ERR_INVALID_ARG, "level 0");

@@ -30,7 +30,7 @@ static void propagator_usage(FILE *o)
         "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
         "         [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0] [--mg-seed S]\n"
         "         [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-smoother-prec P]\n"
-        "         [--mg-nullvec-prec P] [--mg-verbosity N]\n"
+        "         [--mg-nullvec-prec P] [--mg-solves-at-once N] [--mg-verbosity N]\n"
         "         [--mg-save FILE] [--mg-load FILE]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
         "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
@@ -57,7 +57,9 @@ static void propagator_usage(FILE *o)
         "complement (1) or on its operator; --mg-where L any|cpu|cuda: where level L >= 1 runs\n"
         "(any: its blocks' owners, GPUs where there are); --mg-coarse-prec double|single|half: the\n"
         "coarse levels' precision (single), --mg-smoother-prec P the fine level's cycle's and\n"
-        "--mg-nullvec-prec P the bases' (double); --mg-seed the random start vectors (1).\n"
+        "--mg-nullvec-prec P the bases' (double); --mg-seed the random start vectors (1);\n"
+        "--mg-solves-at-once N: a batch's sources solved side by side, N at a time (4; fewer\n"
+        "where they would not fit a GPU), each on its own host thread.\n"
         "--mg-save FILE\n"
         "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
         "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
@@ -174,7 +176,7 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
                                         "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
                                         "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
                                         "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where", "--mg-coarse-prec",
-                                        "--mg-smoother-prec", "--mg-nullvec-prec"};
+                                        "--mg-smoother-prec", "--mg-nullvec-prec", "--mg-solves-at-once"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
@@ -214,6 +216,10 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
         else if (!strcmp(a, "--mg-setup-iters")) m->setup_iters = (int)v[0];
         else if (!strcmp(a, "--mg-coarse-maxiter")) m->coarse_maxiter = (int)v[0];
         else if (!strcmp(a, "--mg-verbosity")) m->verbosity = (int)v[0];
+        else if (!strcmp(a, "--mg-solves-at-once")) {
+            m->solves_at_once = (int)v[0];
+            bad = v[0] < 1 || v[0] > TQ_MG_MAX_SOLVES_AT_ONCE;
+        }
         else if (!strcmp(a, "--mg-coarsest-eo")) { m->coarsest_eo = (int)v[0]; bad = v[0] > 1; }
         else if (!strcmp(a, "--mg-smoother-eo")) { m->smoother_eo = (int)v[0]; bad = v[0] > 1; }
         else if (!strcmp(a, "--mg-nvec")) m->nvec[v[0]] = (int)v[1];
@@ -531,12 +537,7 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
 static tq_status solve_some(const prop_opts *o, prop_run *r, int s0, int n)
 {
     if (!r->mg) return tq_solve_many(r->d, n, r->x + s0, (const tq_field *const *)(r->b + s0), &o->sp, r->res + s0);
-    tq_status first = TQ_SUCCESS;
-    for (int s = s0; s < s0 + n; s++) {
-        const tq_status st = tq_multigrid_solve(r->mg, r->x[s], r->b[s], &o->sp, &r->res[s]);
-        if (st != TQ_SUCCESS && first == TQ_SUCCESS) first = st;
-    }
-    return first;
+    return tq_multigrid_solve_many(r->mg, n, r->x + s0, (const tq_field *const *)(r->b + s0), &o->sp, r->res + s0);
 }
 
 /* --warmup: the first batch solved once, untimed. Returns its status. */

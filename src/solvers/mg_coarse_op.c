@@ -39,9 +39,30 @@ void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op)
 {
     if (!op) return;
     tq_stencil_destroy(&op->stencil);
-    tq_field_destroy(op->hat);
-    tq_field_destroy(op->links);
+    if (!op->shares_links) {
+        tq_field_destroy(op->hat);
+        tq_field_destroy(op->links);
+    }
     free(op);
+}
+
+tq_status tq_mg_coarse_op_work(const tq_mg_coarse_op *op, tq_mg_coarse_op **out)
+{
+    const char *who = "tq_mg_coarse_op_work";
+    if (!op || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    *out = NULL;
+    tq_mg_coarse_op *w = calloc(1, sizeof *w);
+    if (!w) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    *w = (tq_mg_coarse_op){.lat = op->lat, .n = op->n, .vec_prec = op->vec_prec, .links = op->links, .hat = op->hat,
+                           .shares_links = 1};
+    const tq_status s = tq_stencil_create(op->lat, 1, (int)op->vec_prec, 2 * op->n, &w->stencil);
+    if (s != TQ_SUCCESS) {
+        tq_stencil_destroy(&w->stencil);
+        free(w);
+        return s;
+    }
+    *out = w;
+    return TQ_SUCCESS;
 }
 
 /* Handle of parity p of field f's block b (a full field, or a single-parity one of p). */

@@ -75,11 +75,16 @@ typedef struct tq_mg_coarse_op {
     tq_field *links;
     tq_field *hat;             /* the even-odd form's links (tq_mg_coarse_op_prepare_eo), or NULL */
     tq_stencil stencil;
+    int shares_links;          /* a work copy: links and hat are its parent's */
 } tq_mg_coarse_op;
 
 tq_status tq_mg_coarse_op_create(const char *who, tq_lattice *lat, int n, tq_precision link_prec, tq_precision vec_prec,
                                  tq_mg_coarse_op **out);
 void tq_mg_coarse_op_destroy(tq_mg_coarse_op *op);
+/* A copy of op for a solve beside op's own (several systems' cycles at once): op's links and
+ * even-odd form (make it first), its own faces, so that applications from two submitting
+ * threads never share a buffer. Destroy the copy before op. */
+tq_status tq_mg_coarse_op_work(const tq_mg_coarse_op *op, tq_mg_coarse_op **out);
 /* out = D_c in: full coarse fields of n complex per site in vec_prec, out != in. */
 tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 

@@ -18,6 +18,7 @@
 #include "dirac/dirac_internal.h"       /* the fine smoother's lower-precision operator */
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,29 +26,55 @@
 
 enum { MG_MAX_TRANSFERS = TQ_MG_MAX_LEVELS - 1 };
 
+/* What one solve at a time uses (several slots: solves side by side, one per submitting
+ * thread): the cycles and work fields, and in slots past the first the operators' work
+ * copies (their own faces and temporaries, the links shared), so that two threads' tasks
+ * never share a buffer. */
+enum { MG_MAX_SLOTS = TQ_MG_MAX_SOLVES_AT_ONCE };
+typedef struct mg_slot {
+    const tq_dirac *outer_d, *fine_d;   /* the outer GCR's operator, the fine level's cycle's */
+    const tq_mg_coarse_op *op[TQ_MG_MAX_LEVELS];   /* level l >= 1's operator */
+    tq_mg_two_level *cycle[MG_MAX_TRANSFERS];   /* level l's cycle; cycle[l + 1] preconditions its coarse solve */
+    tq_field *w;             /* the true residual's work field */
+    tq_field *rs, *zs;       /* the outer GCR's r and z in smoother_prec (with smooth_d) */
+    int copies;              /* outer_d, fine_d and op are work copies owned here */
+} mg_slot;
+
 struct tq_multigrid {
     tq_mg_params p;
     const tq_dirac *d;
     tq_lattice *lat;
     tq_mg_transfer *t[MG_MAX_TRANSFERS];        /* level l to l + 1 */
     tq_mg_coarse_op *op[TQ_MG_MAX_LEVELS];      /* level l's operator, l >= 1 (level 0: d) */
-    tq_mg_two_level *cycle[MG_MAX_TRANSFERS];   /* level l's cycle; cycle[l + 1] preconditions its coarse solve */
-    tq_field *w;   /* the true residual's work field */
     tq_dirac *smooth_d;      /* the fine level's cycle operator in smoother_prec (NULL: d itself) */
-    tq_field *rs, *zs;       /* the outer GCR's r and z in smoother_prec (with smooth_d) */
+    mg_slot slot[MG_MAX_SLOTS];   /* slot 0 made with the set-up, the others for solves side by side */
+    int nslots;
+    pthread_mutex_t lock;    /* outer_iterations, from solves side by side */
     int dims[TQ_MG_MAX_LEVELS][4];
     long setup_iterations;
     long outer_iterations;   /* the outer GCR's, summed over every solve */
     double setup_seconds;
 };
 
+static void slot_destroy(mg_slot *S)
+{
+    for (int l = 0; l < MG_MAX_TRANSFERS; l++) tq_mg_two_level_destroy(S->cycle[l]);
+    tq_field_destroy(S->w);
+    tq_field_destroy(S->rs);
+    tq_field_destroy(S->zs);
+    if (S->copies) {
+        for (int l = 0; l < TQ_MG_MAX_LEVELS; l++) tq_mg_coarse_op_destroy((tq_mg_coarse_op *)S->op[l]);
+        if (S->fine_d != S->outer_d) tq_dirac_destroy((tq_dirac *)S->fine_d);
+        tq_dirac_destroy((tq_dirac *)S->outer_d);
+    }
+    memset(S, 0, sizeof *S);
+}
+
 void tq_multigrid_destroy(tq_multigrid *mg)
 {
     if (!mg) return;
-    for (int l = 0; l < MG_MAX_TRANSFERS; l++) tq_mg_two_level_destroy(mg->cycle[l]);
-    tq_field_destroy(mg->w);
-    tq_field_destroy(mg->rs);
-    tq_field_destroy(mg->zs);
+    for (int i = MG_MAX_SLOTS - 1; i >= 0; i--) slot_destroy(&mg->slot[i]);
+    pthread_mutex_destroy(&mg->lock);
     tq_dirac_destroy(mg->smooth_d);
     for (int l = 0; l < TQ_MG_MAX_LEVELS; l++) tq_mg_coarse_op_destroy(mg->op[l]);
     /* the coarsest first: transfer l + 1's basis lives on transfer l's coarse lattice */
@@ -171,10 +198,9 @@ static tq_status create_levels(const char *who, tq_multigrid *mg)
     return TQ_SUCCESS;
 }
 
-/* The cycles (the coarsest first: each preconditions the coarse solve of the one above)
- * and the work field on a set-up's transfers and coarse operators (made, or read from a
- * file), once every task before has run. */
-static tq_status finish_setup(tq_multigrid *mg)
+/* Slot S's cycles (the coarsest first: each preconditions the coarse solve of the one
+ * above) and work fields; copies: on work copies of the operators (a slot past the first). */
+static tq_status slot_build(tq_multigrid *mg, mg_slot *S, int copies)
 {
     const tq_mg_params *p = &mg->p;
     tq_solver_params cp;
@@ -182,32 +208,53 @@ static tq_status finish_setup(tq_multigrid *mg)
     cp.inverter = TQ_INV_GCR;
     cp.tol = p->coarse_tol;
     cp.maxiter = p->coarse_maxiter;
-    /* the fine level's cycle in smoother_prec: the operator's copy in it, and the outer GCR's
-     * vectors converted in and out (outer_precond) */
-    const tq_dirac *fine_d = mg->d;
-    if (p->smoother_prec != TQ_DOUBLE) {
-        const tq_field *g = tq_internal_dirac_gauge(mg->d);
-        TQ_CHECK(tq_internal_dirac_sloppy(mg->d, p->smoother_prec, g->p.recon, &mg->smooth_d));
+    S->copies = copies;
+    const tq_dirac *fine = mg->smooth_d ? mg->smooth_d : mg->d;
+    if (copies) {
+        TQ_CHECK(tq_internal_dirac_work(mg->d, (tq_dirac **)&S->outer_d));
+        if (mg->smooth_d) TQ_CHECK(tq_internal_dirac_work(mg->smooth_d, (tq_dirac **)&S->fine_d));
+        else S->fine_d = S->outer_d;
+        for (int l = 1; l < p->levels; l++) TQ_CHECK(tq_mg_coarse_op_work(mg->op[l], (tq_mg_coarse_op **)&S->op[l]));
+    } else {
+        S->outer_d = mg->d;
+        S->fine_d = fine;
+        for (int l = 1; l < p->levels; l++) S->op[l] = mg->op[l];
+    }
+    /* the fine level's cycle in smoother_prec: the outer GCR's vectors converted in and out
+     * (outer_precond) */
+    if (mg->smooth_d) {
         const tq_field_params sp = {TQ_FIELD_SPINOR, p->smoother_prec, TQ_FULL, (tq_recon)0, 0};
-        TQ_CHECK(tq_field_create(mg->lat, &sp, &mg->rs));
-        TQ_CHECK(tq_field_create(mg->lat, &sp, &mg->zs));
-        fine_d = mg->smooth_d;
+        TQ_CHECK(tq_field_create(mg->lat, &sp, &S->rs));
+        TQ_CHECK(tq_field_create(mg->lat, &sp, &S->zs));
     }
     for (int l = p->levels - 2; l >= 0; l--) {
         if (l == 0)
-            TQ_CHECK(tq_mg_two_level_create_dirac(fine_d, mg->t[0], mg->op[1], p->pre_steps[0], p->post_steps[0], &cp,
-                                                  &mg->cycle[0]));
+            TQ_CHECK(tq_mg_two_level_create_dirac(S->fine_d, mg->t[0], S->op[1], p->pre_steps[0], p->post_steps[0], &cp,
+                                                  &S->cycle[0]));
         else
-            TQ_CHECK(tq_mg_two_level_create(mg->op[l], mg->t[l], mg->op[l + 1], p->pre_steps[l], p->post_steps[l], &cp,
-                                            &mg->cycle[l]));
+            TQ_CHECK(tq_mg_two_level_create(S->op[l], mg->t[l], S->op[l + 1], p->pre_steps[l], p->post_steps[l], &cp,
+                                            &S->cycle[l]));
         if (l + 2 < p->levels)
-            TQ_CHECK(tq_mg_two_level_set_coarse_preconditioner(mg->cycle[l], tq_mg_two_level_apply, mg->cycle[l + 1]));
+            TQ_CHECK(tq_mg_two_level_set_coarse_preconditioner(S->cycle[l], tq_mg_two_level_apply, S->cycle[l + 1]));
         else if (p->coarsest_eo)
-            TQ_CHECK(tq_mg_two_level_set_coarse_eo(mg->cycle[l]));
-        if (p->smoother_eo) TQ_CHECK(tq_mg_two_level_set_smoother_eo(mg->cycle[l]));
+            TQ_CHECK(tq_mg_two_level_set_coarse_eo(S->cycle[l]));
+        if (p->smoother_eo) TQ_CHECK(tq_mg_two_level_set_smoother_eo(S->cycle[l]));
     }
     const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    TQ_CHECK(tq_field_create(mg->lat, &fp, &mg->w));
+    return tq_field_create(mg->lat, &fp, &S->w);
+}
+
+/* The fine level's cycle operator and slot 0 on a set-up's transfers and coarse operators
+ * (made, or read from a file), once every task before has run. */
+static tq_status finish_setup(tq_multigrid *mg)
+{
+    const tq_mg_params *p = &mg->p;
+    if (p->smoother_prec != TQ_DOUBLE) {
+        const tq_field *g = tq_internal_dirac_gauge(mg->d);
+        TQ_CHECK(tq_internal_dirac_sloppy(mg->d, p->smoother_prec, g->p.recon, &mg->smooth_d));
+    }
+    TQ_CHECK(slot_build(mg, &mg->slot[0], 0));
+    mg->nslots = 1;
     return tq_wait_all();
 }
 
@@ -268,6 +315,7 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     if (!d || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator or parameters", who);
     tq_multigrid *mg = calloc(1, sizeof *mg);
     if (!mg) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    pthread_mutex_init(&mg->lock, NULL);
     mg->p = *p;
     mg->d = d;
     mg->lat = tq_internal_dirac_gauge(d)->lat;
@@ -323,12 +371,13 @@ tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info)
     memcpy(info->coarse_dims, mg->dims[1], sizeof info->coarse_dims);
     info->setup_iterations = mg->setup_iterations;
     info->setup_seconds = mg->setup_seconds;
-    info->coarse_iterations = mg->cycle[0]->coarse_iterations;
     for (int l = 0; l < mg->p.levels; l++) {
         memcpy(info->level_dims[l], mg->dims[l], sizeof info->level_dims[l]);
         level_where(l == 0 ? mg->lat : mg->t[l - 1]->coarse, info->level_where[l], sizeof info->level_where[l]);
-        info->level_iterations[l] = l > 0 ? mg->cycle[l - 1]->coarse_iterations : mg->outer_iterations;
+        info->level_iterations[l] = l > 0 ? 0 : mg->outer_iterations;
+        for (int i = 0; l > 0 && i < mg->nslots; i++) info->level_iterations[l] += mg->slot[i].cycle[l - 1]->coarse_iterations;
     }
+    info->coarse_iterations = info->level_iterations[1];
     return TQ_SUCCESS;
 }
 
@@ -344,23 +393,22 @@ static tq_status true_residual(const tq_dirac *d, const tq_field *x, const tq_fi
     return TQ_SUCCESS;
 }
 
-/* The outer GCR's preconditioner: the cycle, in smoother_prec (r and z converted) where it
- * is not double. */
+/* The outer GCR's preconditioner: slot ctx's cycle, in smoother_prec (r and z converted)
+ * where it is not double. */
 static tq_status outer_precond(void *ctx, tq_field *z, const tq_field *r)
 {
-    tq_multigrid *mg = ctx;
-    if (!mg->smooth_d) return tq_mg_two_level_apply(mg->cycle[0], z, r);
-    TQ_CHECK(tq_blas_copy(mg->rs, r));
-    TQ_CHECK(tq_mg_two_level_apply(mg->cycle[0], mg->zs, mg->rs));
-    return tq_blas_copy(z, mg->zs);
+    mg_slot *S = ctx;
+    if (!S->rs) return tq_mg_two_level_apply(S->cycle[0], z, r);
+    TQ_CHECK(tq_blas_copy(S->rs, r));
+    TQ_CHECK(tq_mg_two_level_apply(S->cycle[0], S->zs, S->rs));
+    return tq_blas_copy(z, S->zs);
 }
 
-tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                             tq_solver_result *result)
+/* Checks a solve's arguments (x and b of system i, or i < 0: the only one). */
+static tq_status check_system(const char *who, const tq_multigrid *mg, const tq_field *x, const tq_field *b,
+                              const tq_solver_params *p)
 {
-    const char *who = "tq_multigrid_solve";
-    if (!mg || !x || !b || !p || !result) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
-    memset(result, 0, sizeof *result);
+    if (!x || !b || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     if (p->inverter != TQ_INV_GCR)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: the outer solver is flexible GCR (inverter gcr), not %s", who,
                         tq_inverter_name(p->inverter));
@@ -371,34 +419,50 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
             return tq_error(TQ_ERR_MISMATCH, "%s: x and b must be full double-precision spinor fields of the operator's "
                             "lattice", who);
     if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
+    return TQ_SUCCESS;
+}
+
+/* One solve on slot S. alone: no other solve runs beside (every task may be waited for);
+ * else only this solve's are. */
+static tq_status slot_solve(tq_multigrid *mg, mg_slot *S, int alone, tq_field *x, const tq_field *b,
+                            const tq_solver_params *p, tq_solver_result *result)
+{
+    const char *who = "tq_multigrid_solve";
+    memset(result, 0, sizeof *result);
     tq_solver_params q = *p;
     q.precond = TQ_PRECOND_NONE;   /* the cycle is the preconditioner */
     const double t0 = tq_internal_now();
     long coarse0[MG_MAX_TRANSFERS];
     double flops0 = 0;
-    for (int l = 0; l + 1 < mg->p.levels; l++) coarse0[l] = mg->cycle[l]->coarse_iterations, flops0 += mg->cycle[l]->flops;
+    for (int l = 0; l + 1 < mg->p.levels; l++) coarse0[l] = S->cycle[l]->coarse_iterations, flops0 += S->cycle[l]->flops;
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    tq_status st = tq_mg_fine_solve(mg->d, x, b, &q, outer_precond, mg, &out);
+    tq_status st = tq_mg_fine_solve(S->outer_d, x, b, &q, outer_precond, S, &out);
     if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
     const tq_status solve_st = st;
+    pthread_mutex_lock(&mg->lock);
     mg->outer_iterations += out.iterations;
-    TQ_CHECK(tq_wait_all());
+    pthread_mutex_unlock(&mg->lock);
+    if (alone) TQ_CHECK(tq_wait_all());
+    else {   /* x written: its norm waits for the solve's last task */
+        double x2;
+        TQ_CHECK(tq_blas_norm2(x, &x2));
+    }
     result->seconds = result->iter_seconds = tq_internal_now() - t0;
     result->iterations = out.iterations;
     result->residual = out.residual;
     /* the outer GCR's, and every level's cycles: smoothers, coarse solves and transfers */
     double flops = 0;
-    for (int l = 0; l + 1 < mg->p.levels; l++) flops += mg->cycle[l]->flops;
+    for (int l = 0; l + 1 < mg->p.levels; l++) flops += S->cycle[l]->flops;
     result->flops = result->iter_flops = out.flops + (flops - flops0);
-    TQ_CHECK(true_residual(mg->d, x, b, mg->w, &result->true_residual));
+    TQ_CHECK(true_residual(S->outer_d, x, b, S->w, &result->true_residual));
     if (mg->p.verbosity >= 1 && tq_internal_mpi_rank() == 0) {
         char per_level[160];
         size_t used = 0;
         per_level[0] = 0;
         for (int l = 0; l + 1 < mg->p.levels && used < sizeof per_level; l++) {
             const int k = snprintf(per_level + used, sizeof per_level - used, "%s%ld on level %d", l ? ", " : "",
-                                   mg->cycle[l]->coarse_iterations - coarse0[l], l + 1);
+                                   S->cycle[l]->coarse_iterations - coarse0[l], l + 1);
             if (k < 0) break;
             used += (size_t)k;
         }
@@ -408,6 +472,114 @@ tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, c
     if (solve_st != TQ_SUCCESS)
         return tq_error(solve_st, "%s: not converged in %d iterations (residual %.3e)", who, out.iterations, out.residual);
     return TQ_SUCCESS;
+}
+
+tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             tq_solver_result *result)
+{
+    const char *who = "tq_multigrid_solve";
+    if (!mg || !result) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    memset(result, 0, sizeof *result);
+    TQ_CHECK(check_system(who, mg, x, b, p));
+    return slot_solve(mg, &mg->slot[0], 1, x, b, p, result);
+}
+
+/* ---- several systems side by side ---------------------------------------------------------
+ * One host thread per slot takes the next system not yet taken and solves it: while one
+ * system's coarse solve waits for its scalars on the host, another's tasks run. Each system's
+ * arithmetic is its own, so the solutions are those of tq_multigrid_solve, to the bit. */
+typedef struct {
+    tq_multigrid *mg;
+    int n, next;
+    tq_field *const *x;
+    const tq_field *const *b;
+    const tq_solver_params *p;
+    tq_solver_result *results;
+    tq_status *status;
+    char (*message)[256];
+    pthread_mutex_t lock;
+} mg_many;
+
+typedef struct {
+    mg_many *m;
+    mg_slot *S;
+} mg_worker;
+
+static void *solve_worker(void *arg)
+{
+    mg_worker *w = arg;
+    mg_many *m = w->m;
+    for (;;) {
+        pthread_mutex_lock(&m->lock);
+        const int i = m->next < m->n ? m->next++ : -1;
+        pthread_mutex_unlock(&m->lock);
+        if (i < 0) break;
+        m->status[i] = slot_solve(m->mg, w->S, 0, m->x[i], m->b[i], m->p, &m->results[i]);
+        if (m->status[i] != TQ_SUCCESS) snprintf(m->message[i], sizeof m->message[i], "%s", tq_last_error());
+    }
+    return NULL;
+}
+
+tq_status tq_multigrid_solve_many(tq_multigrid *mg, int n, tq_field *const *x, const tq_field *const *b,
+                                  const tq_solver_params *p, tq_solver_result *results)
+{
+    const char *who = "tq_multigrid_solve_many";
+    if (!mg || !x || !b || !p || !results || n <= 0)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or n <= 0", who);
+    for (int i = 0; i < n; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        TQ_CHECK(check_system(who, mg, x[i], b[i], p));
+        for (int j = 0; j < i; j++)
+            if (x[j] == x[i]) return tq_error(TQ_ERR_INVALID_ARG, "%s: systems %d and %d share their solution field", who, j, i);
+    }
+    /* side by side: as many as asked and as fit the GPUs (a slot holds the outer GCR's
+     * 2 nkrylov + 5 fields and the cycle's); one rank only (a solve's collectives would
+     * interleave differently on different ranks) */
+    int slots = mg->p.solves_at_once < n ? mg->p.solves_at_once : n;
+    const int nkrylov = p->gcr_nkrylov > 0 ? p->gcr_nkrylov : 8;
+    const int fit = tq_internal_systems_fitting(mg->lat, (2.0 * nkrylov + 12) * (double)tq_field_bytes(b[0]), 0);
+    if (slots > fit) slots = fit;
+    if (slots > MG_MAX_SLOTS) slots = MG_MAX_SLOTS;
+    if (tq_internal_mpi_size() > 1 || slots < 1) slots = 1;
+    if (slots == 1) {
+        tq_status first = TQ_SUCCESS;
+        for (int i = 0; i < n; i++) {
+            const tq_status st = slot_solve(mg, &mg->slot[0], 1, x[i], b[i], p, &results[i]);
+            if (st != TQ_SUCCESS && first == TQ_SUCCESS) first = st;
+        }
+        return first;
+    }
+    while (mg->nslots < slots) {   /* made once, kept for the next calls */
+        const tq_status st = slot_build(mg, &mg->slot[mg->nslots], 1);
+        if (st != TQ_SUCCESS) {
+            slot_destroy(&mg->slot[mg->nslots]);
+            return st;
+        }
+        mg->nslots++;
+    }
+    mg_many m = {.mg = mg, .n = n, .x = x, .b = b, .p = p, .results = results};
+    m.status = calloc((size_t)n, sizeof *m.status);
+    m.message = calloc((size_t)n, sizeof *m.message);
+    mg_worker w[MG_MAX_SLOTS];
+    pthread_t th[MG_MAX_SLOTS];
+    int started = 0;
+    tq_status st = m.status && m.message ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    if (st == TQ_SUCCESS) pthread_mutex_init(&m.lock, NULL);
+    for (int k = 0; k < slots && st == TQ_SUCCESS; k++) {
+        w[k] = (mg_worker){&m, &mg->slot[k]};
+        if (pthread_create(&th[k], NULL, solve_worker, &w[k])) {
+            if (started == 0) st = tq_error(TQ_ERR_RUNTIME, "%s: cannot start a solving thread", who);
+            break;   /* those started take every system */
+        }
+        started++;
+    }
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    if (m.status && m.message) pthread_mutex_destroy(&m.lock);
+    for (int i = 0; i < n && st == TQ_SUCCESS; i++)
+        if (m.status[i] != TQ_SUCCESS) st = tq_error(m.status[i], "%s (system %d)", m.message[i], i);
+    free(m.status);
+    free(m.message);
+    return st;
 }
 
 /* ---- saving and loading a set-up ------------------------------------------------------------
@@ -646,6 +818,7 @@ tq_status tq_multigrid_load(const tq_dirac *d, const tq_mg_params *p, const char
     if (!d || !p || !path) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL operator, parameters or path", who);
     tq_multigrid *mg = calloc(1, sizeof *mg);
     if (!mg) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    pthread_mutex_init(&mg->lock, NULL);
     mg->p = *p;
     mg->d = d;
     mg->lat = tq_internal_dirac_gauge(d)->lat;
