@@ -9,6 +9,7 @@
 #   cg        CG on the normal equations (normop-pc), double with single reliable updates
 #   mg2       two levels, 4^4 aggregates, NVEC null vectors (set-up timed apart)
 #   mg3       three levels, 4^4 then 2^4 aggregates, NVEC vectors on both (paper 000's form)
+#   mg2-1     two levels with one source at a time (--mg-solves-at-once 1; the others 4)
 # Each row's log under $OUT/mg-light; the table last: iterations and seconds of all NSRC
 # solves, seconds per solve, the set-up, the speed-up over BiCGstab per solve after the
 # set-up, and with the set-up amortised over 12 sources.
@@ -47,6 +48,7 @@ for kappa in ${KAPPAS:-0.1452 0.1445 0.1435}; do
             bicgstab) row "$kappa" bicgstab --where cuda ;;
             cg) row "$kappa" cg --inv-type cg --solve-type normop-pc --where cuda ;;
             mg2) row "$kappa" mg2 $mg ;;
+            mg2-1) row "$kappa" mg2-1 $mg --mg-solves-at-once 1 ;;
             mg3) row "$kappa" mg3 $mg --mg-levels 3 --mg-nvec 1 "$nvec" --mg-block-size 1 2 2 2 2 ;;
             *) echo "unknown row $r" ;;
         esac

@@ -554,6 +554,8 @@ typedef struct tq_mg_params {
                                                  the blocks' owners as for the operator (GPUs where
                                                  there are), TQ_WHERE_CPU CPU workers, TQ_WHERE_CUDA
                                                  GPUs; level 0 must be ANY (it is the operator's) */
+    tq_inverter setup_inverter;               /* the null-vector solves: TQ_INV_BICGSTAB (paper 000,
+                                                 default) or TQ_INV_GCR */
     int solves_at_once;                       /* tq_multigrid_solve_many: systems solved side by side
                                                  (1 .. TQ_MG_MAX_SOLVES_AT_ONCE; default 4; fewer
                                                  where they would not fit a GPU's memory) */
@@ -562,7 +564,8 @@ typedef struct tq_mg_params {
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
  * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
  * iterations, coarse solves to 0.25 in at most 10, the coarsest level solved and every level
- * smoothed even-odd, the coarse levels in single precision; 4 solves at once. */
+ * smoothed even-odd, the coarse levels in single precision; BiCGstab for the null
+ * vectors; 4 solves at once. */
 void tq_mg_params_default(tq_mg_params *p);
 /* The multigrid set-up for the operator d (Wilson or clover, double precision): per level l
  * below the coarsest, nvec[l] null vectors (random vectors v0, each with F e = F v0 solved

@@ -481,6 +481,23 @@ int main(void)
         }
     }
 
+    {   /* null vectors from GCR instead of BiCGstab: a set-up as good (the same outer iterations, +-1) */
+        tq_mg_params pg = p;
+        pg.setup_inverter = TQ_INV_GCR;
+        tq_multigrid *mgg = NULL;
+        tq_solver_result rg;
+        CHECK_OK(tq_multigrid_create(d, &pg, 7, &mgg));
+        if (mgg) {
+            CHECK_OK(tq_multigrid_solve(mgg, w, b, &sp, &rg));
+            const double eg = residual_of(d, w, hb, x, h, n);
+            printf("  null vectors from GCR: %d iterations (BiCGstab's: %d), true residual %.2g\n", rg.iterations,
+                   r.iterations, eg);
+            CHECK(eg < 1e-9 && abs(rg.iterations - r.iterations) <= 1, "GCR set-up: %d iterations (BiCGstab's %d), true "
+                  "residual %g", rg.iterations, r.iterations, eg);
+            tq_multigrid_destroy(mgg);
+        }
+    }
+
     {   /* the coarse levels in double and in half precision; the fine cycle in single and half,
          * with a half-precision basis */
         const tq_precision prec[4] = {TQ_DOUBLE, TQ_HALF, TQ_SINGLE, TQ_HALF};
@@ -552,6 +569,9 @@ int main(void)
     q = p;
     q.coarse_prec = (tq_precision)3;
     refused("coarse precision 3", d, &q, TQ_ERR_INVALID_ARG, "coarse precision");
+    q = p;
+    q.setup_inverter = TQ_INV_CG;
+    refused("null vectors by CG", d, &q, TQ_ERR_INVALID_ARG, "setup_inverter");
     q = p;
     q.solves_at_once = 0;
     refused("no solve at once", d, &q, TQ_ERR_INVALID_ARG, "solves_at_once");

@@ -27,8 +27,9 @@ static void propagator_usage(FILE *o)
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
         "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
         "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
-        "         [--mg-smoother-steps L N] [--mg-setup-tol T] [--mg-setup-iters N] [--mg-coarse-tol T]\n"
-        "         [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0] [--mg-seed S]\n"
+        "         [--mg-smoother-steps L N] [--mg-setup-inv I] [--mg-setup-tol T] [--mg-setup-iters N]\n"
+        "         [--mg-coarse-tol T] [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0]\n"
+        "         [--mg-seed S]\n"
         "         [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-smoother-prec P]\n"
         "         [--mg-nullvec-prec P] [--mg-solves-at-once N] [--mg-verbosity N]\n"
         "         [--mg-save FILE] [--mg-load FILE]]\n"
@@ -49,9 +50,10 @@ static void propagator_usage(FILE *o)
         "levels (2; 3 or 4: a K-cycle, each coarse solve preconditioned by the next level's\n"
         "cycle); level L (0 the fine one) has aggregates of --mg-block-size L X Y Z T sites\n"
         "(default 4 4 4 4 on level 0, 2 2 2 2 above), --mg-nvec L N null vectors (24, a multiple\n"
-        "of 6) from GCR solves of F e = F v0 on random v0 to --mg-setup-tol (1e-12) or\n"
-        "--mg-setup-iters (16), --mg-smoother-steps L N MR steps before and after the coarse\n"
-        "correction (4); coarse GCR to --mg-coarse-tol (0.001) or --mg-coarse-maxiter (100);\n"
+        "of 6) from --mg-setup-inv bicgstab|gcr (bicgstab) solves of F e = F v0 on random v0\n"
+        "to --mg-setup-tol (5e-6) or --mg-setup-iters (500), --mg-smoother-steps L N MR steps\n"
+        "before and after the coarse correction (4); coarse GCR to --mg-coarse-tol (0.1) or\n"
+        "--mg-coarse-maxiter (20);\n"
         "--mg-coarsest-eo 1|0: the coarsest level solved on its even-odd Schur complement (1)\n"
         "or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's even-odd Schur\n"
         "complement (1) or on its operator; --mg-where L any|cpu|cuda: where level L >= 1 runs\n"
@@ -154,14 +156,16 @@ static void prop_defaults(prop_opts *o)
     tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(o->cache_buf, sizeof o->cache_buf)};
     o->q = q;
     /* two levels in double by default (more with --mg-levels); paper 000's aggregates, null
-     * vectors and steps */
+     * vectors, set-up (BiCGstab to 5e-6 or 500 iterations: on a 32^4 configuration at light
+     * mass 16 GCR iterations per vector left 10x more outer iterations) and steps */
     tq_mg_params_default(&o->mgp);
     o->mgp.levels = 2;
     o->mgp.smoother_prec = o->mgp.nullvec_prec = TQ_DOUBLE;
-    o->mgp.setup_tol = 1e-12;
-    o->mgp.setup_iters = 16;
-    o->mgp.coarse_tol = 1e-3;
-    o->mgp.coarse_maxiter = 100;
+    /* coarse GCR to 0.1 or 20 iterations: on a 16^4 configuration at kappa 0.1450 (BiCGstab
+     * 516 iterations) 44 outer and 701 coarse iterations, against 41 and 2137 with 1e-3 and
+     * 100, 62 and 600 with 0.25 and 10; the fastest of the four on CPU workers */
+    o->mgp.coarse_tol = 0.1;
+    o->mgp.coarse_maxiter = 20;
     o->mgp.verbosity = 0;
     o->mg_seed = 1;
 }
@@ -176,7 +180,8 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
                                         "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
                                         "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
                                         "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where", "--mg-coarse-prec",
-                                        "--mg-smoother-prec", "--mg-nullvec-prec", "--mg-solves-at-once"};
+                                        "--mg-smoother-prec", "--mg-nullvec-prec", "--mg-solves-at-once",
+                                        "--mg-setup-inv"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
@@ -194,6 +199,9 @@ static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
     else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
     else if (!strcmp(a, "--mg-seed")) { o->mg_seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
     else if (!strcmp(a, "--mg-coarse-prec")) bad = tq_precision_parse(s, &m->coarse_prec) != TQ_SUCCESS;
+    else if (!strcmp(a, "--mg-setup-inv"))
+        bad = tq_inverter_parse(s, &m->setup_inverter) != TQ_SUCCESS ||
+              (m->setup_inverter != TQ_INV_BICGSTAB && m->setup_inverter != TQ_INV_GCR);
     else if (!strcmp(a, "--mg-smoother-prec")) bad = tq_precision_parse(s, &m->smoother_prec) != TQ_SUCCESS;
     else if (!strcmp(a, "--mg-nullvec-prec")) bad = tq_precision_parse(s, &m->nullvec_prec) != TQ_SUCCESS;
     else if (!strcmp(a, "--mg-where")) {   /* L any|cpu|cuda */
@@ -522,8 +530,8 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
     if (r->mg) {
         tq_multigrid_info mi;
         tq_multigrid_get_info(r->mg, &mi);
-        printf("  multigrid set-up: %d levels (%ld GCR iterations), %.3f s\n", mi.levels, mi.setup_iterations,
-               r->t_mg_setup);
+        printf("  multigrid set-up: %d levels (%ld %s iterations), %.3f s\n", mi.levels, mi.setup_iterations,
+               tq_inverter_name(o->mgp.setup_inverter), r->t_mg_setup);
         for (int l = 0; l + 1 < mi.levels; l++) {
             const int *a = o->mgp.block[l], *c = mi.level_dims[l + 1];
             printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d, run by %s\n", l,

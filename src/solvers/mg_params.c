@@ -24,6 +24,7 @@ void tq_mg_params_default(tq_mg_params *p)
     p->smoother_eo = 1;
     p->coarse_prec = TQ_SINGLE;
     p->solves_at_once = 4;
+    p->setup_inverter = TQ_INV_BICGSTAB;
 }
 
 static const char dirname[4] = {'x', 'y', 'z', 't'};
@@ -51,6 +52,9 @@ tq_status tq_mg_geometry(const char *who, const tq_mg_params *p, const tq_lattic
     for (int l = 1; l < p->levels; l++)
         if (p->where[l] != TQ_WHERE_ANY && p->where[l] != TQ_WHERE_CPU && p->where[l] != TQ_WHERE_CUDA)
             return tq_error(TQ_ERR_INVALID_ARG, "%s: level %d: unknown placement %d", who, l, (int)p->where[l]);
+    if (p->setup_inverter != TQ_INV_BICGSTAB && p->setup_inverter != TQ_INV_GCR)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: setup_inverter %d: the null vectors' solves are BiCGstab or GCR", who,
+                        (int)p->setup_inverter);
     if (p->solves_at_once < 1 || p->solves_at_once > TQ_MG_MAX_SOLVES_AT_ONCE)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: solves_at_once %d: 1 to %d", who, p->solves_at_once,
                         TQ_MG_MAX_SOLVES_AT_ONCE);

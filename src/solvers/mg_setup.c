@@ -79,9 +79,9 @@ static tq_status level_apply(const tq_multigrid *mg, int l, tq_field *v, const t
     return l == 0 ? tq_dirac_mat(mg->d, v, u, 0) : tq_mg_coarse_apply(mg->op[l], v, u);
 }
 
-/* The null vectors of level l: v_k = v0_k - e_k with F e_k = F v0_k solved loosely (GCR,
- * setup_tol or setup_iters: what the solver leaves of v0 is the error it reduces least, near
- * F's null space), all nvec[l] solves side by side. */
+/* The null vectors of level l: v_k = v0_k - e_k with F e_k = F v0_k solved loosely
+ * (setup_inverter to setup_tol or setup_iters: what the solver leaves of v0 is the error it
+ * reduces least, near F's null space), all nvec[l] solves side by side. */
 static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field **v, tq_field **e)
 {
     const int nvec = mg->p.nvec[l], ndof = level_ndof(mg, l);
@@ -98,7 +98,7 @@ static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field *
     }
     tq_solver_params sp;
     tq_solver_params_default(&sp);
-    sp.inverter = TQ_INV_GCR;
+    sp.inverter = mg->p.setup_inverter;
     sp.tol = mg->p.setup_tol;
     sp.maxiter = mg->p.setup_iters;
     if (st == TQ_SUCCESS)
@@ -300,9 +300,9 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
     mg->setup_seconds = tq_internal_now() - t0;
     char lattices[160];
     if (p->verbosity >= 1 && tq_internal_mpi_rank() == 0)
-        fprintf(stderr, "taskqcd: multigrid set-up: %d levels, coarse lattices %s, %d null vectors on level 0 (%ld GCR "
+        fprintf(stderr, "taskqcd: multigrid set-up: %d levels, coarse lattices %s, %d null vectors on level 0 (%ld %s "
                 "iterations in all), %.3f s\n", p->levels, coarse_lattices(mg, lattices, sizeof lattices), p->nvec[0],
-                mg->setup_iterations, mg->setup_seconds);
+                mg->setup_iterations, tq_inverter_name(p->setup_inverter), mg->setup_seconds);
     *out = mg;
     return TQ_SUCCESS;
 }
