@@ -93,6 +93,7 @@ typedef struct tq_runtime_info {
     int built_with_cuda, built_with_mpi;
     char sched[32];
     char starpu_version[32];
+    int starpu_fxt;             /* StarPU records FxT traces (--trace also writes its Paje trace) */
 } tq_runtime_info;
 tq_status tq_get_runtime_info(tq_runtime_info *info);
 /* Where data-parallel tasks (BLAS, stencils) may run: any worker (the scheduler decides),

@@ -421,6 +421,19 @@ run 0 dslash --dim 8 8 8 8 --block 8 8 8 4 --test matpc --niter 3 --where cpu --
     expect "$tr/summary.txt" "^CPU_0	cpu	[0-9]+	[0-9.]+	[0-9.]+	0\.[0-9]+" "--trace: CPU 0's busy and idle time"
     expect "$tr/summary.txt" "^tq_dslash_wilson_interior	[0-9]+	" "--trace: the interior codelet's times"
     ok; tail -n 1 "$tr/gantt.svg" | grep -q '^</svg>$' || fail "--trace: gantt.svg is not closed"
+    # a build on the traced StarPU (configure --with-fxt): StarPU's own trace too, its tasks
+    # those of the table
+    if "$tq" info --ncpus 1 --ncuda 0 2>/dev/null | grep -q "FxT traces"; then
+        for f in paje.trace tasks.rec dag.dot; do
+            ok; [ -s "$tr/$f" ] || fail "--trace with FxT: no $f in the trace folder"
+        done
+        nrec=$(grep -E -c '^Name: tq_dslash_wilson_interior(_v[0-9]+)?$' "$tr/tasks.rec")
+        ntsv=$(grep -c 'tq_dslash_wilson_interior' "$tr/tasks.tsv")
+        ok; [ "$nrec" -gt 0 ] && [ "$nrec" -eq "$ntsv" ] ||
+            fail "--trace with FxT: $nrec interior tasks in tasks.rec, $ntsv in tasks.tsv"
+    else
+        echo "test_cli: StarPU without FxT: its Paje trace not checked (configure --with-fxt)"
+    fi
 }
 run 1 dslash --dim 8 8 8 8 --niter 1 --trace "$tmp/no/such/folder" &&
     expect "$err" "cannot make the trace folder" "--trace into a missing folder"

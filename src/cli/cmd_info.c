@@ -93,7 +93,8 @@ int tq_cmd_info(int argc, char **argv)
     tq_runtime_info info;
     tq_get_runtime_info(&info);
     printf("TaskQCD %d.%d.%d\n", TQ_VERSION_MAJOR, TQ_VERSION_MINOR, TQ_VERSION_PATCH);
-    printf("  StarPU %s, scheduler %s\n", info.starpu_version, info.sched);
+    printf("  StarPU %s, scheduler %s%s\n", info.starpu_version, info.sched,
+           info.starpu_fxt ? ", FxT traces (--trace writes StarPU's Paje trace too)" : "");
     printf("  workers: %d CPU, %d CUDA\n", info.ncpu_workers, info.ncuda_workers);
     printf("  built with CUDA: %s, MPI: %s (rank %d of %d)\n", info.built_with_cuda ? "yes" : "no",
            info.built_with_mpi ? "yes" : "no", info.mpi_rank, info.mpi_size);

@@ -216,6 +216,8 @@ tq_status tq_init(const tq_init_params *params)
     if (trace && (size_t)snprintf(trace_graph, sizeof trace_graph, "%s/graph.json", trace) >= sizeof trace_graph - 16)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_init: the trace folder's name is too long");
 
+    tq_internal_fxt_prepare(trace);
+
     struct starpu_conf conf;
     starpu_conf_init(&conf);
     if (p.ncpus >= 0) conf.ncpus = p.ncpus;
@@ -386,6 +388,7 @@ tq_status tq_finalize(void)
     else
 #endif
         starpu_shutdown();
+    tq_internal_fxt_finish(ctx.mpi_rank, ctx.mpi_size);   /* StarPU has written its trace */
     tq_task_set_ranks(0, 1);
     ctx.initialized = 0;
     return TQ_SUCCESS;
@@ -419,6 +422,9 @@ tq_status tq_get_runtime_info(tq_runtime_info *info)
     int maj, min, rev;
     starpu_get_version(&maj, &min, &rev);
     snprintf(info->starpu_version, sizeof info->starpu_version, "%d.%d.%d", maj, min, rev);
+#ifdef STARPU_USE_FXT
+    info->starpu_fxt = 1;
+#endif
     return TQ_SUCCESS;
 }
 

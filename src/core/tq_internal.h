@@ -48,6 +48,11 @@ uint64_t tq_internal_allreduce_min_u64(uint64_t v);
  * src/core/ release their StarPU data this way; registering the same fn twice is one
  * registration). Returns 0, or -1 when the table is full. */
 int tq_internal_at_finalize(void (*fn)(void));
+/* StarPU's own trace (src/core/fxt_trace.c; only where StarPU has FxT): prepare before
+ * StarPU starts (dir: the trace folder, or NULL: StarPU records nothing), finish after it
+ * has shut down (its FxT file into Paje, tasks.rec and the DAG). */
+void tq_internal_fxt_prepare(const char *dir);
+void tq_internal_fxt_finish(int rank, int nranks);
 
 #define TQ_CHECK(expr) do { tq_status tq_check_s_ = (expr); if (tq_check_s_ != TQ_SUCCESS) return tq_check_s_; } while (0)
 
