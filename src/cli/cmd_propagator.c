@@ -29,8 +29,7 @@ static void propagator_usage(FILE *o)
         "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
         "         [--mg-smoother-steps L N] [--mg-setup-inv I] [--mg-setup-tol T] [--mg-setup-iters N]\n"
         "         [--mg-coarse-tol T] [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0]\n"
-        "         [--mg-seed S]\n"
-        "         [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-smoother-prec P]\n"
+        "         [--mg-seed S] [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-smoother-prec P]\n"
         "         [--mg-nullvec-prec P] [--mg-solves-at-once N] [--mg-verbosity N]\n"
         "         [--mg-save FILE] [--mg-load FILE]]\n"
         "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
@@ -53,18 +52,16 @@ static void propagator_usage(FILE *o)
         "of 6) from --mg-setup-inv bicgstab|gcr (bicgstab) solves of F e = F v0 on random v0\n"
         "to --mg-setup-tol (5e-6) or --mg-setup-iters (500), --mg-smoother-steps L N MR steps\n"
         "before and after the coarse correction (4); coarse GCR to --mg-coarse-tol (0.1) or\n"
-        "--mg-coarse-maxiter (20);\n"
-        "--mg-coarsest-eo 1|0: the coarsest level solved on its even-odd Schur complement (1)\n"
-        "or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's even-odd Schur\n"
-        "complement (1) or on its operator; --mg-where L any|cpu|cuda: where level L >= 1 runs\n"
-        "(any: its blocks' owners, GPUs where there are); --mg-coarse-prec double|single|half: the\n"
-        "coarse levels' precision (single), --mg-smoother-prec P the fine level's cycle's and\n"
+        "--mg-coarse-maxiter (20); --mg-coarsest-eo 1|0: the coarsest level solved on its even-odd\n"
+        "Schur complement (1) or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's\n"
+        "even-odd Schur complement (1) or on its operator; --mg-where L any|cpu|cuda: where level\n"
+        "L >= 1 runs (any: its blocks' owners, GPUs where there are); --mg-coarse-prec P: the coarse\n"
+        "levels' precision (single), --mg-smoother-prec P the fine level's cycle's and\n"
         "--mg-nullvec-prec P the bases' (double); --mg-seed the random start vectors (1);\n"
-        "--mg-solves-at-once N: a batch's sources solved side by side, N at a time (4; fewer\n"
-        "where they would not fit a GPU), each on its own host thread.\n"
-        "--mg-save FILE\n"
-        "writes the set-up (basis and coarse operator) to FILE; --mg-load FILE reads one saved\n"
-        "for the same lattice, operator and --mg-* set-up options instead of making it.\n"
+        "--mg-solves-at-once N: a batch's sources side by side, N at a time, each on its own host\n"
+        "thread (4; fewer where they would not fit a GPU). --mg-save FILE writes the set-up (basis\n"
+        "and coarse operator) to FILE; --mg-load FILE reads one saved for the same lattice,\n"
+        "operator and --mg-* set-up options instead of making it.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
         "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
@@ -161,9 +158,7 @@ static void prop_defaults(prop_opts *o)
     tq_mg_params_default(&o->mgp);
     o->mgp.levels = 2;
     o->mgp.smoother_prec = o->mgp.nullvec_prec = TQ_DOUBLE;
-    /* coarse GCR to 0.1 or 20 iterations: on a 16^4 configuration at kappa 0.1450 (BiCGstab
-     * 516 iterations) 44 outer and 701 coarse iterations, against 41 and 2137 with 1e-3 and
-     * 100, 62 and 600 with 0.25 and 10; the fastest of the four on CPU workers */
+    /* coarse GCR to 0.1 or 20 iterations: the fastest at light mass (doc/performance.md) */
     o->mgp.coarse_tol = 0.1;
     o->mgp.coarse_maxiter = 20;
     o->mgp.verbosity = 0;
