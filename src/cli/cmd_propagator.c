@@ -314,7 +314,6 @@ static int settle_options(prop_opts *o, const char *me)
         sp->solve_type = TQ_SOLVE_DIRECT;
         sp->prec_sloppy = (tq_precision)0;
         sp->recon_sloppy = (tq_recon)0;
-        o->batch = 1;
     } else if (o->mg_given) {
         fprintf(stderr, "%s: the --mg-* options set up multigrid: add --inv-multigrid\n", me);
         return 2;
@@ -424,7 +423,7 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
     const int batch = o->batch < o->nsrc ? o->batch : o->nsrc;
-    if (!o->block[0] && r->li.nblocks > 1 && ri.ncuda_workers > 1 && batch >= ri.ncuda_workers) {
+    if (!o->block[0] && !o->multigrid && r->li.nblocks > 1 && ri.ncuda_workers > 1 && batch >= ri.ncuda_workers) {
         memcpy(lp.block, r->li.local, sizeof lp.block);
         memcpy(lp.procs, r->li.procs, sizeof lp.procs);
         tq_lattice_destroy(r->lat);

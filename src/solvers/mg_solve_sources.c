@@ -34,7 +34,7 @@ static tq_status outer_precond(void *ctx, tq_field *z, const tq_field *r)
     return tq_blas_copy(z, S->zs);
 }
 
-/* Checks a solve's arguments (x and b of system i, or i < 0: the only one). */
+/* Checks one system's arguments. */
 static tq_status check_system(const char *who, const tq_multigrid *mg, const tq_field *x, const tq_field *b,
                               const tq_solver_params *p)
 {
@@ -171,13 +171,15 @@ tq_status tq_multigrid_solve_many(tq_multigrid *mg, int n, tq_field *const *x, c
     if (slots > fit) slots = fit;
     if (slots > MG_MAX_SLOTS) slots = MG_MAX_SLOTS;
     if (tq_internal_mpi_size() > 1 || slots < 1) slots = 1;
-    if (slots == 1) {
+    if (slots == 1) {   /* one after another; the first failure's message kept */
         tq_status first = TQ_SUCCESS;
+        char message[256] = "";
         for (int i = 0; i < n; i++) {
             const tq_status st = slot_solve(mg, &mg->slot[0], 1, x[i], b[i], p, &results[i]);
-            if (st != TQ_SUCCESS && first == TQ_SUCCESS) first = st;
+            if (st != TQ_SUCCESS && first == TQ_SUCCESS)
+                first = st, snprintf(message, sizeof message, "%s (system %d)", tq_last_error(), i);
         }
-        return first;
+        return first == TQ_SUCCESS ? first : tq_error(first, "%s", message);
     }
     while (mg->nslots < slots) {   /* made once, kept for the next calls */
         const tq_status st = tq_mg_slot_build(mg, &mg->slot[mg->nslots], 1);
