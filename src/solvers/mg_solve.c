@@ -166,7 +166,7 @@ tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, co
 }
 
 /* n solves side by side on op's level (op) or the fine level (d), in groups that fit the
- * GPUs' memory (a GCR solve holds 2 nkrylov + 5 fields beside x and b). */
+ * GPUs' memory (sized for GCR, 2 nkrylov + 5 fields beside x and b; BiCGstab holds fewer). */
 static tq_status solve_many(const char *who, const tq_mg_coarse_op *op, const tq_dirac *d, int n, tq_field *const *x,
                             const tq_field *const *b, const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
 {
