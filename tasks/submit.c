@@ -318,6 +318,21 @@ static void builder_clear(chain_builder *c)
     c->priority = STARPU_MIN_PRIO;
 }
 
+void tq_task_thread_finish(void)
+{
+    builder_clear(&rec.b);
+    for (int i = 0; i < rec.ntasks; i++) free(rec.task[i].arg);
+    free(rec.task);
+    free(rec.buf);
+    free(rec.pf);
+    free(rec.recv);
+    free(rec.b.task);
+    free(rec.b.map);
+    free(rec.b.writes);
+    free(rec.b.h);
+    memset(&rec, 0, sizeof rec);
+}
+
 /* Per worker, the handle that orders its tasks when it is sequenced (tq_task_sequence_worker). */
 static starpu_data_handle_t sequencer[STARPU_NMAXWORKERS];
 static int sequencer_value[STARPU_NMAXWORKERS];

@@ -80,6 +80,9 @@ int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
  * to StarPU before a face or partial sum moves between ranks. */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
+/* Frees the calling thread's chain-recording buffers (each submitting thread has its own):
+ * a thread that submitted tasks calls it before it ends, outside any chain. */
+void tq_task_thread_finish(void);
 /* From now on every task of `worker` goes to StarPU as a chain task that also holds the
  * worker's sequencer handle (read-write), so StarPU runs them in the order they were
  * recorded (peer faces, core/stencil.h: a GPU's stream may wait for another GPU's earlier

@@ -147,6 +147,7 @@ static void *solve_worker(void *arg)
         m->status[i] = slot_solve(m->mg, w->S, 0, m->x[i], m->b[i], m->p, &m->results[i]);
         if (m->status[i] != TQ_SUCCESS) snprintf(m->message[i], sizeof m->message[i], "%s", tq_last_error());
     }
+    tq_task_thread_finish();   /* this thread's chain buffers */
     return NULL;
 }
 
