@@ -50,4 +50,24 @@ static inline int mg_test_dirac(tq_lattice *lat, const tq_host_gauge *g, double 
     return *d ? 0 : -1;
 }
 
+/* A full double spinor field of lat, with h's values (NULL: none). */
+static inline tq_field *spinor(tq_lattice *lat, const double *h)
+{
+    const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    tq_field *f = NULL;
+    CHECK_OK(tq_field_create(lat, &fp, &f));
+    if (f && h) CHECK_OK(tq_field_import(f, h));
+    return f;
+}
+
+/* |b - M x| / |b| on the host (hb: b's values; w, h: work field and buffer of n reals). */
+static inline double residual_of(const tq_dirac *d, tq_field *x, const double *hb, tq_field *w, double *h, int64_t n)
+{
+    CHECK_OK(tq_dirac_mat(d, w, x, 0));
+    CHECK_OK(tq_field_export(w, h));
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) num += (hb[i] - h[i]) * (hb[i] - h[i]), den += hb[i] * hb[i];
+    return sqrt(num / den);
+}
+
 #endif

@@ -9,15 +9,6 @@
 #include "tq_test.h"
 #include "mg_test.h"
 
-static tq_field *spinor(tq_lattice *lat, const double *h)
-{
-    const tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    tq_field *f = NULL;
-    CHECK_OK(tq_field_create(lat, &fp, &f));
-    if (f && h) CHECK_OK(tq_field_import(f, h));
-    return f;
-}
-
 /* The configuration, as `taskqcd propagator --dim 8 8 8 8 --therm 100` makes it. */
 static int quenched(const int dims[4], tq_host_gauge *g)
 {
@@ -35,16 +26,6 @@ static int quenched(const int dims[4], tq_host_gauge *g)
     tq_generator_destroy(gen);
     CHECK(ok, "generating the configuration failed: %s", tq_last_error());
     return ok ? 0 : -1;
-}
-
-/* |b - M x| / |b| */
-static double true_residual(const tq_dirac *d, tq_field *x, const double *hb, tq_field *w, double *h, int64_t n)
-{
-    CHECK_OK(tq_dirac_mat(d, w, x, 0));
-    CHECK_OK(tq_field_export(w, h));
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) num += (hb[i] - h[i]) * (hb[i] - h[i]), den += hb[i] * hb[i];
-    return sqrt(num / den);
 }
 
 int main(void)
@@ -101,7 +82,7 @@ int main(void)
         CHECK_OK(tq_multigrid_get_info(mg, &info));
         outer[k] = r.iterations;
         coarse[k] = info.level_iterations[1];
-        res[k] = true_residual(d, x, hb, w, h, n);
+        res[k] = residual_of(d, x, hb, w, h, n);
     next:
         tq_multigrid_destroy(mg);
         tq_dirac_destroy(d);
