@@ -10,6 +10,8 @@
 #   mg2       two levels, 4^4 aggregates, NVEC null vectors (set-up timed apart)
 #   mg3       three levels, 4^4 then 2^4 aggregates, NVEC vectors on both (paper 000's form)
 #   mg2-1     two levels with one source at a time (--mg-solves-at-once 1; the others 4)
+#   mg2-double  two levels with the fine cycle and the bases in double (the CPU's default;
+#             on GPUs the default is half, as paper 000)
 # Each row's log under $OUT/mg-light; the table last: iterations and seconds of all NSRC
 # solves, seconds per solve, the set-up, the speed-up over BiCGstab per solve after the
 # set-up, and with the set-up amortised over 12 sources.
@@ -49,6 +51,7 @@ for kappa in ${KAPPAS:-0.1452 0.1445 0.1435}; do
             cg) row "$kappa" cg --inv-type cg --solve-type normop-pc --where cuda ;;
             mg2) row "$kappa" mg2 $mg ;;
             mg2-1) row "$kappa" mg2-1 $mg --mg-solves-at-once 1 ;;
+            mg2-double) row "$kappa" mg2-double $mg --mg-smoother-prec double --mg-nullvec-prec double ;;
             mg3) row "$kappa" mg3 $mg --mg-levels 3 --mg-nvec 1 "$nvec" --mg-block-size 1 2 2 2 2 ;;
             *) echo "unknown row $r" ;;
         esac

@@ -1,20 +1,26 @@
 /* Multigrid codelets on GPUs: restriction, prolongation and the coarse operator's pack,
  * interior and exterior (CPU versions and buffer orders: codelets/mg_transfer.c,
- * codelets/coarse_op.c), asynchronous on tq_cuda_stream(). Coarse lattices are small (a
- * 4^4 coarse block has 128 sites per parity), so the restriction and the coarse operator
- * give each output degree of freedom (row) its own thread: tq_mg_restrict_dof and
- * tq_coarse_site_row, the same products in the same order as the CPU's per-site functions
- * (kernels/mg_transfer_site.h, kernels/coarse_op_site.h); threads x: sites (coalesced), y:
- * rows. A half-precision output site needs all its values for its norm: those go one
- * thread per site. The Galerkin product gives each entry of the nine coarse matrices of a
- * coarse site its own thread (tq_mg_coarsen_entry; a thread block per coarse site and
- * matrix), its face pack one thread per fine site and basis vector. A basis copy goes one
- * thread per fine site (tq_mg_basis_put_site). The block orthonormalisation is a thread
- * block per coarse site: modified Gram-Schmidt as tq_mg_orthonormalise_site does it, but
- * each inner product summed by the block's threads in a tree (not the CPU's order: the
- * basis agrees with the CPU's to rounding, and is the same for every decomposition). The
- * fine level's stencil form (the Galerkin product's input) goes one thread per fine site,
- * as on the CPU (tq_mg_fine_local_site, _pack_site, _back_site: the same bits). */
+ * codelets/coarse_op.c), asynchronous on tq_cuda_stream().
+ *
+ * The per-cycle kernels (restriction, prolongation, coarse operator) fix their buffers'
+ * precision at compile time (fixed_rows, fixed_prec): with a run-time short-vector length
+ * the per-chunk arrays of kernels/field_layout.h went to local memory, and these kernels
+ * ran at a few percent of the memory bandwidth. The restriction and prolongation give a
+ * thread block to each aggregate (coarse site) and a thread to each of its fine sites; the
+ * restriction sums the aggregate in a fixed tree (warp shuffles, then the warps in order:
+ * not the CPU's order, the same to rounding and for every decomposition). The coarse
+ * operator gives a thread to each (site, row, matrix) and adds the nine matrices' parts in
+ * the CPU's order (tq_coarse_row_matrix). A half-precision coarse output site needs all its
+ * values for its norm: those go one thread per site. The Galerkin product gives each entry
+ * of the nine coarse matrices of a coarse site its own thread (tq_mg_coarsen_entry; a
+ * thread block per coarse site and matrix), its face pack one thread per fine site and
+ * basis vector. A basis copy goes one thread per fine site (tq_mg_basis_put_site). The
+ * block orthonormalisation is a thread block per coarse site: modified Gram-Schmidt as
+ * tq_mg_orthonormalise_site does it, but each inner product summed by the block's threads
+ * in a tree (not the CPU's order: the basis agrees with the CPU's to rounding, and is the
+ * same for every decomposition). The fine level's stencil form (the Galerkin product's
+ * input) goes one thread per fine site, as on the CPU (tq_mg_fine_local_site, _pack_site,
+ * _back_site: the same bits). */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -24,14 +30,6 @@
 #define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
 
 static unsigned blocks_for(int64_t n) { return (unsigned)((n + MG_THREADS - 1) / MG_THREADS); }
-
-/* Per-row kernels: 32 sites x 4 rows per thread block. */
-#define ROW_SITES 32
-#define ROW_ROWS 4
-static dim3 row_grid(int64_t sites, int rows)
-{
-    return dim3((unsigned)((sites + ROW_SITES - 1) / ROW_SITES), (unsigned)((rows + ROW_ROWS - 1) / ROW_ROWS));
-}
 
 static void check_launch(void)
 {
@@ -44,44 +42,179 @@ typedef struct { void *p[2]; } ptr2;
 typedef struct { void *p[8]; } ptr8;
 typedef struct { const void *p[8]; } ptr8c;
 
-__global__ void mg_restrict_kernel(tq_mg_transfer_args a, ptr2c fine, ptr2c basis, ptr2 coarse)
+/* A layout of 24-real rows (every multigrid vector, basis and link row) whose precision is P
+ * at compile time; fixed_prec keeps the number of reals (faces: 2 n). */
+template <int P> __device__ __forceinline__ tq_layout fixed_prec(tq_layout L)
 {
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= 2 * a.coarse_cb) return;
-    const int pc = (int)(i / a.coarse_cb);
-    tq_mg_restrict_site(&a, fine.p, basis.p, coarse.p, pc, i - pc * a.coarse_cb);
+    L.prec = P;
+    L.vec = P == 8 ? 2 : 4;   /* tq_layout_vec for a multiple of 4 reals */
+    return L;
+}
+template <int P> __device__ __forceinline__ tq_layout fixed_rows(tq_layout L)
+{
+    L = fixed_prec<P>(L);
+    L.nreal = 24;
+    return L;
 }
 
-__global__ void mg_restrict_dof_kernel(tq_mg_transfer_args a, ptr2c fine, ptr2c basis, ptr2 coarse)
+/* One row of a buffer of any precision (a few loads per thread block). */
+__device__ __forceinline__ void load_row_any(const void *buf, const tq_layout &L, int64_t s, double *v)
 {
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    const int d = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= 2 * a.coarse_cb || d >= 2 * a.nvec) return;
-    const int pc = (int)(i / a.coarse_cb);
-    const int64_t sc = i - pc * a.coarse_cb;
-    double re, im;
-    tq_mg_restrict_dof(&a, fine.p, basis.p, pc, sc, d, &re, &im);
-    tq_store_complex(coarse.p[pc], &a.Lc, (d / 12) * a.coarse_cb + sc, d % 12, re, im);
+    if (L.prec == 8) { const tq_layout F = fixed_rows<8>(L); tq_load_site(buf, &F, s, v); }
+    else if (L.prec == 4) { const tq_layout F = fixed_rows<4>(L); tq_load_site(buf, &F, s, v); }
+    else { const tq_layout F = fixed_rows<2>(L); tq_load_site(buf, &F, s, v); }
 }
 
-__global__ void mg_prolong_kernel(tq_mg_transfer_args a, ptr2c coarse, ptr2c basis, ptr2 fine)
+__device__ __forceinline__ void store_row_any(void *buf, const tq_layout &L, int64_t s, const double *v)
 {
-    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= 2 * a.fine_cb) return;
-    const int pf = (int)(i / a.fine_cb);
-    tq_mg_prolong_site(&a, coarse.p, basis.p, fine.p, pf, i - pf * a.fine_cb);
+    if (L.prec == 8) { const tq_layout F = fixed_rows<8>(L); tq_store_site(buf, &F, s, v); }
+    else if (L.prec == 4) { const tq_layout F = fixed_rows<4>(L); tq_store_site(buf, &F, s, v); }
+    else { const tq_layout F = fixed_rows<2>(L); tq_store_site(buf, &F, s, v); }
 }
+
+#define AGG_THREADS 256   /* threads of an aggregate's block: its fine sites (4^4) */
+#define AGG_KCHUNK 4      /* basis vectors per pass of the restriction */
+
+static unsigned agg_threads(const tq_mg_transfer_args *a)
+{
+    const int vol = a->agg[0] * a->agg[1] * a->agg[2] * a->agg[3];
+    const int t = (vol + 31) / 32 * 32;
+    return (unsigned)(t < AGG_THREADS ? t : AGG_THREADS);
+}
+
+/* R = P^dag: a thread block per coarse site (both parities), a thread per fine site of its
+ * aggregate. For AGG_KCHUNK basis vectors at a time, each thread sums conj(b_k) v over its
+ * sites' rows per chirality, then the block adds the threads' sums: 32 lanes by shuffles
+ * (a fixed tree), then the warps in order. */
+template <int PF, int PB>
+__global__ void __launch_bounds__(AGG_THREADS, 2) mg_restrict_agg_kernel(tq_mg_transfer_args a, ptr2c fine, ptr2c basis,
+                                                                       ptr2 coarse)
+{
+    __shared__ double warp_sum[AGG_THREADS / 32][4 * AGG_KCHUNK];
+    __shared__ double dof[2 * TQ_MG_SITE_MAX_NVEC][2];
+    const tq_layout Lf = fixed_rows<PF>(a.Lf), Lb = fixed_rows<PB>(a.Lb);
+    const int64_t ic = blockIdx.x;
+    const int pc = (int)(ic / a.coarse_cb);
+    const int64_t sc = ic - pc * a.coarse_cb;
+    int xc[4];
+    tq_block_coords(a.coarse_block, pc, sc, xc);
+    const int nvec = a.nvec, half = 6 * a.rows, vol = tq_mg_agg_volume(&a);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    for (int k0 = 0; k0 < nvec; k0 += AGG_KCHUNK) {
+        double acc[AGG_KCHUNK][4];   /* chirality 0 re, im, chirality 1 re, im */
+        TQ_UNROLL
+        for (int kk = 0; kk < AGG_KCHUNK; kk++) acc[kk][0] = acc[kk][1] = acc[kk][2] = acc[kk][3] = 0;
+        for (int o = threadIdx.x; o < vol; o += blockDim.x) {
+            int pf;
+            int64_t sf;
+            tq_mg_fine_site(&a, xc, o, &pf, &sf);
+            for (int r = 0; r < a.rows; r++) {
+                double v[24];
+                tq_load_site(fine.p[pf], &Lf, r * a.fine_cb + sf, v);
+                TQ_UNROLL
+                for (int kk = 0; kk < AGG_KCHUNK; kk++) {
+                    if (k0 + kk >= nvec) continue;
+                    double b[24];
+                    tq_load_site(basis.p[pf], &Lb, ((k0 + kk) * a.rows + r) * a.fine_cb + sf, b);
+                    TQ_UNROLL
+                    for (int e = 0; e < 12; e++) {
+                        if (12 * r + e >= half) tq_mg_conj_mac(b + 2 * e, v + 2 * e, acc[kk] + 2);
+                        else tq_mg_conj_mac(b + 2 * e, v + 2 * e, acc[kk]);
+                    }
+                }
+            }
+        }
+        TQ_UNROLL
+        for (int q = 0; q < 4 * AGG_KCHUNK; q++) {
+            double x = acc[q / 4][q % 4];
+            for (int off = 16; off > 0; off >>= 1) x += __shfl_down_sync(0xffffffffu, x, off);
+            if (lane == 0) warp_sum[warp][q] = x;
+        }
+        __syncthreads();
+        if (threadIdx.x < 4 * AGG_KCHUNK) {
+            const int q = threadIdx.x, k = k0 + q / 4, chi = (q % 4) / 2;
+            double x = 0;
+            for (int w = 0; w < nwarps; w++) x += warp_sum[w][q];
+            if (k < nvec) dof[chi * nvec + k][q % 2] = x;
+        }
+        __syncthreads();
+    }
+    for (int j = threadIdx.x; j < nvec / 6; j += blockDim.x) {   /* 2 nvec complex: nvec / 6 rows */
+        double out[24];
+        TQ_UNROLL
+        for (int e = 0; e < 12; e++) out[2 * e] = dof[12 * j + e][0], out[2 * e + 1] = dof[12 * j + e][1];
+        store_row_any(coarse.p[pc], a.Lc, j * a.coarse_cb + sc, out);
+    }
+}
+
+/* P: a thread block per coarse site, its 2 nvec values in shared memory, a thread per fine
+ * site of the aggregate: out = sum_k basis_k c(chi nvec + k), k in order (the CPU's order). */
+template <int PB, int PF>
+__global__ void __launch_bounds__(AGG_THREADS) mg_prolong_agg_kernel(tq_mg_transfer_args a, ptr2c coarse, ptr2c basis,
+                                                                      ptr2 fine)
+{
+    __shared__ double c[2 * TQ_MG_SITE_MAX_NVEC][2];
+    const tq_layout Lf = fixed_rows<PF>(a.Lf), Lb = fixed_rows<PB>(a.Lb);
+    const int64_t ic = blockIdx.x;
+    const int pc = (int)(ic / a.coarse_cb);
+    const int64_t sc = ic - pc * a.coarse_cb;
+    int xc[4];
+    tq_block_coords(a.coarse_block, pc, sc, xc);
+    const int nvec = a.nvec, half = 6 * a.rows, vol = tq_mg_agg_volume(&a);
+    for (int j = threadIdx.x; j < nvec / 6; j += blockDim.x) {
+        double v[24];
+        load_row_any(coarse.p[pc], a.Lc, j * a.coarse_cb + sc, v);
+        TQ_UNROLL
+        for (int e = 0; e < 12; e++) c[12 * j + e][0] = v[2 * e], c[12 * j + e][1] = v[2 * e + 1];
+    }
+    __syncthreads();
+    for (int o = threadIdx.x; o < vol; o += blockDim.x) {
+        int pf;
+        int64_t sf;
+        tq_mg_fine_site(&a, xc, o, &pf, &sf);
+        for (int r = 0; r < a.rows; r++) {
+            double out[24];
+            TQ_UNROLL
+            for (int e = 0; e < 24; e++) out[e] = 0;
+            for (int k = 0; k < nvec; k++) {
+                double b[24];
+                tq_load_site(basis.p[pf], &Lb, (k * a.rows + r) * a.fine_cb + sf, b);
+                const double x0r = c[k][0], x0i = c[k][1], x1r = c[nvec + k][0], x1i = c[nvec + k][1];
+                TQ_UNROLL
+                for (int e = 0; e < 12; e++) {
+                    const int upper = 12 * r + e >= half;
+                    const double xr = upper ? x1r : x0r, xi = upper ? x1i : x0i;
+                    out[2 * e] += b[2 * e] * xr - b[2 * e + 1] * xi;
+                    out[2 * e + 1] += b[2 * e] * xi + b[2 * e + 1] * xr;
+                }
+            }
+            tq_store_site(fine.p[pf], &Lf, r * a.fine_cb + sf, out);
+        }
+    }
+}
+
+/* kernel<PA, PB> for the precisions (8, 4 or 2 bytes) of two buffers */
+#define MG_DISPATCH2(kernel, pa, pb, grid, block, ...)                                                      \
+    do {                                                                                                    \
+        const int pa_ = (pa), pb_ = (pb);                                                                   \
+        if (pa_ == 8 && pb_ == 8) kernel<8, 8><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);          \
+        else if (pa_ == 8 && pb_ == 4) kernel<8, 4><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);     \
+        else if (pa_ == 8) kernel<8, 2><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);                 \
+        else if (pa_ == 4 && pb_ == 8) kernel<4, 8><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);     \
+        else if (pa_ == 4 && pb_ == 4) kernel<4, 4><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);     \
+        else if (pa_ == 4) kernel<4, 2><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);                 \
+        else if (pb_ == 8) kernel<2, 8><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);                 \
+        else if (pb_ == 4) kernel<2, 4><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);                 \
+        else kernel<2, 2><<<grid, block, 0, tq_cuda_stream()>>>(__VA_ARGS__);                               \
+    } while (0)
 
 extern "C" void tq_mg_restrict_cuda(void *buffers[], void *cl_arg)
 {
     const tq_mg_transfer_args *a = (const tq_mg_transfer_args *)cl_arg;
     const ptr2c fine = {{PTR(0), PTR(1)}}, basis = {{PTR(2), PTR(3)}};
     const ptr2 coarse = {{PTR(4), PTR(5)}};
-    if (a->Lc.prec == 2)
-        mg_restrict_kernel<<<blocks_for(2 * a->coarse_cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, fine, basis, coarse);
-    else
-        mg_restrict_dof_kernel<<<row_grid(2 * a->coarse_cb, 2 * a->nvec), dim3(ROW_SITES, ROW_ROWS), 0, tq_cuda_stream()>>>(
-            *a, fine, basis, coarse);
+    MG_DISPATCH2(mg_restrict_agg_kernel, a->Lf.prec, a->Lb.prec, (unsigned)(2 * a->coarse_cb), agg_threads(a), *a, fine,
+                 basis, coarse);
     check_launch();
 }
 
@@ -90,7 +223,8 @@ extern "C" void tq_mg_prolong_cuda(void *buffers[], void *cl_arg)
     const tq_mg_transfer_args *a = (const tq_mg_transfer_args *)cl_arg;
     const ptr2c coarse = {{PTR(0), PTR(1)}}, basis = {{PTR(2), PTR(3)}};
     const ptr2 fine = {{PTR(4), PTR(5)}};
-    mg_prolong_kernel<<<blocks_for(2 * a->fine_cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, coarse, basis, fine);
+    MG_DISPATCH2(mg_prolong_agg_kernel, a->Lb.prec, a->Lf.prec, (unsigned)(2 * a->coarse_cb), agg_threads(a), *a, coarse,
+                 basis, fine);
     check_launch();
 }
 
@@ -112,28 +246,53 @@ __global__ void coarse_site_kernel(tq_coarse_args a, const void *in_same, const 
     tq_coarse_site(&a, in_same, in, links, exterior ? from.p : NULL, out, s);
 }
 
-__global__ void coarse_row_kernel(tq_coarse_args a, const void *in_same, const void *in, const void *links, ptr8c from,
-                                  void *out, int exterior)
+/* A thread per (site, row, matrix): thread (x, y) of block (bx, i) is site 32 bx + x, row i,
+ * matrix y; the row's matrices are added in order by the y = 0 thread (tq_coarse_site's
+ * order). Links PL and vectors (faces too) PV bytes per real. */
+#define ROWM_SITES 32
+template <int PL, int PV>
+__global__ void __launch_bounds__(ROWM_SITES * 9) coarse_rowm_kernel(tq_coarse_args a, const void *in_same,
+                                                                      const void *in, const void *links, ptr8c from,
+                                                                      void *out, int exterior)
 {
-    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    const int i = blockIdx.y * blockDim.y + threadIdx.y;
-    if (s >= a.cb || i >= a.n) return;
-    int x[4];
-    tq_block_coords(a.B, a.parity, s, x);
-    if (tq_coarse_on_face(&a, x) != exterior) return;
-    double re, im;
-    tq_coarse_site_row(&a, in_same, in, links, exterior ? from.p : NULL, s, i, &re, &im);
-    tq_store_complex(out, &a.L_out, (i / 12) * a.cb + s, i % 12, re, im);
+    __shared__ double part[9][ROWM_SITES][2];
+    const int t = threadIdx.x, m = threadIdx.y, i = blockIdx.y;
+    const int64_t s = blockIdx.x * (int64_t)ROWM_SITES + t;
+    const int m0 = a.local ? 0 : 1, m1 = a.no_hops ? 1 : 9;
+    int x[4] = {0, 0, 0, 0};
+    int mine = s < a.cb;
+    if (mine) {
+        tq_block_coords(a.B, a.parity, s, x);
+        mine = tq_coarse_on_face(&a, x) == exterior;
+    }
+    double re = 0, im = 0;
+    if (mine && m >= m0 && m < m1) {
+        const tq_layout Ll = fixed_rows<PL>(a.L_links), Lin = fixed_rows<PV>(a.L_in);
+        tq_coarse_row_matrix(&a, &Ll, &Lin, in_same, in, links, exterior ? from.p : NULL, x, s, i, m, &re, &im);
+    }
+    part[m][t][0] = re;
+    part[m][t][1] = im;
+    __syncthreads();
+    if (m == 0 && mine) {
+        double acc_re = 0, acc_im = 0;
+        for (int mm = m0; mm < m1; mm++) acc_re += part[mm][t][0], acc_im += part[mm][t][1];
+        tq_store_complex(out, &a.L_out, (i / 12) * a.cb + s, i % 12, acc_re, acc_im);
+    }
 }
 
 static void coarse_launch(const tq_coarse_args *a, const void *in_same, const void *in, const void *links, ptr8c from,
                           void *out, int exterior)
 {
-    if (a->L_out.prec == 2)
+    int faces_like_in = 1;   /* the per-row kernel reads faces in the input's precision */
+    for (int mu = 0; mu < 4; mu++)
+        if (a->split[mu] && a->L_face[mu].prec != a->L_in.prec) faces_like_in = 0;
+    if (a->L_out.prec == 2 || !faces_like_in) {
         coarse_site_kernel<<<blocks_for(a->cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, in_same, in, links, from, out, exterior);
-    else
-        coarse_row_kernel<<<row_grid(a->cb, a->n), dim3(ROW_SITES, ROW_ROWS), 0, tq_cuda_stream()>>>(*a, in_same, in, links,
-                                                                                                     from, out, exterior);
+    } else {
+        const dim3 grid((unsigned)((a->cb + ROWM_SITES - 1) / ROWM_SITES), (unsigned)a->n), block(ROWM_SITES, 9);
+        MG_DISPATCH2(coarse_rowm_kernel, a->L_links.prec, a->L_in.prec, grid, block, *a, in_same, in, links, from, out,
+                     exterior);
+    }
     check_launch();
 }
 

@@ -1,5 +1,5 @@
 /* The multigrid coarse operator per site, shared by the CPU codelets (codelets/coarse_op.c)
- * and, later, the CUDA ones: on the sites x of parity p of one block,
+ * and the CUDA ones (codelets/mg_cuda.cu): on the sites x of parity p of one block,
  *     out(x) = [X(x) in(x)] + sum_mu [Yf_mu(x) in(x + mu) + Yb_mu(x) in(x - mu)]
  * (reference/mg_reference.h's stencil form; boundary phases are folded into the Y), with
  * in(x +- mu) of parity 1 - p from the block itself or, across a split direction, from the
@@ -127,31 +127,43 @@ TQ_HD void tq_coarse_site(const tq_coarse_args *a, const void *in_same, const vo
     for (int j = 0; j < n / 12; j++) tq_store_site(out, &a->L_out, j * a->cb + s, acc + 24 * j);
 }
 
-/* Row i of site s as tq_coarse_site computes it (the same products in the same order), for
- * kernels that give each row its own thread: reads only the chunks the row needs. */
-TQ_HD void tq_coarse_site_row(const tq_coarse_args *a, const void *in_same, const void *in, const void *links,
-                              const void *const *from, int64_t s, int i, double *out_re, double *out_im)
+/* Reals 24 c .. 24 c + 23 of face site `site` (a face site holds 2 n reals), chunk by chunk. */
+TQ_HD void tq_coarse_load_face_chunk(const void *buf, const tq_layout *L, int64_t site, int c, double *v)
 {
-    int x[4];
-    tq_block_coords(a->B, a->parity, s, x);
-    double acc_re = 0, acc_im = 0;
-    for (int m = a->local ? 0 : 1; m < (a->no_hops ? 1 : 9); m++) {
-        int64_t site;
-        int face;
-        const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
-        double re = 0, im = 0;
-        for (int c = 0; c < a->n / 12; c++) {
-            double y[24], v[24];
-            tq_coarse_load_link_chunk(a, links, m, i, c, s, y);
-            if (face) tq_load_reals(buf, &a->L_face[(m - 1) / 2], site, 24 * c, 24 * c + 24, v);
-            else tq_load_site(buf, &a->L_in, c * a->cb + site, v);
-            tq_coarse_chunk_dot(y, v, &re, &im);
-        }
-        acc_re += re;
-        acc_im += im;
+    const double hs = L->prec == 2 ? tq_half_scale(buf, L, site) : 0;
+    const int per = 24 / L->vec;
+    TQ_UNROLL
+    for (int j = 0; j < per; j++) tq_load_chunk(buf, L, site, c * per + j, hs, v + j * L->vec);
+}
+
+/* Matrix m's part of row i at site s (block coordinates x): the row's chunks of Y_m times
+ * the vector tq_coarse_source finds, in chunk order, as tq_coarse_site sums them. The
+ * links and input layouts come apart from a, with the faces' precision that of Lin, so
+ * that a GPU kernel can pass layouts whose precision is a compile-time constant (its
+ * per-chunk arrays then stay in registers). */
+TQ_HD void tq_coarse_row_matrix(const tq_coarse_args *a, const tq_layout *Ll, const tq_layout *Lin, const void *in_same,
+                                const void *in, const void *links, const void *const *from, const int x[4], int64_t s,
+                                int i, int m, double *out_re, double *out_im)
+{
+    int64_t site;
+    int face;
+    const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
+    tq_layout Lf = *Lin;
+    if (face) {
+        Lf = a->L_face[(m - 1) / 2];
+        Lf.prec = Lin->prec, Lf.vec = Lin->vec;
     }
-    *out_re = acc_re;
-    *out_im = acc_im;
+    const int per_row = a->n / 12;
+    double re = 0, im = 0;
+    for (int c = 0; c < per_row; c++) {
+        double y[24], v[24];
+        tq_load_site(links, Ll, (((int64_t)m * a->n + i) * per_row + c) * a->cb + s, y);
+        if (face) tq_coarse_load_face_chunk(buf, &Lf, site, c, v);
+        else tq_load_site(buf, Lin, c * a->cb + site, v);
+        tq_coarse_chunk_dot(y, v, &re, &im);
+    }
+    *out_re = re;
+    *out_im = im;
 }
 
 /* Pack: the input's sites (parity a->parity here: the one the readers hop to) on the

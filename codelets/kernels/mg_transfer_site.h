@@ -1,5 +1,5 @@
-/* Multigrid transfer per site, shared by the CPU codelets (codelets/mg_transfer.c) and, later,
- * the CUDA ones: restriction R = P^dag per coarse site, prolongation P per fine site, the
+/* Multigrid transfer per site, shared by the CPU codelets (codelets/mg_transfer.c) and the
+ * CUDA ones (codelets/mg_cuda.cu): restriction R = P^dag per coarse site, prolongation P per fine site, the
  * block orthonormalisation of the null-vector basis per aggregate, and the copy of a null
  * vector into the basis. Definitions as in reference/mg_reference.h (paper 000 section
  * 3.4): a coarse site is an aggregate of agg[4] fine sites of one block; the first half of
@@ -7,7 +7,8 @@
  * spinors: spins 0, 1 and 2, 3); coarse degree of freedom chi nvec + k is the coefficient of
  * basis vector k on the chirality-chi part of the aggregate. Arithmetic in double, the sums
  * in the reference's order (fine sites of an aggregate lexicographically, then degrees of
- * freedom), whatever the storage precision.
+ * freedom), whatever the storage precision (the GPU's restriction sums an aggregate's
+ * sites in a tree instead: the same to rounding, and the same for every decomposition).
  *
  * Fields hold rows of 24 reals (12 complex): a Wilson spinor is one row; a coarse field of
  * ndof complex has ndof / 12 rows, row j of site s stored as site j cb + s of its buffer
@@ -90,36 +91,6 @@ TQ_HD void tq_mg_restrict_site(const tq_mg_transfer_args *a, const void *const f
         for (int e = 0; e < 12; e++) out[2 * e] = acc[12 * j + e][0], out[2 * e + 1] = acc[12 * j + e][1];
         tq_store_site(coarse[pc], &a->Lc, j * a->coarse_cb + sc, out);
     }
-}
-
-/* Coarse degree of freedom d = chi nvec + k of coarse site (pc, sc) as
- * tq_mg_restrict_site computes it (the same products in the same order: fine sites, rows,
- * then the row's elements of chirality chi), for kernels that give each degree of freedom
- * its own thread: reads only the chirality's part of each row. */
-TQ_HD void tq_mg_restrict_dof(const tq_mg_transfer_args *a, const void *const fine[2], const void *const basis[2], int pc,
-                              int64_t sc, int d, double *re, double *im)
-{
-    int xc[4];
-    tq_block_coords(a->coarse_block, pc, sc, xc);
-    const int nvec = a->nvec, half = 6 * a->rows, vol = tq_mg_agg_volume(a), chi = d / nvec, k = d % nvec;
-    double c[2] = {0, 0};
-    for (int o = 0; o < vol; o++) {
-        int pf;
-        int64_t sf;
-        tq_mg_fine_site(a, xc, o, &pf, &sf);
-        for (int r = 0; r < a->rows; r++) {
-            /* the row's elements e0 .. e1 - 1 have chirality chi (global element 12 r + e) */
-            const int e0 = chi * half - 12 * r > 0 ? chi * half - 12 * r : 0;
-            const int e1 = (chi + 1) * half - 12 * r < 12 ? (chi + 1) * half - 12 * r : 12;
-            if (e0 >= e1) continue;
-            double v[24], b[24];
-            tq_load_reals(fine[pf], &a->Lf, r * a->fine_cb + sf, 2 * e0, 2 * e1, v);
-            tq_load_reals(basis[pf], &a->Lb, (k * a->rows + r) * a->fine_cb + sf, 2 * e0, 2 * e1, b);
-            for (int e = 0; e < e1 - e0; e++) tq_mg_conj_mac(b + 2 * e, v + 2 * e, c);
-        }
-    }
-    *re = c[0];
-    *im = c[1];
 }
 
 /* fine(pf, sf) = sum_k basis_k coarse(chi nvec + k) on each chirality. */

@@ -73,4 +73,20 @@ int tq_cli_quenched_gauge(const tq_cli_quenched *q, int verbosity, tq_host_gauge
  * when none is set. */
 const char *tq_cli_default_cache_dir(char *buf, size_t len);
 
+/* The propagator's multigrid options (src/cli/mg_options.c). */
+typedef struct tq_cli_mg {
+    tq_mg_params p;
+    unsigned long long seed;            /* --mg-seed */
+    const char *save, *load;            /* --mg-save FILE, --mg-load FILE */
+    int given;                          /* any --mg-* option */
+    int smoother_prec_given, nullvec_prec_given;
+} tq_cli_mg;
+void tq_cli_mg_defaults(tq_cli_mg *o);
+/* The option at argv[*i] if it is a --mg-* one: -1 when it is none of them, else 1 for a
+ * bad value and 0 (*i on its last value). */
+int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i);
+/* The set-up's parameters: o's, with the precisions not given on the command line chosen
+ * by where the fine level runs: half on GPUs (paper 000), double on CPU workers. */
+void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p);
+
 #endif

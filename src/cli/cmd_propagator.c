@@ -45,7 +45,7 @@ static void propagator_usage(FILE *o)
         "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
         "all solves in one batch. --json prints one JSON object instead of the tables.\n"
         "--inv-multigrid: flexible GCR on M preconditioned by adaptive aggregation multigrid\n"
-        "(one set-up for all sources, timed apart; the fine level in double): --mg-levels N\n"
+        "(one set-up for all sources, timed apart; the outer GCR in double): --mg-levels N\n"
         "levels (2; 3 or 4: a K-cycle, each coarse solve preconditioned by the next level's\n"
         "cycle); level L (0 the fine one) has aggregates of --mg-block-size L X Y Z T sites\n"
         "(default 4 4 4 4 on level 0, 2 2 2 2 above), --mg-nvec L N null vectors (24, a multiple\n"
@@ -57,7 +57,8 @@ static void propagator_usage(FILE *o)
         "even-odd Schur complement (1) or on its operator; --mg-where L any|cpu|cuda: where level\n"
         "L >= 1 runs (any: its blocks' owners, GPUs where there are); --mg-coarse-prec P: the coarse\n"
         "levels' precision (single), --mg-smoother-prec P the fine level's cycle's and\n"
-        "--mg-nullvec-prec P the bases' (double); --mg-seed the random start vectors (1);\n"
+        "--mg-nullvec-prec P the bases' (half where GPUs run the fine level, else double);\n"
+        "--mg-seed the random start vectors (1);\n"
         "--mg-solves-at-once N: a batch's sources side by side, N at a time, each on its own host\n"
         "thread (4; fewer where they would not fit a GPU). --mg-save FILE writes the set-up (basis\n"
         "and coarse operator) to FILE; --mg-load FILE reads one saved for the same lattice,\n"
@@ -112,10 +113,8 @@ typedef struct prop_opts {
     int by_parts;            /* under mpirun: each rank reads only its sites of --gauge */
     int weak_parts;          /* under mpirun: each rank makes only its sites of --weak-field's */
     int multigrid;           /* --inv-multigrid */
-    int inv_given, solve_type_given, sloppy_given, mg_given;
-    tq_mg_params mgp;
-    unsigned long long mg_seed;
-    const char *mg_save, *mg_load;   /* --mg-save FILE, --mg-load FILE */
+    int inv_given, solve_type_given, sloppy_given;
+    tq_cli_mg mg;            /* the --mg-* options */
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
@@ -125,6 +124,7 @@ typedef struct prop_run {
     tq_field *gauge, *x[12], *b[12];
     tq_dirac *d;
     tq_multigrid *mg;        /* --inv-multigrid: the set-up all sources share */
+    tq_mg_params mgp;        /* its parameters (the command line's, precisions settled) */
     double *host, *corr;     /* a spinor on the host (this rank's sites); C(t) */
     tq_lattice_info li;      /* the distribution: grid of ranks, this rank's place */
     tq_solver_result res[12];
@@ -152,87 +152,7 @@ static void prop_defaults(prop_opts *o)
     o->where = "any";
     tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(o->cache_buf, sizeof o->cache_buf)};
     o->q = q;
-    /* two levels in double by default (more with --mg-levels); paper 000's aggregates, null
-     * vectors, set-up (BiCGstab to 5e-6 or 500 iterations: on a 32^4 configuration at light
-     * mass 16 GCR iterations per vector left 10x more outer iterations) and steps */
-    tq_mg_params_default(&o->mgp);
-    o->mgp.levels = 2;
-    o->mgp.smoother_prec = o->mgp.nullvec_prec = TQ_DOUBLE;
-    /* coarse GCR to 0.1 or 20 iterations: the fastest at light mass (doc/performance.md) */
-    o->mgp.coarse_tol = 0.1;
-    o->mgp.coarse_maxiter = 20;
-    o->mgp.verbosity = 0;
-    o->mg_seed = 1;
-}
-
-/* A multigrid option: --mg-levels N, --mg-setup-tol T, ... and the per-level ones (--mg-nvec
- * L N, --mg-smoother-steps L N, --mg-block-size L X Y Z T), whose values follow argv[*i].
- * Returns -1 when a is none of them, else 1 for a bad value and 0 (*i on the last value). */
-static int parse_mg_option(prop_opts *o, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i];
-    static const char *const known[] = {"--mg-levels", "--mg-setup-tol", "--mg-setup-iters", "--mg-coarse-tol",
-                                        "--mg-coarse-maxiter", "--mg-seed", "--mg-verbosity", "--mg-nvec",
-                                        "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
-                                        "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where", "--mg-coarse-prec",
-                                        "--mg-smoother-prec", "--mg-nullvec-prec", "--mg-solves-at-once",
-                                        "--mg-setup-inv"};
-    int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
-    if (!is_known) return -1;
-    tq_mg_params *m = &o->mgp;
-    int nval = !strcmp(a, "--mg-block-size") ? 5
-               : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") || !strcmp(a, "--mg-where") ? 2 : 1;
-    if (*i + nval >= argc) return 1;
-    char *e;
-    long v[5];
-    const char *s = argv[*i + 1];
-    int bad = 0;
-    if (!strcmp(a, "--mg-save")) { o->mg_save = s; bad = !s[0]; }
-    else if (!strcmp(a, "--mg-load")) { o->mg_load = s; bad = !s[0]; }
-    else if (!strcmp(a, "--mg-setup-tol")) { m->setup_tol = strtod(s, &e); bad = *e || !(m->setup_tol > 0 && m->setup_tol < 1); }
-    else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
-    else if (!strcmp(a, "--mg-seed")) { o->mg_seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
-    else if (!strcmp(a, "--mg-coarse-prec")) bad = tq_precision_parse(s, &m->coarse_prec) != TQ_SUCCESS;
-    else if (!strcmp(a, "--mg-setup-inv"))
-        bad = tq_inverter_parse(s, &m->setup_inverter) != TQ_SUCCESS ||
-              (m->setup_inverter != TQ_INV_BICGSTAB && m->setup_inverter != TQ_INV_GCR);
-    else if (!strcmp(a, "--mg-smoother-prec")) bad = tq_precision_parse(s, &m->smoother_prec) != TQ_SUCCESS;
-    else if (!strcmp(a, "--mg-nullvec-prec")) bad = tq_precision_parse(s, &m->nullvec_prec) != TQ_SUCCESS;
-    else if (!strcmp(a, "--mg-where")) {   /* L any|cpu|cuda */
-        const long l = strtol(s, &e, 10);
-        const char *w = argv[*i + 2];
-        bad = *e || !s[0] || l < 1 || l >= TQ_MG_MAX_LEVELS;
-        if (!bad && !strcmp(w, "any")) m->where[l] = TQ_WHERE_ANY;
-        else if (!bad && !strcmp(w, "cpu")) m->where[l] = TQ_WHERE_CPU;
-        else if (!bad && !strcmp(w, "cuda")) m->where[l] = TQ_WHERE_CUDA;
-        else bad = 1;
-    }
-    else {
-        for (int k = 0; k < nval && !bad; k++) {
-            v[k] = strtol(argv[*i + 1 + k], &e, 10);
-            bad = *e || argv[*i + 1 + k][0] == 0 || v[k] < 0 || v[k] > 1 << 20;
-        }
-        const int level_ok = nval == 1 || (v[0] >= 0 && v[0] < TQ_MG_MAX_LEVELS - 1);
-        if (bad || !level_ok) bad = 1;
-        else if (!strcmp(a, "--mg-levels")) m->levels = (int)v[0];
-        else if (!strcmp(a, "--mg-setup-iters")) m->setup_iters = (int)v[0];
-        else if (!strcmp(a, "--mg-coarse-maxiter")) m->coarse_maxiter = (int)v[0];
-        else if (!strcmp(a, "--mg-verbosity")) m->verbosity = (int)v[0];
-        else if (!strcmp(a, "--mg-solves-at-once")) {
-            m->solves_at_once = (int)v[0];
-            bad = v[0] < 1 || v[0] > TQ_MG_MAX_SOLVES_AT_ONCE;
-        }
-        else if (!strcmp(a, "--mg-coarsest-eo")) { m->coarsest_eo = (int)v[0]; bad = v[0] > 1; }
-        else if (!strcmp(a, "--mg-smoother-eo")) { m->smoother_eo = (int)v[0]; bad = v[0] > 1; }
-        else if (!strcmp(a, "--mg-nvec")) m->nvec[v[0]] = (int)v[1];
-        else if (!strcmp(a, "--mg-smoother-steps")) m->pre_steps[v[0]] = m->post_steps[v[0]] = (int)v[1];
-        else if (!strcmp(a, "--mg-block-size")) for (int mu = 0; mu < 4; mu++) m->block[v[0]][mu] = (int)v[1 + mu];
-        else return -1;
-    }
-    *i += nval;
-    o->mg_given = 1;
-    return bad;
+    tq_cli_mg_defaults(&o->mg);
 }
 
 /* Options of the gauge field, the operator and the run, with value v. Returns -1 when a is
@@ -314,7 +234,7 @@ static int settle_options(prop_opts *o, const char *me)
         sp->solve_type = TQ_SOLVE_DIRECT;
         sp->prec_sloppy = (tq_precision)0;
         sp->recon_sloppy = (tq_recon)0;
-    } else if (o->mg_given) {
+    } else if (o->mg.given) {
         fprintf(stderr, "%s: the --mg-* options set up multigrid: add --inv-multigrid\n", me);
         return 2;
     }
@@ -353,7 +273,7 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
         else if (!strcmp(a, "--json")) { o->json = 1; bad = 0; }
         else if (!strcmp(a, "--warmup")) { o->warmup = 1; bad = 0; }
         else if (!strcmp(a, "--inv-multigrid")) { o->multigrid = 1; bad = 0; }
-        else if ((bad = parse_mg_option(o, argc, argv, &i)) >= 0) {}
+        else if ((bad = tq_cli_mg_option(&o->mg, argc, argv, &i)) >= 0) {}
         else if (!strcmp(a, "--help")) { propagator_usage(stdout); return 0; }
         else if (v && ((bad = parse_problem_option(o, a, v)) >= 0 || (bad = parse_solver_option(&o->sp, a, v)) >= 0)) {
             i++;
@@ -466,14 +386,17 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     }
     r->t_setup = tq_cli_now() - r->t_setup;
     if (o->multigrid) {
+        tq_runtime_info ri;
+        tq_get_runtime_info(&ri);
+        tq_cli_mg_precisions(&o->mg, ri.ncuda_workers > 0 && strcmp(o->where, "cpu"), &r->mgp);
         r->t_mg_setup = tq_cli_now();
-        const tq_status made = o->mg_load ? tq_multigrid_load(r->d, &o->mgp, o->mg_load, &r->mg)
-                                          : tq_multigrid_create(r->d, &o->mgp, (uint64_t)o->mg_seed, &r->mg);
+        const tq_status made = o->mg.load ? tq_multigrid_load(r->d, &r->mgp, o->mg.load, &r->mg)
+                                          : tq_multigrid_create(r->d, &r->mgp, (uint64_t)o->mg.seed, &r->mg);
         if (made != TQ_SUCCESS) {
             fprintf(stderr, "%s: multigrid set-up: %s\n", me, tq_last_error());
             return 1;
         }
-        if (o->mg_save && tq_multigrid_save(r->mg, o->mg_save)) {
+        if (o->mg.save && tq_multigrid_save(r->mg, o->mg.save)) {
             fprintf(stderr, "%s: saving the multigrid set-up: %s\n", me, tq_last_error());
             return 1;
         }
@@ -524,12 +447,14 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
     if (r->mg) {
         tq_multigrid_info mi;
         tq_multigrid_get_info(r->mg, &mi);
-        printf("  multigrid set-up: %d levels (%ld %s iterations), %.3f s\n", mi.levels, mi.setup_iterations,
-               tq_inverter_name(o->mgp.setup_inverter), r->t_mg_setup);
+        printf("  multigrid set-up: %d levels (%ld %s iterations), smoother %s, null vectors %s, coarse levels %s, "
+               "%.3f s\n", mi.levels, mi.setup_iterations, tq_inverter_name(r->mgp.setup_inverter),
+               tq_precision_name(r->mgp.smoother_prec), tq_precision_name(r->mgp.nullvec_prec),
+               tq_precision_name(r->mgp.coarse_prec), r->t_mg_setup);
         for (int l = 0; l + 1 < mi.levels; l++) {
-            const int *a = o->mgp.block[l], *c = mi.level_dims[l + 1];
+            const int *a = r->mgp.block[l], *c = mi.level_dims[l + 1];
             printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d, run by %s\n", l,
-                   a[0], a[1], a[2], a[3], o->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3], mi.level_where[l + 1]);
+                   a[0], a[1], a[2], a[3], r->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3], mi.level_where[l + 1]);
         }
     }
 }
