@@ -135,9 +135,21 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
         tq_status s = check_fine(who, t, vectors[k]);
         if (s != TQ_SUCCESS) return s;
     }
+    /* The GPU's orthonormalisation reads and writes single complex values, which a
+     * half-precision site (one norm for its row) does not allow: a half basis is made and
+     * orthonormalised in single, where the cycle runs, then stored in half. */
+    tq_field *basis = t->basis;
+    if (t->basis->p.prec == TQ_HALF) {
+        tq_field_params sp = t->basis->p;
+        sp.prec = TQ_SINGLE;
+        TQ_CHECK(tq_field_create(t->fine, &sp, &basis));
+    }
     const int nb = t->fine->nblocks;
     int64_t *status = calloc((size_t)nb, sizeof *status);
-    if (!status) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    if (!status) {
+        if (basis != t->basis) tq_field_destroy(basis);
+        return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    }
     int ret = 0;
     for (int k = 0; k < t->nvec && !ret; k++)
         for (int b = 0; b < nb && !ret; b++) {
@@ -145,8 +157,9 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
             a.k = k;
             a.Lf = vectors[k]->layout;
             starpu_data_handle_t v[2], B[2];
+            a.Lb = basis->layout;
             tq_mg_field_pair(vectors[k], b, v);
-            tq_mg_field_pair(t->basis, b, B);
+            tq_mg_field_pair(basis, b, B);
             const tq_task_options o = tq_mg_cycle_options(t->fine, b);
             ret = tq_task_mg_basis_put(&o, &a, v, B);
         }
@@ -156,15 +169,20 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
         struct starpu_data_filter one_each = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)nb};
         starpu_data_partition(hs, &one_each);
         for (int b = 0; b < nb && !ret; b++) {
-            const tq_mg_transfer_args a = tq_mg_transfer_block_args(t);
+            tq_mg_transfer_args a = tq_mg_transfer_block_args(t);
+            a.Lb = basis->layout;
             starpu_data_handle_t B[2];
-            tq_mg_field_pair(t->basis, b, B);
-            /* the GPU version reads and writes single complex values: no half-precision basis */
-            const tq_task_options o = t->basis->p.prec == TQ_HALF ? tq_mg_block_options(t->fine, b) : tq_mg_cycle_options(t->fine, b);
+            tq_mg_field_pair(basis, b, B);
+            const tq_task_options o = tq_mg_cycle_options(t->fine, b);
             ret = tq_task_mg_orthonormalise(&o, &a, B, starpu_data_get_sub_data(hs, 1, (unsigned)b));
         }
         starpu_data_unpartition(hs, STARPU_MAIN_RAM);   /* waits for the tasks */
         starpu_data_unregister(hs);
+    }
+    tq_status copied = TQ_SUCCESS;
+    if (basis != t->basis) {
+        if (!ret) copied = tq_blas_copy(t->basis, basis);
+        tq_field_destroy(basis);
     }
     /* each rank saw its own blocks (the others' entries stay 0) */
     double counts[2] = {0, 0};
@@ -172,6 +190,7 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
     free(status);
     tq_internal_allreduce_sum(counts, 2);
     if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+    if (copied != TQ_SUCCESS) return copied;
     if (counts[1] > 0) return tq_error(TQ_ERR_NOMEM, "%s: out of memory in an orthonormalisation task", who);
     if (counts[0] > 0)
         return tq_error(TQ_ERR_BREAKDOWN, "%s: %.0f null-vector part(s) are linearly dependent on the ones before them on an "
