@@ -8,7 +8,8 @@
  * levels the cycles nest as a K-cycle: level l's coarse solve is flexible GCR on level l + 1
  * preconditioned by level l + 1's cycle; the coarsest level is solved by plain GCR (the
  * solves themselves: src/solvers/mg_solve_sources.c); saving and loading a set-up. The
- * fine level in double precision so far, the coarse levels in coarse_prec (links and
+ * outer solve on the fine level in double, its cycle and set-up solves in smoother_prec
+ * (the set-up's with reliable updates), the coarse levels in coarse_prec (links and
  * vectors; half vectors with single links). May call: src/core, src/blas, src/dirac and the
  * solvers' frame. */
 #include "solvers/mg_multigrid.h"
@@ -101,6 +102,12 @@ static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field *
     sp.inverter = mg->p.setup_inverter;
     sp.tol = mg->p.setup_tol;
     sp.maxiter = mg->p.setup_iters;
+    /* on the fine level, iterations in the smoother's precision with reliable updates (as
+     * paper 000's set-up in half): the full system M e = F v0, as in double */
+    if (l == 0 && mg->p.smoother_prec != TQ_DOUBLE) {
+        sp.solve_type = TQ_SOLVE_DIRECT;
+        sp.prec_sloppy = mg->p.smoother_prec;
+    }
     if (st == TQ_SUCCESS)
         st = l == 0 ? tq_mg_fine_solve_many(mg->d, nvec, e, (const tq_field *const *)v, &sp, status, out)
                     : tq_mg_level_solve_many(mg->op[l], nvec, e, (const tq_field *const *)v, &sp, status, out);

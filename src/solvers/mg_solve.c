@@ -211,9 +211,37 @@ tq_status tq_mg_level_solve_many(const tq_mg_coarse_op *op, int n, tq_field *con
     return solve_many("tq_mg_level_solve_many", op, NULL, n, x, b, p, status, out);
 }
 
+/* The fine level's n solves with a sloppy precision: tq_solve_many's mixed-precision
+ * iterations (reliable updates), in groups that fit the GPUs' memory (sized as solve_many's).
+ * A solve that stops at p->maxiter is TQ_ERR_NOT_CONVERGED in its status, not an error. */
+static tq_status mixed_solve_many(const char *who, const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
+                                  const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
+{
+    if (n <= 0 || !x || !b || !status || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument or n <= 0", who);
+    tq_solver_result *res = calloc((size_t)n, sizeof *res);
+    if (!res) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    const int group = tq_internal_systems_fitting(b[0]->lat, 23.0 * (double)tq_field_bytes(b[0]), 0);
+    tq_status first = TQ_SUCCESS;
+    for (int i0 = 0; i0 < n && first == TQ_SUCCESS; i0 += group) {
+        const int m = n - i0 > group ? group : n - i0;
+        const tq_status st = tq_solve_many(d, m, x + i0, b + i0, p, res + i0);
+        if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) first = st;
+    }
+    for (int i = 0; i < n; i++) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].iterations = res[i].iterations;
+        out[i].flops = res[i].flops;
+        status[i] = first != TQ_SUCCESS ? first : res[i].residual <= p->tol ? TQ_SUCCESS : TQ_ERR_NOT_CONVERGED;
+    }
+    free(res);
+    return first;
+}
+
 tq_status tq_mg_fine_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
                                 const tq_solver_params *p, tq_status *status, tq_krylov_out *out)
 {
-    if (!d) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_fine_solve_many: NULL operator");
+    if (!d || !p) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_fine_solve_many: NULL operator or parameters");
+    if (p->prec_sloppy && p->prec_sloppy != tq_internal_dirac_gauge(d)->p.prec)
+        return mixed_solve_many("tq_mg_fine_solve_many", d, n, x, b, p, status, out);
     return solve_many("tq_mg_fine_solve_many", NULL, d, n, x, b, p, status, out);
 }
