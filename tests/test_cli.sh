@@ -349,7 +349,16 @@ run 2 propagator --inv-multigrid --mg-nvecs 0 6 && expect "$err" "unknown option
 run 1 propagator --dim 4 4 4 8 --weak-field 0.2 --nsrc 1 --where cpu --inv-multigrid &&
     expect "$err" "multigrid set-up: .*aggregate" "propagator --inv-multigrid: aggregates too large for 4x4x4x8"
 run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"
+# the fine cycle's and the bases' precision: double on CPU workers unless asked (half where
+# GPUs run the fine level: checked with the GPU runs below)
+mg_table="--dim 4 4 4 8 --block 4 4 4 8 --weak-field 0.2 --nsrc 1 --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
+run 0 propagator $mg_table --where cpu &&
+    expect "$out" "multigrid set-up: .*smoother double, null vectors double, coarse levels single" "propagator --inv-multigrid on CPU workers: precisions"
+run 0 propagator $mg_table --where cpu --mg-smoother-prec half --mg-nullvec-prec single &&
+    expect "$out" "multigrid set-up: .*smoother half, null vectors single" "propagator --mg-smoother-prec half --mg-nullvec-prec single"
 if [ "${ncuda:-0}" -gt 0 ]; then
+    run 0 propagator $mg_table --where cuda &&
+        expect "$out" "multigrid set-up: .*smoother half, null vectors half" "propagator --inv-multigrid on GPUs: half precisions"
     for w in cuda any; do
         run 0 propagator --dim 4 4 4 8 --json --quiet --where $w &&
             correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --where $w"
