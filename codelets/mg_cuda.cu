@@ -11,10 +11,10 @@
  * not the CPU's order, the same to rounding and for every decomposition). The coarse
  * operator gives a thread to each (site, row, matrix) and adds the nine matrices' parts in
  * the CPU's order (tq_coarse_row_matrix). A half-precision coarse output site needs all its
- * values for its norm: those go one thread per site. The Galerkin product gives each entry
- * of the nine coarse matrices of a coarse site its own thread (tq_mg_coarsen_entry; a
- * thread block per coarse site and matrix), its face pack one thread per fine site and
- * basis vector. A basis copy goes one thread per fine site (tq_mg_basis_put_site). The
+ * values for its norm: those go one thread per site. The Galerkin product gives a thread block to each
+ * coarse site and matrix, M V made once per fine term in shared memory and each thread
+ * summing its entries in the CPU's order (mg_coarsen_kernel); its face pack one thread per
+ * fine site and basis vector. A basis copy goes one thread per fine site (tq_mg_basis_put_site). The
  * block orthonormalisation is a thread block per coarse site: modified Gram-Schmidt as
  * tq_mg_orthonormalise_site does it, but each inner product summed by the block's threads
  * in a tree (not the CPU's order: the basis agrees with the CPU's to rounding, and is the
@@ -382,19 +382,122 @@ __global__ void mg_coarsen_pack_kernel(tq_mg_coarsen_args a, ptr2c basis, ptr8 f
     tq_mg_coarsen_pack_vector(&a, basis.p, faces.p, p, site - p * a.t.fine_cb, k);
 }
 
-/* blockIdx.x: coarse site (both parities), blockIdx.y: matrix; the threads stride over
- * the matrix's entries */
-__global__ void mg_coarsen_kernel(tq_mg_coarsen_args a, ptr2c basis, ptr2c flinks, ptr8c from, ptr2 clinks)
+/* The basis at fine site x (block-local; one step outside the block in a split direction:
+ * from that side's face) into V (nvec x nf complex, shared memory) by the block's threads,
+ * as tq_mg_coarsen_load_basis finds it. */
+__device__ static void coarsen_load_basis(const tq_mg_coarsen_args &a, const ptr2c &basis, const ptr8c &from,
+                                          const int *xin, double *V)
 {
-    const int64_t i = blockIdx.x;
-    const int m = blockIdx.y, nc = 2 * a.t.nvec, crows = nc * nc / 12;
-    const int pc = (int)(i / a.t.coarse_cb);
-    const int64_t sc = i - pc * a.t.coarse_cb;
-    for (int ij = threadIdx.x; ij < nc * nc; ij += blockDim.x) {
-        double re, im;
-        tq_mg_coarsen_entry(&a, basis.p, flinks.p, from.p, pc, sc, m, ij / nc, ij % nc, &re, &im);
-        tq_store_complex(clinks.p[pc], &a.L_clinks, ((int64_t)m * crows + ij / 12) * a.t.coarse_cb + sc, ij % 12, re, im);
+    const tq_mg_transfer_args &t = a.t;
+    int x[4] = {xin[0], xin[1], xin[2], xin[3]};
+    int k_split = 0;
+    for (int mu = 0; mu < 4; mu++) {
+        const int side = x[mu] < 0 ? 0 : x[mu] >= t.fine_block[mu] ? 1 : -1;
+        if (side >= 0 && a.split[mu]) {
+            const tq_layout L = a.L_face[mu];
+            const int64_t layer = tq_mg_layer_index(t.fine_block, mu, x);
+            for (int j = threadIdx.x; j < L.nreal / L.vec; j += blockDim.x)
+                tq_load_chunk(from.p[2 * k_split + side], &L, layer, j, 0.0, V + j * L.vec);
+            return;
+        }
+        if (side >= 0) x[mu] = (x[mu] + t.fine_block[mu]) % t.fine_block[mu];   /* periodic, unsplit */
+        k_split += a.split[mu];
     }
+    const int p = (x[0] + x[1] + x[2] + x[3]) & 1;
+    const int64_t s = tq_block_cb(t.fine_block, x);
+    for (int q = threadIdx.x; q < t.nvec * t.rows; q += blockDim.x) {
+        const int k = q / t.rows, r = q % t.rows;
+        double v[24];
+        load_row_any(basis.p[p], t.Lb, (k * t.rows + r) * t.fine_cb + s, v);
+        double *dst = V + 2 * ((int64_t)k * a.nf + 12 * r);
+        TQ_UNROLL
+        for (int e = 0; e < 24; e++) dst[e] = v[e];
+    }
+}
+
+#define COARSEN_THREADS 256
+
+/* Doubles of shared memory mg_coarsen_kernel stages: Vs and Vn (nvec x nf complex), the
+ * fine matrix (nf x nf), M Vn (nf x nc). */
+static size_t coarsen_shared_bytes(const tq_mg_coarsen_args *a)
+{
+    const size_t nf = (size_t)a->nf, nvec = (size_t)a->t.nvec;
+    return sizeof(double) * 2 * (2 * nvec * nf + nf * nf + nf * 2 * nvec);
+}
+
+/* blockIdx.x: coarse site (both parities), blockIdx.y: matrix m. For each fine site of the
+ * aggregate in order and each of its nine terms that lands in m (tq_mg_coarsen_target), the
+ * block stages the row site's basis Vs, the column site's Vn and the fine matrix in shared
+ * memory, makes M Vn once per (d, j) (tq_mg_galerkin_mv), and each thread adds the term to
+ * its EPT entries of the nc x nc matrix (tq_mg_galerkin_entry): every entry's sum in the
+ * CPU's order (tq_mg_coarsen_site). Links single or double (coarse links are never half). */
+template <int EPT>
+__global__ void __launch_bounds__(COARSEN_THREADS) mg_coarsen_kernel(tq_mg_coarsen_args a, ptr2c basis, ptr2c flinks,
+                                                                     ptr8c from, ptr2 clinks)
+{
+    extern __shared__ double staged[];
+    const tq_mg_transfer_args &t = a.t;
+    const int nc = 2 * t.nvec, nf = a.nf, frows = nf * nf / 12, vol = tq_mg_agg_volume(&t);
+    double *Vs = staged, *Vn = Vs + 2 * t.nvec * nf, *M = Vn + 2 * t.nvec * nf, *MV = M + 2 * nf * nf;
+    const int64_t ic = blockIdx.x;
+    const int m = blockIdx.y;
+    const int pc = (int)(ic / t.coarse_cb);
+    const int64_t sc = ic - pc * t.coarse_cb;
+    int xc[4];
+    tq_block_coords(t.coarse_block, pc, sc, xc);
+    double acc[EPT][2];
+    TQ_UNROLL
+    for (int u = 0; u < EPT; u++) acc[u][0] = acc[u][1] = 0;
+    for (int o = 0; o < vol; o++) {
+        int pf, xf[4];
+        int64_t sf;
+        tq_mg_fine_site_at(&t, xc, o, xf, &pf, &sf);
+        int have_vs = 0;
+        for (int mm = 0; mm < 9; mm++) {
+            int y[4];
+            if (tq_mg_coarsen_target(&t, xf, mm, y) != m) continue;   /* the same for every thread */
+            if (!have_vs) coarsen_load_basis(a, basis, from, xf, Vs), have_vs = 1;
+            coarsen_load_basis(a, basis, from, y, Vn);
+            for (int r = threadIdx.x; r < frows; r += blockDim.x) {
+                double v[24];
+                load_row_any(flinks.p[pf], a.L_flinks, ((int64_t)mm * frows + r) * t.fine_cb + sf, v);
+                TQ_UNROLL
+                for (int e = 0; e < 24; e++) M[24 * r + e] = v[e];
+            }
+            __syncthreads();
+            for (int q = threadIdx.x; q < nf * nc; q += blockDim.x)
+                tq_mg_galerkin_mv(&a, M, Vn, q / nc, q % nc, MV + 2 * q, MV + 2 * q + 1);
+            __syncthreads();
+            TQ_UNROLL
+            for (int u = 0; u < EPT; u++) {
+                const int ij = threadIdx.x + u * COARSEN_THREADS;
+                if (ij < nc * nc) {
+                    double re, im;
+                    tq_mg_galerkin_entry(&a, MV, Vs, ij / nc, ij % nc, &re, &im);
+                    acc[u][0] += re;
+                    acc[u][1] += im;
+                }
+            }
+            __syncthreads();   /* before the next term overwrites the staged values */
+        }
+    }
+    const int crows = nc * nc / 12;
+    TQ_UNROLL
+    for (int u = 0; u < EPT; u++) {
+        const int ij = threadIdx.x + u * COARSEN_THREADS;
+        if (ij < nc * nc)
+            tq_store_complex(clinks.p[pc], &a.L_clinks, ((int64_t)m * crows + ij / 12) * t.coarse_cb + sc, ij % 12,
+                             acc[u][0], acc[u][1]);
+    }
+}
+
+template <int EPT>
+static void coarsen_launch(const tq_mg_coarsen_args *a, ptr2c basis, ptr2c flinks, ptr8c from, ptr2 clinks, size_t smem)
+{
+    cudaError_t err = cudaFuncSetAttribute(mg_coarsen_kernel<EPT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+    mg_coarsen_kernel<EPT><<<dim3((unsigned)(2 * a->t.coarse_cb), 9), COARSEN_THREADS, smem, tq_cuda_stream()>>>(
+        *a, basis, flinks, from, clinks);
 }
 
 extern "C" void tq_mg_coarsen_pack_cuda(void *buffers[], void *cl_arg)
@@ -414,9 +517,25 @@ extern "C" void tq_mg_coarsen_cuda(void *buffers[], void *cl_arg)
     const ptr2 clinks = {{PTR(4), PTR(5)}};
     ptr8c from = {{NULL}};
     for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(7 + i);
-    mg_coarsen_kernel<<<dim3((unsigned)(2 * a->t.coarse_cb), 9), 128, 0, tq_cuda_stream()>>>(*a, basis, flinks, from, clinks);
+    const int nc = 2 * a->t.nvec, ept = (nc * nc + COARSEN_THREADS - 1) / COARSEN_THREADS;
+    const size_t smem = coarsen_shared_bytes(a);
+    int dev = 0, most = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (smem > (size_t)most || a->L_clinks.prec == 2 || ept > 64) {
+        /* the block's status: -1, the host's "out of memory in a Galerkin task" */
+        const cudaError_t err = cudaMemsetAsync(PTR(6), 0xff, sizeof(int64_t), tq_cuda_stream());
+        if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+        return;
+    }
+    if (ept <= 1) coarsen_launch<1>(a, basis, flinks, from, clinks, smem);
+    else if (ept <= 3) coarsen_launch<3>(a, basis, flinks, from, clinks, smem);
+    else if (ept <= 9) coarsen_launch<9>(a, basis, flinks, from, clinks, smem);
+    else if (ept <= 16) coarsen_launch<16>(a, basis, flinks, from, clinks, smem);
+    else if (ept <= 36) coarsen_launch<36>(a, basis, flinks, from, clinks, smem);
+    else coarsen_launch<64>(a, basis, flinks, from, clinks, smem);
     check_launch();
-    /* the block's status: 0 (no workspace to run out of here) */
+    /* the block's status: 0 (done) */
     const cudaError_t err = cudaMemsetAsync(PTR(6), 0, sizeof(int64_t), tq_cuda_stream());
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }

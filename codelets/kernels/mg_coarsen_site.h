@@ -1,5 +1,5 @@
 /* The Galerkin coarse operator D_c = R D P per coarse site, shared by the CPU codelets
- * (codelets/mg_coarsen.c) and, later, the CUDA ones. D is a stencil-form operator of nf
+ * (codelets/mg_coarsen.c) and the CUDA ones (codelets/mg_cuda.cu). D is a stencil-form operator of nf
  * complex per fine site (kernels/coarse_op_site.h: X, Yf_mu, Yb_mu per site, boundary
  * phases folded in); the basis and the aggregates are the transfer's
  * (kernels/mg_transfer_site.h). For each fine site x of the coarse site's aggregate, in
@@ -97,41 +97,68 @@ TQ_HD void tq_mg_coarsen_pack_vector(const tq_mg_coarsen_args *a, const void *co
     }
 }
 
+/* (M Vn)[d][j]: row d of the fine matrix M (nf x nf) times basis column j's chirality part
+ * at the column site (Vn: nvec x nf), the sum over the part in order. */
+TQ_HD void tq_mg_galerkin_mv(const tq_mg_coarsen_args *a, const double *M, const double *Vn, int d, int j, double *re,
+                             double *im)
+{
+    const int nf = a->nf, nvec = a->t.nvec, half = nf / 2, cj = j / nvec;
+    const double *bj = Vn + 2 * (int64_t)(j % nvec) * nf;
+    double mr = 0, mi = 0;
+    for (int e = cj * half; e < (cj + 1) * half; e++) {
+        const double *me = M + 2 * ((int64_t)d * nf + e);
+        mr += me[0] * bj[2 * e] - me[1] * bj[2 * e + 1];
+        mi += me[0] * bj[2 * e + 1] + me[1] * bj[2 * e];
+    }
+    *re = mr;
+    *im = mi;
+}
+
+/* Entry (i, j) of Vs^dag (M Vn) on the chirality block of i: MV from tq_mg_galerkin_mv
+ * (nf x nc), Vs the basis at the row site; the sum over the rows d in order. */
+TQ_HD void tq_mg_galerkin_entry(const tq_mg_coarsen_args *a, const double *MV, const double *Vs, int i, int j, double *re,
+                                double *im)
+{
+    const int nf = a->nf, nvec = a->t.nvec, nc = 2 * nvec, half = nf / 2, ci = i / nvec;
+    const double *bi = Vs + 2 * (int64_t)(i % nvec) * nf;
+    double r = 0, m = 0;
+    for (int d = ci * half; d < (ci + 1) * half; d++) {
+        const double mr = MV[2 * ((int64_t)d * nc + j)], mi = MV[2 * ((int64_t)d * nc + j) + 1];
+        r += bi[2 * d] * mr + bi[2 * d + 1] * mi;
+        m += bi[2 * d] * mi - bi[2 * d + 1] * mr;
+    }
+    *re = r;
+    *im = m;
+}
+
 /* out (nc x nc complex) += Vs^dag M Vn on chirality blocks: M the fine matrix (nf x nf),
  * Vs and Vn the basis at the row site and the column site (nvec x nf). The inner sums
  * (M Vn)[d][j] are the reference's, made once per (d, j) instead of once per (i, j, d). */
 TQ_HD void tq_mg_galerkin_add(const tq_mg_coarsen_args *a, double *out, const double *M, const double *Vs, const double *Vn,
                               double *MV)
 {
-    const int nf = a->nf, nvec = a->t.nvec, nc = 2 * nvec, half = nf / 2;
-    for (int j = 0; j < nc; j++) {
-        const int cj = j / nvec;
-        const double *bj = Vn + 2 * (int64_t)(j % nvec) * nf;
-        for (int d = 0; d < nf; d++) {
-            double mr = 0, mi = 0;
-            for (int e = cj * half; e < (cj + 1) * half; e++) {
-                const double *me = M + 2 * ((int64_t)d * nf + e);
-                mr += me[0] * bj[2 * e] - me[1] * bj[2 * e + 1];
-                mi += me[0] * bj[2 * e + 1] + me[1] * bj[2 * e];
-            }
-            MV[2 * ((int64_t)d * nc + j)] = mr;
-            MV[2 * ((int64_t)d * nc + j) + 1] = mi;
-        }
-    }
-    for (int i = 0; i < nc; i++) {
-        const int ci = i / nvec;
-        const double *bi = Vs + 2 * (int64_t)(i % nvec) * nf;
+    const int nf = a->nf, nc = 2 * a->t.nvec;
+    for (int j = 0; j < nc; j++)
+        for (int d = 0; d < nf; d++) tq_mg_galerkin_mv(a, M, Vn, d, j, MV + 2 * ((int64_t)d * nc + j), MV + 2 * ((int64_t)d * nc + j) + 1);
+    for (int i = 0; i < nc; i++)
         for (int j = 0; j < nc; j++) {
-            double re = 0, im = 0;
-            for (int d = ci * half; d < (ci + 1) * half; d++) {
-                const double mr = MV[2 * ((int64_t)d * nc + j)], mi = MV[2 * ((int64_t)d * nc + j) + 1];
-                re += bi[2 * d] * mr + bi[2 * d + 1] * mi;
-                im += bi[2 * d] * mi - bi[2 * d + 1] * mr;
-            }
+            double re, im;
+            tq_mg_galerkin_entry(a, MV, Vs, i, j, &re, &im);
             out[2 * ((int64_t)i * nc + j)] += re;
             out[2 * ((int64_t)i * nc + j) + 1] += im;
         }
-    }
+}
+
+/* The matrix fine site x's term mm (0: X; 1 + 2 mu + dir: the hop to x + mu, dir 0, or x - mu,
+ * dir 1) adds to: 0 where the hop stays in the aggregate, else mm; y: the term's column site. */
+TQ_HD int tq_mg_coarsen_target(const tq_mg_transfer_args *t, const int *xf, int mm, int *y)
+{
+    for (int mu = 0; mu < 4; mu++) y[mu] = xf[mu];
+    if (mm == 0) return 0;
+    const int mu = (mm - 1) / 2, dir = (mm - 1) % 2;
+    y[mu] += dir ? -1 : 1;
+    const int inside = dir ? xf[mu] % t->agg[mu] != 0 : (xf[mu] + 1) % t->agg[mu] != 0;
+    return inside ? 0 : mm;
 }
 
 /* Matrix m (0: X, 1 + 2 mu: Yf_mu, 2 + 2 mu: Yb_mu) of the fine links at (p, s) into M. */
@@ -162,106 +189,18 @@ TQ_HD void tq_mg_coarsen_site(const tq_mg_coarsen_args *a, const void *const bas
         tq_mg_coarsen_load_basis(a, basis, from, xf, Vs);
         tq_mg_coarsen_load_matrix(a, flinks, pf, sf, 0, M);
         tq_mg_galerkin_add(a, acc, M, Vs, Vs, MV);
-        for (int mu = 0; mu < 4; mu++)
-            for (int dir = 0; dir < 2; dir++) {   /* forward (x + mu), then backward */
-                int y[4] = {xf[0], xf[1], xf[2], xf[3]};
-                y[mu] += dir ? -1 : 1;
-                const int inside = dir ? xf[mu] % t->agg[mu] != 0 : (xf[mu] + 1) % t->agg[mu] != 0;
-                tq_mg_coarsen_load_basis(a, basis, from, y, Vn);
-                tq_mg_coarsen_load_matrix(a, flinks, pf, sf, 1 + 2 * mu + dir, M);
-                tq_mg_galerkin_add(a, inside ? acc : acc + (1 + 2 * mu + dir) * mc, M, Vs, Vn, MV);
-            }
+        for (int mm = 1; mm < 9; mm++) {   /* forward (x + mu), then backward, per direction */
+            int y[4];
+            const int target = tq_mg_coarsen_target(t, xf, mm, y);
+            tq_mg_coarsen_load_basis(a, basis, from, y, Vn);
+            tq_mg_coarsen_load_matrix(a, flinks, pf, sf, mm, M);
+            tq_mg_galerkin_add(a, acc + target * mc, M, Vs, Vn, MV);
+        }
     }
     const int crows = nc * nc / 12;
     for (int m = 0; m < 9; m++)
         for (int r = 0; r < crows; r++)
             tq_store_site(clinks[pc], &a->L_clinks, ((int64_t)m * crows + r) * t->coarse_cb + sc, acc + m * mc + 24 * r);
-}
-
-/* Complex e0 .. e1 - 1 of a row of complex stored as consecutive chunks of 12 complex at
- * sites base, base + stride, ... of buffer buf (a basis vector's rows, a fine matrix's row),
- * into out[0 ..]; e0 and e1 multiples of 6 (a chirality half). */
-TQ_HD void tq_mg_load_row_part(const void *buf, const tq_layout *L, int64_t base, int64_t stride, int e0, int e1, double *out)
-{
-    for (int c = e0 / 12; 12 * c < e1; c++) {
-        const int lo = e0 > 12 * c ? e0 - 12 * c : 0, hi = e1 < 12 * c + 12 ? e1 - 12 * c : 12;
-        tq_load_reals(buf, L, base + c * stride, 2 * lo, 2 * hi, out + 2 * (12 * c + lo - e0));
-    }
-}
-
-/* Complex d0 .. d1 - 1 of basis vector k at fine site x (block-local; one step outside the
- * block in a split direction: from that side's face), as tq_mg_coarsen_load_basis finds it. */
-TQ_HD void tq_mg_coarsen_basis_part(const tq_mg_coarsen_args *a, const void *const basis[2], const void *const *from,
-                                    const int *xin, int k, int d0, int d1, double *out)
-{
-    const tq_mg_transfer_args *t = &a->t;
-    int x[4] = {xin[0], xin[1], xin[2], xin[3]};
-    int k_split = 0;
-    for (int mu = 0; mu < 4; mu++) {
-        const int side = x[mu] < 0 ? 0 : x[mu] >= t->fine_block[mu] ? 1 : -1;
-        if (side >= 0 && a->split[mu]) {
-            const int64_t layer = tq_mg_layer_index(t->fine_block, mu, x);
-            tq_load_reals(from[2 * k_split + side], &a->L_face[mu], layer, 2 * (k * a->nf + d0), 2 * (k * a->nf + d1), out);
-            return;
-        }
-        if (side >= 0) x[mu] = (x[mu] + t->fine_block[mu]) % t->fine_block[mu];   /* periodic, unsplit */
-        k_split += a->split[mu];
-    }
-    const int p = (x[0] + x[1] + x[2] + x[3]) & 1;
-    const int64_t s = tq_block_cb(t->fine_block, x);
-    tq_mg_load_row_part(basis[p], &t->Lb, (int64_t)k * t->rows * t->fine_cb + s, t->fine_cb, d0, d1, out);
-}
-
-/* Entry (i, j) of coarse matrix m of coarse site (pc, sc), as tq_mg_coarsen_site computes it
- * (the same products and sums in the same order), for kernels that give each entry its own
- * thread: per fine site of the aggregate, each of its nine terms that lands in matrix m adds
- * sum_d conj(Vs_i(d)) sum_e M(d, e) Vn_j(e) over the chirality blocks of i and j. */
-TQ_HD void tq_mg_coarsen_entry(const tq_mg_coarsen_args *a, const void *const basis[2], const void *const flinks[2],
-                               const void *const *from, int pc, int64_t sc, int m, int i, int j, double *re_out,
-                               double *im_out)
-{
-    const tq_mg_transfer_args *t = &a->t;
-    const int nf = a->nf, nvec = t->nvec, half = nf / 2, vol = tq_mg_agg_volume(t);
-    const int ci = i / nvec, cj = j / nvec, frows = nf * nf / 12;
-    double bi[2 * TQ_MG_SITE_MAX_NVEC], bj[2 * TQ_MG_SITE_MAX_NVEC], row[2 * TQ_MG_SITE_MAX_NVEC];
-    double acc_re = 0, acc_im = 0;
-    int xc[4];
-    tq_block_coords(t->coarse_block, pc, sc, xc);
-    for (int o = 0; o < vol; o++) {
-        int pf, xf[4];
-        int64_t sf;
-        tq_mg_fine_site_at(t, xc, o, xf, &pf, &sf);
-        int have_bi = 0;
-        for (int mm = 0; mm < 9; mm++) {   /* X, then forward and backward per direction */
-            int y[4] = {xf[0], xf[1], xf[2], xf[3]}, target = 0;
-            if (mm > 0) {
-                const int mu = (mm - 1) / 2, dir = (mm - 1) % 2;
-                y[mu] += dir ? -1 : 1;
-                const int inside = dir ? xf[mu] % t->agg[mu] != 0 : (xf[mu] + 1) % t->agg[mu] != 0;
-                target = inside ? 0 : mm;
-            }
-            if (target != m) continue;
-            if (!have_bi) tq_mg_coarsen_basis_part(a, basis, from, xf, i % nvec, ci * half, (ci + 1) * half, bi), have_bi = 1;
-            tq_mg_coarsen_basis_part(a, basis, from, y, j % nvec, cj * half, (cj + 1) * half, bj);
-            double re = 0, im = 0;
-            for (int d = ci * half; d < (ci + 1) * half; d++) {
-                tq_mg_load_row_part(flinks[pf], &a->L_flinks, ((int64_t)mm * frows + (int64_t)d * (nf / 12)) * t->fine_cb + sf,
-                                    t->fine_cb, cj * half, (cj + 1) * half, row);
-                double mr = 0, mi = 0;
-                for (int e = 0; e < half; e++) {
-                    mr += row[2 * e] * bj[2 * e] - row[2 * e + 1] * bj[2 * e + 1];
-                    mi += row[2 * e] * bj[2 * e + 1] + row[2 * e + 1] * bj[2 * e];
-                }
-                const double *b = bi + 2 * (d - ci * half);
-                re += b[0] * mr + b[1] * mi;
-                im += b[0] * mi - b[1] * mr;
-            }
-            acc_re += re;
-            acc_im += im;
-        }
-    }
-    *re_out = acc_re;
-    *im_out = acc_im;
 }
 
 #endif

@@ -97,6 +97,8 @@ tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq
     free(status);
     tq_internal_allreduce_sum(&failed, 1);
     if (s != TQ_SUCCESS) return s;
-    if (failed > 0) return tq_error(TQ_ERR_NOMEM, "%s: out of memory in %.0f block task(s)", who, failed);
+    if (failed > 0)
+        return tq_error(TQ_ERR_NOMEM, "%s: out of memory in %.0f block task(s) (a CPU task's workspace, or a GPU's shared "
+                        "memory per thread block for %d null vectors of %d complex)", who, failed, t->nvec, t->fine_ndof);
     return TQ_SUCCESS;
 }
