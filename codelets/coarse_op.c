@@ -65,7 +65,7 @@ static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .
 static struct starpu_perfmodel hat_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_hat_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_coarse_hat = {
-    .cpu_funcs = {hat_cpu}, .cpu_funcs_name = {"hat_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {hat_cpu}, .cpu_funcs_name = {"hat_cpu"}, TQ_CUDA_IMPL(tq_coarse_hat_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &hat_model, .name = "tq_coarse_hat",
 };
 struct starpu_codelet tq_cl_coarse_pack = {

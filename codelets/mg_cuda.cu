@@ -25,6 +25,8 @@
 #include "tq_codelets.h"
 
 #include <cuda_runtime.h>
+#include <math_constants.h>
+#include <stdio.h>
 
 #define MG_THREADS 64
 #define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
@@ -293,6 +295,126 @@ static void coarse_launch(const tq_coarse_args *a, const void *in_same, const vo
         MG_DISPATCH2(coarse_rowm_kernel, a->L_links.prec, a->L_in.prec, grid, block, *a, in_same, in, links, from, out,
                      exterior);
     }
+    check_launch();
+}
+
+/* The even-odd form's links of one site per thread block (tq_coarse_hat_site's arithmetic,
+ * the block's threads sharing each step): X of the site and the identity in shared memory,
+ * Gauss-Jordan elimination with partial pivoting (the pivot the first largest |x_ik|, as on
+ * the CPU; each row update's factors read before the rows change), then hat_m = X^-1 Y_m
+ * (m = 0: the identity), each entry summed over k in order. A singular X gives NaN links,
+ * as on the CPU. Links single or double. */
+#define HAT_THREADS 256
+__global__ void __launch_bounds__(HAT_THREADS) coarse_hat_kernel(tq_coarse_args a, const void *links, void *hat)
+{
+    extern __shared__ double staged[];
+    __shared__ int pivot_row, singular;
+    __shared__ double pivot_norm;
+    const int n = a.n, per_row = n / 12, t = threadIdx.x, lane = t & 31;
+    double *x = staged, *inv = x + 2 * n * n, *y = inv + 2 * n * n;
+    const int64_t s = blockIdx.x;
+    for (int q = t; q < n * per_row; q += blockDim.x) {
+        double v[24];
+        load_row_any(links, a.L_links, ((int64_t)(q / per_row) * per_row + q % per_row) * a.cb + s, v);
+        double *dst = x + 2 * ((q / per_row) * n + 12 * (q % per_row));
+        TQ_UNROLL
+        for (int e = 0; e < 24; e++) dst[e] = v[e];
+    }
+    for (int q = t; q < n * n; q += blockDim.x) inv[2 * q] = q / n == q % n, inv[2 * q + 1] = 0;
+    if (t == 0) singular = 0;
+    __syncthreads();
+    for (int k = 0; k < n; k++) {
+        if (t < 32) {   /* the first row of the largest |x_ik|, i >= k */
+            double best = -1;
+            int piv = k;
+            for (int i = k + lane; i < n; i += 32) {
+                const double m = x[2 * (i * n + k)] * x[2 * (i * n + k)] + x[2 * (i * n + k) + 1] * x[2 * (i * n + k) + 1];
+                if (m > best) best = m, piv = i;
+            }
+            for (int off = 16; off > 0; off >>= 1) {
+                const double ob = __shfl_down_sync(0xffffffffu, best, off);
+                const int op = __shfl_down_sync(0xffffffffu, piv, off);
+                if (ob > best || (ob == best && op < piv)) best = ob, piv = op;
+            }
+            if (t == 0) pivot_row = piv, pivot_norm = best, singular = !(best > 0);
+        }
+        __syncthreads();
+        if (singular) break;
+        const int piv = pivot_row;
+        const double best = pivot_norm;
+        if (piv != k)
+            for (int j = t; j < 2 * n; j += blockDim.x) {
+                double u = x[2 * k * n + j]; x[2 * k * n + j] = x[2 * piv * n + j]; x[2 * piv * n + j] = u;
+                u = inv[2 * k * n + j]; inv[2 * k * n + j] = inv[2 * piv * n + j]; inv[2 * piv * n + j] = u;
+            }
+        __syncthreads();
+        const double pr = x[2 * (k * n + k)] / best, pi = -x[2 * (k * n + k) + 1] / best;   /* 1 / pivot */
+        __syncthreads();
+        for (int j = t; j < n; j += blockDim.x) {   /* row k /= pivot */
+            double *e = x + 2 * (k * n + j), *f = inv + 2 * (k * n + j);
+            const double er = e[0] * pr - e[1] * pi, ei = e[0] * pi + e[1] * pr;
+            const double fr = f[0] * pr - f[1] * pi, fi = f[0] * pi + f[1] * pr;
+            e[0] = er, e[1] = ei, f[0] = fr, f[1] = fi;
+        }
+        for (int i = t; i < n; i += blockDim.x) y[2 * i] = x[2 * (i * n + k)], y[2 * i + 1] = x[2 * (i * n + k) + 1];
+        __syncthreads();
+        for (int q = t; q < n * n; q += blockDim.x) {   /* row i -= x_ik row k */
+            const int i = q / n, j = q % n;
+            const double cr = y[2 * i], ci = y[2 * i + 1];
+            if (i == k || (cr == 0 && ci == 0)) continue;
+            const double *e = x + 2 * (k * n + j), *f = inv + 2 * (k * n + j);
+            x[2 * (i * n + j)] -= cr * e[0] - ci * e[1];
+            x[2 * (i * n + j) + 1] -= cr * e[1] + ci * e[0];
+            inv[2 * (i * n + j)] -= cr * f[0] - ci * f[1];
+            inv[2 * (i * n + j) + 1] -= cr * f[1] + ci * f[0];
+        }
+        __syncthreads();
+    }
+    if (singular)
+        for (int q = t; q < 2 * n * n; q += blockDim.x) inv[q] = CUDART_NAN;
+    for (int m = 0; m < 9; m++) {
+        __syncthreads();
+        if (m == 0)
+            for (int q = t; q < n * n; q += blockDim.x) y[2 * q] = q / n == q % n, y[2 * q + 1] = 0;
+        else
+            for (int q = t; q < n * per_row; q += blockDim.x) {
+                double v[24];
+                load_row_any(links, a.L_links, (((int64_t)m * n + q / per_row) * per_row + q % per_row) * a.cb + s, v);
+                double *dst = y + 2 * ((q / per_row) * n + 12 * (q % per_row));
+                TQ_UNROLL
+                for (int e = 0; e < 24; e++) dst[e] = v[e];
+            }
+        __syncthreads();
+        for (int q = t; q < n * n; q += blockDim.x) {
+            const int i = q / n, j = q % n;
+            double re = 0, im = 0;
+            for (int k = 0; k < n; k++) {
+                const double *u = inv + 2 * (i * n + k), *v = y + 2 * (k * n + j);
+                re += u[0] * v[0] - u[1] * v[1];
+                im += u[0] * v[1] + u[1] * v[0];
+            }
+            tq_store_complex(hat, &a.L_links, (((int64_t)m * n + i) * per_row + j / 12) * a.cb + s, j % 12, re, im);
+        }
+    }
+}
+
+/* Shared memory of coarse_hat_kernel: X, its inverse and one Y_m, n x n complex each. */
+static size_t hat_shared_bytes(int n) { return sizeof(double) * 6 * (size_t)n * (size_t)n; }
+
+extern "C" void tq_coarse_hat_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    const size_t smem = hat_shared_bytes(a->n);
+    int dev = 0, most = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (smem > (size_t)most || a->L_links.prec == 2) {   /* the host sends only what fits (tq_mg_coarse_op_prepare_eo) */
+        fprintf(stderr, "taskqcd: the even-odd coarse links of %d complex per site do not fit a GPU's thread block\n", a->n);
+        return;
+    }
+    cudaError_t err = cudaFuncSetAttribute(coarse_hat_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
+    coarse_hat_kernel<<<(unsigned)a->cb, HAT_THREADS, smem, tq_cuda_stream()>>>(*a, PTR(0), PTR(1));
     check_launch();
 }
 

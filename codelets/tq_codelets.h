@@ -91,7 +91,7 @@ extern struct starpu_codelet tq_cl_mg_basis_put;
 extern struct starpu_codelet tq_cl_mg_orthonormalise;
 
 /* Multigrid coarse operator of one block and parity: pack, interior, exterior, and the
- * even-odd form's links (hat; CPU only) (codelets/coarse_op.c documents the buffers). */
+ * even-odd form's links (hat) (codelets/coarse_op.c documents the buffers). */
 extern struct starpu_codelet tq_cl_coarse_hat;
 extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
@@ -162,6 +162,7 @@ void tq_clover_build_cuda(void *buffers[], void *cl_arg);
 void tq_mg_restrict_cuda(void *buffers[], void *cl_arg);
 void tq_mg_prolong_cuda(void *buffers[], void *cl_arg);
 void tq_coarse_pack_cuda(void *buffers[], void *cl_arg);
+void tq_coarse_hat_cuda(void *buffers[], void *cl_arg);
 void tq_coarse_interior_cuda(void *buffers[], void *cl_arg);
 void tq_coarse_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_mg_coarsen_pack_cuda(void *buffers[], void *cl_arg);
