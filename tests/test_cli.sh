@@ -327,6 +327,7 @@ run 0 propagator $mg_args --inv-type gcr --solve-type direct --prec-sloppy doubl
 # a set-up saved and read back gives the same correlator, to the bit; one saved for another
 # kappa is refused, naming it
 mg_small="$mg_args --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
+mg_table="--dim 4 4 4 8 --block 4 4 4 8 --weak-field 0.2 --nsrc 1 --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
 run 0 propagator $mg_small --mg-save "$tmp/setup.tqmg" && correlator "$out" > "$tmp/mg_s1" &&
     run 0 propagator $mg_small --mg-load "$tmp/setup.tqmg" && correlator "$out" > "$tmp/mg_s2" && {
     ok
@@ -334,6 +335,8 @@ run 0 propagator $mg_small --mg-save "$tmp/setup.tqmg" && correlator "$out" > "$
     run 1 propagator $mg_small --kappa 0.12 --mg-load "$tmp/setup.tqmg" &&
         expect "$err" "made for another operator.*kappa 0.13" "propagator --mg-load for another kappa"
 }
+run 0 propagator $mg_table --where cpu --mg-load "$tmp/setup.tqmg" &&
+    expect "$out" "multigrid set-up: 2 levels [(]read from .*setup.tqmg[)]" "propagator --mg-load: the set-up line says where it came from"
 run 1 propagator $mg_small --mg-load "$tmp/none.tqmg" && expect "$err" "cannot open" "propagator --mg-load of a missing file"
 # four sources solved three side by side (host threads): the correlator of one after another, to the bit
 run 0 propagator $mg_small --nsrc 4 --mg-solves-at-once 1 && correlator "$out" > "$tmp/mg_a1" &&
@@ -351,7 +354,6 @@ run 1 propagator --dim 4 4 4 8 --weak-field 0.2 --nsrc 1 --where cpu --inv-multi
 run 2 propagator --precond ilu && expect "$err" "precond" "propagator bad --precond"
 # the fine cycle's and the bases' precision: double on CPU workers unless asked (half where
 # GPUs run the fine level: checked with the GPU runs below)
-mg_table="--dim 4 4 4 8 --block 4 4 4 8 --weak-field 0.2 --nsrc 1 --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
 run 0 propagator $mg_table --where cpu &&
     expect "$out" "multigrid set-up: .*smoother double, null vectors double, coarse levels single" "propagator --inv-multigrid on CPU workers: precisions"
 run 0 propagator $mg_table --where cpu --mg-smoother-prec half --mg-nullvec-prec single &&

@@ -447,9 +447,11 @@ static void print_table_header(const prop_opts *o, const prop_run *r, const char
     if (r->mg) {
         tq_multigrid_info mi;
         tq_multigrid_get_info(r->mg, &mi);
-        printf("  multigrid set-up: %d levels (%ld %s iterations), smoother %s, null vectors %s, coarse levels %s, "
-               "%.3f s\n", mi.levels, mi.setup_iterations, tq_inverter_name(r->mgp.setup_inverter),
-               tq_precision_name(r->mgp.smoother_prec), tq_precision_name(r->mgp.nullvec_prec),
+        char made[160];
+        if (o->mg.load) snprintf(made, sizeof made, "read from %s", o->mg.load);
+        else snprintf(made, sizeof made, "%ld %s iterations", mi.setup_iterations, tq_inverter_name(r->mgp.setup_inverter));
+        printf("  multigrid set-up: %d levels (%s), smoother %s, null vectors %s, coarse levels %s, %.3f s\n", mi.levels,
+               made, tq_precision_name(r->mgp.smoother_prec), tq_precision_name(r->mgp.nullvec_prec),
                tq_precision_name(r->mgp.coarse_prec), r->t_mg_setup);
         for (int l = 0; l + 1 < mi.levels; l++) {
             const int *a = r->mgp.block[l], *c = mi.level_dims[l + 1];
