@@ -17,7 +17,9 @@
 # set-up, and with the set-up amortised over 12 sources.
 # Knobs: DIM ("32 32 32 32"), THERM (100), KAPPAS ("0.1452 0.1445 0.1435"), NSRC (2),
 # NVEC (24), ROWS ("bicgstab cg mg2 mg3"), NCUDA (1), WHERE (multigrid's placement: any),
-# MGX (more options for the multigrid rows), TIMEOUT (seconds per row, 200).
+# MGX (more options for the multigrid rows), TIMEOUT (seconds per row, 200), PROFILE (a
+# row name: that row once more with 2 sources (multigrid: one at a time) under the GPU timeline of
+# bench/cupti_trace.c; its busiest kernels printed last, the summary in $OUT/mg-light).
 set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/mg-light
@@ -57,6 +59,23 @@ for kappa in ${KAPPAS:-0.1452 0.1445 0.1435}; do
         esac
     done
 done
+inject=$top/build/bench/libtq_cupti_trace.so
+if [ -n "${PROFILE:-}" ] && [ -f "$inject" ]; then
+    kappa=${KAPPAS%% *}
+    kappa=${kappa:-0.1452}
+    # the row's options as the loop above gives them, two sources one after the other
+    case $PROFILE in
+        mg3) extra="$mg --mg-levels 3 --mg-nvec 1 $nvec --mg-block-size 1 2 2 2 2 --mg-solves-at-once 1" ;;
+        mg2-double) extra="$mg --mg-smoother-prec double --mg-nullvec-prec double --mg-solves-at-once 1" ;;
+        bicgstab) extra="--where cuda" ;;
+        *) extra="$mg --mg-solves-at-once 1" ;;
+    esac
+    # shellcheck disable=SC2086
+    CUDA_INJECTION64_PATH=$inject TQ_CUPTI_API=0 TQ_CUPTI_TRACE=/tmp/mg-light-gpu.tsv timeout "${TIMEOUT:-200}" \
+        "$tool" ${common/--nsrc $nsrc/--nsrc 2} --kappa "$kappa" $extra > "$res/profile-$PROFILE.txt" 2>&1 ||
+        echo "the profiled $PROFILE row failed: see $res/profile-$PROFILE.txt"
+    python3 "$top/bench/gpu-timeline.py" /tmp/mg-light-gpu.tsv --last 0.3 > "$res/profile-$PROFILE.summary" 2>&1
+fi
 echo "== multigrid against mixed-precision BiCGstab and CG ($dim, quenched beta 6.0, $nsrc sources, ${NCUDA:-1} GPU(s))"
 python3 - "$table" <<'PY'
 import sys, csv
@@ -74,3 +93,7 @@ for r in rows:
     print("%-7s %-9s %7s %9s %10.4f %8s %10s %12s" % (r["kappa"], r["row"], r["iterations"], r["solves_s"], per,
                                                    r["setup_s"], gain, gain12))
 PY
+if [ -f "$res/profile-${PROFILE:-none}.summary" ]; then
+    echo "== GPU timeline of the $PROFILE row (the last 30 % of its GPU activity)"
+    head -n 22 "$res/profile-$PROFILE.summary"
+fi
