@@ -84,6 +84,17 @@ static unsigned agg_threads(const tq_mg_transfer_args *a)
     return (unsigned)(t < AGG_THREADS ? t : AGG_THREADS);
 }
 
+/* The coarse site (both parities: blockIdx.x) of this thread block: its parity, index and
+ * block coordinates. */
+__device__ __forceinline__ int64_t agg_block_site(const tq_mg_transfer_args &a, int *pc, int xc[4])
+{
+    const int64_t ic = blockIdx.x;
+    *pc = (int)(ic / a.coarse_cb);
+    const int64_t sc = ic - *pc * a.coarse_cb;
+    tq_block_coords(a.coarse_block, *pc, sc, xc);
+    return sc;
+}
+
 /* R = P^dag: a thread block per coarse site (both parities), a thread per fine site of its
  * aggregate. For AGG_KCHUNK basis vectors at a time, each thread sums conj(b_k) v over its
  * sites' rows per chirality, then the block adds the threads' sums: 32 lanes by shuffles
@@ -95,11 +106,8 @@ __global__ void __launch_bounds__(AGG_THREADS, 2) mg_restrict_agg_kernel(tq_mg_t
     __shared__ double warp_sum[AGG_THREADS / 32][4 * AGG_KCHUNK];
     __shared__ double dof[2 * TQ_MG_SITE_MAX_NVEC][2];
     const tq_layout Lf = fixed_rows<PF>(a.Lf), Lb = fixed_rows<PB>(a.Lb);
-    const int64_t ic = blockIdx.x;
-    const int pc = (int)(ic / a.coarse_cb);
-    const int64_t sc = ic - pc * a.coarse_cb;
-    int xc[4];
-    tq_block_coords(a.coarse_block, pc, sc, xc);
+    int pc, xc[4];
+    const int64_t sc = agg_block_site(a, &pc, xc);
     const int nvec = a.nvec, half = 6 * a.rows, vol = tq_mg_agg_volume(&a);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     for (int k0 = 0; k0 < nvec; k0 += AGG_KCHUNK) {
@@ -157,11 +165,8 @@ __global__ void __launch_bounds__(AGG_THREADS) mg_prolong_agg_kernel(tq_mg_trans
 {
     __shared__ double c[2 * TQ_MG_SITE_MAX_NVEC][2];
     const tq_layout Lf = fixed_rows<PF>(a.Lf), Lb = fixed_rows<PB>(a.Lb);
-    const int64_t ic = blockIdx.x;
-    const int pc = (int)(ic / a.coarse_cb);
-    const int64_t sc = ic - pc * a.coarse_cb;
-    int xc[4];
-    tq_block_coords(a.coarse_block, pc, sc, xc);
+    int pc, xc[4];
+    const int64_t sc = agg_block_site(a, &pc, xc);
     const int nvec = a.nvec, half = 6 * a.rows, vol = tq_mg_agg_volume(&a);
     for (int j = threadIdx.x; j < nvec / 6; j += blockDim.x) {
         double v[24];
@@ -561,12 +566,9 @@ __global__ void __launch_bounds__(COARSEN_THREADS) mg_coarsen_kernel(tq_mg_coars
     const tq_mg_transfer_args &t = a.t;
     const int nc = 2 * t.nvec, nf = a.nf, frows = nf * nf / 12, vol = tq_mg_agg_volume(&t);
     double *Vs = staged, *Vn = Vs + 2 * t.nvec * nf, *M = Vn + 2 * t.nvec * nf, *MV = M + 2 * nf * nf;
-    const int64_t ic = blockIdx.x;
     const int m = blockIdx.y;
-    const int pc = (int)(ic / t.coarse_cb);
-    const int64_t sc = ic - pc * t.coarse_cb;
-    int xc[4];
-    tq_block_coords(t.coarse_block, pc, sc, xc);
+    int pc, xc[4];
+    const int64_t sc = agg_block_site(t, &pc, xc);
     double acc[EPT][2];
     TQ_UNROLL
     for (int u = 0; u < EPT; u++) acc[u][0] = acc[u][1] = 0;
@@ -714,10 +716,8 @@ __global__ void __launch_bounds__(ORTHO_THREADS) mg_orthonormalise_kernel(tq_mg_
                                                                          unsigned long long *dependent)
 {
     __shared__ double red[2][ORTHO_THREADS];
-    const int64_t ic = blockIdx.x;
-    const int pc = (int)(ic / a.coarse_cb);
-    int xc[4];
-    tq_block_coords(a.coarse_block, pc, ic - pc * a.coarse_cb, xc);
+    int pc, xc[4];
+    agg_block_site(a, &pc, xc);
     const int n = tq_mg_agg_volume(&a) * 6 * a.rows;   /* complex of one chirality part */
     for (int chi = 0; chi < 2; chi++)
         for (int k = 0; k < a.nvec; k++) {
