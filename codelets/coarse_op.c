@@ -6,7 +6,7 @@
  *   exterior:  the same with out (RW), then the faces read (R) x nfaces
  *   hat:       links of one parity (R), the even-odd form's links of that parity (W)
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
- * CUDA versions: codelets/mg_cuda.cu (hat: CPU only, once per set-up). */
+ * CUDA versions: codelets/mg_cuda.cu (hat for n <= TQ_COARSE_HAT_GPU_MAX_N). */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/coarse_op_site.h"

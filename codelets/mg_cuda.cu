@@ -361,7 +361,8 @@ __global__ void __launch_bounds__(HAT_THREADS) coarse_hat_kernel(tq_coarse_args 
             const double fr = f[0] * pr - f[1] * pi, fi = f[0] * pi + f[1] * pr;
             e[0] = er, e[1] = ei, f[0] = fr, f[1] = fi;
         }
-        for (int i = t; i < n; i += blockDim.x) y[2 * i] = x[2 * (i * n + k)], y[2 * i + 1] = x[2 * (i * n + k) + 1];
+        for (int i = t; i < n; i += blockDim.x)   /* the factors (row k's own is not used: row k is being scaled) */
+            if (i != k) y[2 * i] = x[2 * (i * n + k)], y[2 * i + 1] = x[2 * (i * n + k) + 1];
         __syncthreads();
         for (int q = t; q < n * n; q += blockDim.x) {   /* row i -= x_ik row k */
             const int i = q / n, j = q % n;
@@ -415,6 +416,9 @@ extern "C" void tq_coarse_hat_cuda(void *buffers[], void *cl_arg)
     cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     if (smem > (size_t)most || a->L_links.prec == 2) {   /* the host sends only what fits (tq_mg_coarse_op_prepare_eo) */
         fprintf(stderr, "taskqcd: the even-odd coarse links of %d complex per site do not fit a GPU's thread block\n", a->n);
+        /* NaN links (all bits set): the solves that use them fail with a breakdown, as after a singular X */
+        const cudaError_t err = cudaMemsetAsync(PTR(1), 0xff, (size_t)tq_layout_bytes(&a->L_links), tq_cuda_stream());
+        if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
         return;
     }
     cudaError_t err = cudaFuncSetAttribute(coarse_hat_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);

@@ -21,6 +21,11 @@
 
 #include <stdint.h>
 
+/* The most shared memory the GPU's Galerkin kernel stages per thread block (the bases of two
+ * sites, a fine matrix and M V: 16 (4 nvec nf + nf^2) bytes); larger products go to CPU
+ * workers. Below every recent GPU's opt-in limit (163 KB on A100, 227 KB on H100). */
+#define TQ_MG_COARSEN_GPU_MAX_BYTES (160.0 * 1024)
+
 typedef struct tq_mg_coarsen_args {
     tq_mg_transfer_args t;       /* fine and coarse block, aggregates, nvec, rows, basis layout Lb */
     int nf;                      /* fine complex per site: 12 rows */

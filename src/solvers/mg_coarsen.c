@@ -32,7 +32,12 @@ static int coarsen_block(const coarsen_ctx *c, int b, starpu_data_handle_t *from
     tq_mg_field_pair(c->t->basis, b, B);
     tq_mg_field_pair(c->fine->links, b, F);
     tq_mg_field_pair(c->coarse->links, b, C);
-    const tq_task_options o = tq_mg_cycle_options(c->t->fine, b);
+    /* where the level runs; on CPU workers when the GPU kernel's staged matrices would not
+     * fit a thread block's shared memory (codelets/mg_cuda.cu) */
+    const int nf = c->t->fine_ndof, nvec = c->t->nvec;
+    const double staged = 16.0 * (4.0 * nvec * nf + (double)nf * nf);
+    const tq_task_options o = staged <= TQ_MG_COARSEN_GPU_MAX_BYTES ? tq_mg_cycle_options(c->t->fine, b)
+                                                                    : tq_mg_block_options(c->t->fine, b);
     return tq_task_mg_coarsen(&o, &c->base, B, F, C, starpu_data_get_sub_data(c->status, 1, (unsigned)b), from);
 }
 
