@@ -103,11 +103,10 @@ static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field *
     sp.tol = mg->p.setup_tol;
     sp.maxiter = mg->p.setup_iters;
     /* on the fine level, iterations in the smoother's precision with reliable updates (as
-     * paper 000's set-up in half): the full system M e = F v0, as in double */
-    if (l == 0 && mg->p.smoother_prec != TQ_DOUBLE) {
-        sp.solve_type = TQ_SOLVE_DIRECT;
-        sp.prec_sloppy = mg->p.smoother_prec;
-    }
+     * paper 000's set-up in half), on the even-odd system (the default solve type): its
+     * iterations are fused and chained on a GPU, and the full e is reconstructed from the
+     * odd sites' */
+    if (l == 0 && mg->p.smoother_prec != TQ_DOUBLE) sp.prec_sloppy = mg->p.smoother_prec;
     if (st == TQ_SUCCESS)
         st = l == 0 ? tq_mg_fine_solve_many(mg->d, nvec, e, (const tq_field *const *)v, &sp, status, out)
                     : tq_mg_level_solve_many(mg->op[l], nvec, e, (const tq_field *const *)v, &sp, status, out);
