@@ -12,6 +12,8 @@
 #   mg2-1     two levels with one source at a time (--mg-solves-at-once 1; the others 4)
 #   mg2-double  two levels with the fine cycle and the bases in double (the CPU's default;
 #             on GPUs the default is half, as paper 000)
+#   mg2-chalf   two levels with the coarse level's links and solves in half (single is the
+#             default)
 # Each row's log under $OUT/mg-light; the table last: iterations and seconds of all NSRC
 # solves, seconds per solve, the set-up, the speed-up over BiCGstab per solve after the
 # set-up, and with the set-up amortised over 12 sources.
@@ -54,6 +56,7 @@ for kappa in ${KAPPAS:-0.1452 0.1445 0.1435}; do
             mg2) row "$kappa" mg2 $mg ;;
             mg2-1) row "$kappa" mg2-1 $mg --mg-solves-at-once 1 ;;
             mg2-double) row "$kappa" mg2-double $mg --mg-smoother-prec double --mg-nullvec-prec double ;;
+            mg2-chalf) row "$kappa" mg2-chalf $mg --mg-coarse-prec half ;;
             mg3) row "$kappa" mg3 $mg --mg-levels 3 --mg-nvec 1 "$nvec" --mg-block-size 1 2 2 2 2 ;;
             *) echo "unknown row $r" ;;
         esac

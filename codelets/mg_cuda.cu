@@ -287,14 +287,52 @@ __global__ void __launch_bounds__(ROWM_SITES * 9) coarse_rowm_kernel(tq_coarse_a
     }
 }
 
+/* Half output: each 12-complex chunk of a site carries one scale, so a block stores whole
+ * chunks: block (bx, j) holds sites 32 bx .. 32 bx + 31 and rows 12 j .. 12 j + 11, a
+ * thread per (site, row) that adds the row's matrices in coarse_rowm_kernel's order. */
+template <int PL, int PV>
+__global__ void __launch_bounds__(ROWM_SITES * 12) coarse_rowm_chunk_kernel(tq_coarse_args a, const void *in_same,
+                                                                             const void *in, const void *links,
+                                                                             ptr8c from, void *out, int exterior)
+{
+    __shared__ double chunk[ROWM_SITES][24];
+    const int t = threadIdx.x, r = threadIdx.y, j = blockIdx.y;
+    const int64_t s = blockIdx.x * (int64_t)ROWM_SITES + t;
+    const int m0 = a.local ? 0 : 1, m1 = a.no_hops ? 1 : 9;
+    int x[4] = {0, 0, 0, 0};
+    int mine = s < a.cb;
+    if (mine) {
+        tq_block_coords(a.B, a.parity, s, x);
+        mine = tq_coarse_on_face(&a, x) == exterior;
+    }
+    if (mine) {
+        const tq_layout Ll = fixed_rows<PL>(a.L_links), Lin = fixed_rows<PV>(a.L_in);
+        double acc_re = 0, acc_im = 0;
+        for (int m = m0; m < m1; m++) {
+            double re, im;
+            tq_coarse_row_matrix(&a, &Ll, &Lin, in_same, in, links, exterior ? from.p : NULL, x, s, 12 * j + r, m, &re,
+                                 &im);
+            acc_re += re, acc_im += im;
+        }
+        chunk[t][2 * r] = acc_re;
+        chunk[t][2 * r + 1] = acc_im;
+    }
+    __syncthreads();
+    if (r == 0 && mine) tq_store_site(out, &a.L_out, j * a.cb + s, chunk[t]);
+}
+
 static void coarse_launch(const tq_coarse_args *a, const void *in_same, const void *in, const void *links, ptr8c from,
                           void *out, int exterior)
 {
     int faces_like_in = 1;   /* the per-row kernel reads faces in the input's precision */
     for (int mu = 0; mu < 4; mu++)
         if (a->split[mu] && a->L_face[mu].prec != a->L_in.prec) faces_like_in = 0;
-    if (a->L_out.prec == 2 || !faces_like_in) {
+    if (!faces_like_in) {
         coarse_site_kernel<<<blocks_for(a->cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, in_same, in, links, from, out, exterior);
+    } else if (a->L_out.prec == 2) {
+        const dim3 grid((unsigned)((a->cb + ROWM_SITES - 1) / ROWM_SITES), (unsigned)(a->n / 12)), block(ROWM_SITES, 12);
+        MG_DISPATCH2(coarse_rowm_chunk_kernel, a->L_links.prec, a->L_in.prec, grid, block, *a, in_same, in, links, from,
+                     out, exterior);
     } else {
         const dim3 grid((unsigned)((a->cb + ROWM_SITES - 1) / ROWM_SITES), (unsigned)a->n), block(ROWM_SITES, 9);
         MG_DISPATCH2(coarse_rowm_kernel, a->L_links.prec, a->L_in.prec, grid, block, *a, in_same, in, links, from, out,
