@@ -257,6 +257,16 @@ __global__ void coarse_site_kernel(tq_coarse_args a, const void *in_same, const 
  * matrix y; the row's matrices are added in order by the y = 0 thread (tq_coarse_site's
  * order). Links PL and vectors (faces too) PV bytes per real. */
 #define ROWM_SITES 32
+
+/* Whether site s is this launch's (interior or exterior part), with its block coordinates. */
+__device__ static inline int rowm_site_is_mine(const tq_coarse_args &a, int64_t s, int exterior, int x[4])
+{
+    x[0] = x[1] = x[2] = x[3] = 0;
+    if (s >= a.cb) return 0;
+    tq_block_coords(a.B, a.parity, s, x);
+    return tq_coarse_on_face(&a, x) == exterior;
+}
+
 template <int PL, int PV>
 __global__ void __launch_bounds__(ROWM_SITES * 9) coarse_rowm_kernel(tq_coarse_args a, const void *in_same,
                                                                       const void *in, const void *links, ptr8c from,
@@ -266,12 +276,8 @@ __global__ void __launch_bounds__(ROWM_SITES * 9) coarse_rowm_kernel(tq_coarse_a
     const int t = threadIdx.x, m = threadIdx.y, i = blockIdx.y;
     const int64_t s = blockIdx.x * (int64_t)ROWM_SITES + t;
     const int m0 = a.local ? 0 : 1, m1 = a.no_hops ? 1 : 9;
-    int x[4] = {0, 0, 0, 0};
-    int mine = s < a.cb;
-    if (mine) {
-        tq_block_coords(a.B, a.parity, s, x);
-        mine = tq_coarse_on_face(&a, x) == exterior;
-    }
+    int x[4];
+    const int mine = rowm_site_is_mine(a, s, exterior, x);
     double re = 0, im = 0;
     if (mine && m >= m0 && m < m1) {
         const tq_layout Ll = fixed_rows<PL>(a.L_links), Lin = fixed_rows<PV>(a.L_in);
@@ -299,12 +305,8 @@ __global__ void __launch_bounds__(ROWM_SITES * 12) coarse_rowm_chunk_kernel(tq_c
     const int t = threadIdx.x, r = threadIdx.y, j = blockIdx.y;
     const int64_t s = blockIdx.x * (int64_t)ROWM_SITES + t;
     const int m0 = a.local ? 0 : 1, m1 = a.no_hops ? 1 : 9;
-    int x[4] = {0, 0, 0, 0};
-    int mine = s < a.cb;
-    if (mine) {
-        tq_block_coords(a.B, a.parity, s, x);
-        mine = tq_coarse_on_face(&a, x) == exterior;
-    }
+    int x[4];
+    const int mine = rowm_site_is_mine(a, s, exterior, x);
     if (mine) {
         const tq_layout Ll = fixed_rows<PL>(a.L_links), Lin = fixed_rows<PV>(a.L_in);
         double acc_re = 0, acc_im = 0;
