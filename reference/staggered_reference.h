@@ -18,7 +18,7 @@
  * with c1 = 5/8, c3 = 1/16, c5 = 1/64, c7 = 1/384, cL = -1/16, cN = -1/24 (before the u0
  * factors). The staples run over every transverse direction and both signs: 6 three-link,
  * 24 five-link, 48 seven-link and 6 Lepage paths per link. A unit gauge field gives V = 9/8
- * and W = -1/24 (c1 + 3 cN = 1: the tree-level normalised Naik derivative).
+ * and W = -1/24 (9/8 + 3 cN = 1: the tree-level normalised Naik derivative).
  * MILC multiplies the staggered phases into the thin links first and then uses the signs
  * (c3, c5, c7) -> (-1/16, +1/64, -1/384): each transverse direction a path detours through
  * contributes a factor -1 of the phases. ref_ks_fat_long_phased is that route, kept as an
