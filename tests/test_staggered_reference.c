@@ -2,8 +2,9 @@
  * (reference/staggered_reference.h): the asqtad fat and long links on a unit field (the
  * value the coefficients sum to, tadpole factors included), on a constant abelian field
  * (every path ends one link, or three, further on), MILC's route through phased thin links
- * against the library's (phases after the paths), gauge covariance of the links and of D,
- * D's anti-hermiticity and its even-odd structure. Uses no library code. */
+ * against the other route (phases after the paths), gauge covariance of the links and of D,
+ * D's anti-hermiticity and its even-odd structure, and -D^2 on free plane waves (the Naik
+ * term's dispersion). Uses no library code. */
 #include "tq_test.h"
 #include "../reference/staggered_reference.h"
 
@@ -230,6 +231,53 @@ static void test_operator(void)
     free(dpsi);
 }
 
+/* Free field: with unit links the phases anticommute the directions' hops away, so D^2 =
+ * sum_mu A_mu^2 with A_mu = 9/8 (one hop) - 1/24 (three hops), and a plane wave e^{ipx} chi
+ * (p_t an odd multiple of pi/T: antiperiodic) is an eigenvector of -D^2 with eigenvalue
+ * sum_mu 4 (9/8 sin p_mu - 1/24 sin 3 p_mu)^2. */
+static void test_free_field(void)
+{
+    static const double PI = 3.14159265358979323846;
+    const int64_t vol = ref_volume(DIMS);
+    double *u = dalloc(72 * vol), *fat = dalloc(72 * vol), *lng = dalloc(72 * vol);
+    double *psi = dalloc(6 * vol), *d1 = dalloc(6 * vol), *d2 = dalloc(6 * vol);
+    ref_gauge_unit(u, DIMS);
+    ref_ks_fat_long(fat, lng, u, DIMS, 1.0, BC);
+    const int n[3][4] = {{1, 0, 3, 2}, {0, 0, 0, 0}, {2, 1, 1, 5}};
+    const double chi[6] = {0.3, -0.2, 1.1, 0.4, -0.7, 0.9};
+    for (int k = 0; k < 3; k++) {
+        double p[4], lambda = 0;
+        for (int mu = 0; mu < 4; mu++) {
+            p[mu] = (2 * n[k][mu] + (BC[mu] < 0 ? 1 : 0)) * PI / DIMS[mu];
+            const double a = 9.0 / 8 * sin(p[mu]) - 1.0 / 24 * sin(3 * p[mu]);
+            lambda += 4 * a * a;
+        }
+        for (int64_t s = 0; s < vol; s++) {
+            int c[4];
+            wref_coords(s, DIMS, c);
+            const double ph = p[0] * c[0] + p[1] * c[1] + p[2] * c[2] + p[3] * c[3];
+            for (int i = 0; i < 3; i++) {
+                psi[6 * s + 2 * i] = cos(ph) * chi[2 * i] - sin(ph) * chi[2 * i + 1];
+                psi[6 * s + 2 * i + 1] = cos(ph) * chi[2 * i + 1] + sin(ph) * chi[2 * i];
+            }
+        }
+        ref_ks_dslash(d1, fat, lng, psi, DIMS);
+        ref_ks_dslash(d2, fat, lng, d1, DIMS);
+        double worst = 0;
+        for (int64_t i = 0; i < 6 * vol; i++) worst = fmax(worst, fabs(-d2[i] - lambda * psi[i]));
+        CHECK(worst < 1e-13, "free field, momentum (%d, %d, %d, %d): -D^2 psi differs from %.6f psi by %.3g", n[k][0],
+              n[k][1], n[k][2], n[k][3], lambda, worst);
+        printf("  free field, n = (%d, %d, %d, %d): -D^2 = %.6f on the plane wave, max dev %.2g\n", n[k][0], n[k][1],
+               n[k][2], n[k][3], lambda, worst);
+    }
+    free(u);
+    free(fat);
+    free(lng);
+    free(psi);
+    free(d1);
+    free(d2);
+}
+
 int main(void)
 {
     test_unit_field();
@@ -237,5 +285,6 @@ int main(void)
     test_phased_route();
     test_gauge_covariance();
     test_operator();
+    test_free_field();
     return tq_test_finish("test_staggered_reference");
 }
