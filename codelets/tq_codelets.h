@@ -15,6 +15,7 @@
 #include "kernels/coarse_op_site.h"
 #include "kernels/mg_coarsen_site.h"
 #include "kernels/mg_fine_op_site.h"
+#include "kernels/staggered_site.h"
 #include "face_sync.h"
 
 #ifdef __cplusplus
@@ -96,6 +97,11 @@ extern struct starpu_codelet tq_cl_coarse_hat;
 extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
 extern struct starpu_codelet tq_cl_coarse_exterior;
+/* Improved staggered hopping term of one block and parity: pack, interior, exterior
+ * (codelets/staggered.c documents the buffers; CPU only so far). */
+extern struct starpu_codelet tq_cl_ks_pack;
+extern struct starpu_codelet tq_cl_ks_interior;
+extern struct starpu_codelet tq_cl_ks_exterior;
 /* Multigrid Galerkin coarse operator of one block: the basis's boundary layers into faces,
  * and the coarse links from the fine links, the basis and the faces (codelets/mg_coarsen.c;
  * CPU only so far). */

@@ -149,13 +149,10 @@ static inline void ref_ks_apply_phases(double *field, const int dims[4], const d
     }
 }
 
-/* Asqtad fat and long links (18 doubles per link, 4 per site, with the staggered phases and
- * boundary factors) from thin links without phases. */
-static inline void ref_ks_fat_long(double *fat, double *lng, const double *links, const int dims[4], double u0,
-                                   const double bc[4])
+/* Every site's fat and long links of `links` with path coefficients c, as they are. */
+static inline void sref_links_from(double *fat, double *lng, const double *links, const int dims[4],
+                                   const double c[SREF_NPATH])
 {
-    double c[SREF_NPATH];
-    ref_asqtad_coefficients(u0, c);
     const int64_t vol = ref_volume(dims);
     for (int64_t s = 0; s < vol; s++)
         for (int mu = 0; mu < 4; mu++) {
@@ -165,6 +162,16 @@ static inline void ref_ks_fat_long(double *fat, double *lng, const double *links
             memset(w, 0, 18 * sizeof(double));
             sref_add_path(w, c[SREF_NAIK], links, dims, s, naik, 3);
         }
+}
+
+/* Asqtad fat and long links (18 doubles per link, 4 per site, with the staggered phases and
+ * boundary factors) from thin links without phases. */
+static inline void ref_ks_fat_long(double *fat, double *lng, const double *links, const int dims[4], double u0,
+                                   const double bc[4])
+{
+    double c[SREF_NPATH];
+    ref_asqtad_coefficients(u0, c);
+    sref_links_from(fat, lng, links, dims, c);
     ref_ks_apply_phases(fat, dims, bc, 1);
     ref_ks_apply_phases(lng, dims, bc, 3);
 }
@@ -184,14 +191,7 @@ static inline void ref_ks_fat_long_phased(double *fat, double *lng, const double
     ref_asqtad_coefficients(u0, c);
     c[SREF_STAPLE3] = -c[SREF_STAPLE3];
     c[SREF_STAPLE7] = -c[SREF_STAPLE7];
-    for (int64_t s = 0; s < vol; s++)
-        for (int mu = 0; mu < 4; mu++) {
-            sref_fat_link(fat + (s * 4 + mu) * 18, ph, dims, s, mu, c);
-            const int naik[3] = {mu + 1, mu + 1, mu + 1};
-            double *w = lng + (s * 4 + mu) * 18;
-            memset(w, 0, 18 * sizeof(double));
-            sref_add_path(w, c[SREF_NAIK], ph, dims, s, naik, 3);
-        }
+    sref_links_from(fat, lng, ph, dims, c);
     free(ph);
 }
 

@@ -219,6 +219,16 @@ int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
                             starpu_data_handle_t *from);
 
+/* The improved staggered hopping term on one block (codelets/staggered.c): pack of in's
+ * sites in the three layers at each split boundary into faces[0 .. a->nfaces - 1]; the
+ * interior and exterior of out (parity a->parity) from in (the other parity), the links of
+ * out's parity, and for the exterior the faces read. */
+int tq_task_ks_pack(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in, starpu_data_handle_t *faces);
+int tq_task_ks_interior(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in,
+                        starpu_data_handle_t links, starpu_data_handle_t out);
+int tq_task_ks_exterior(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in,
+                        starpu_data_handle_t links, starpu_data_handle_t out, starpu_data_handle_t *from);
+
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter
  * (codelets/heatbath.c). */

@@ -256,6 +256,14 @@ tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
                         lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
 }
 
+tq_task_options tq_internal_block_options_cpu(const tq_lattice *lat, int block)
+{
+    tq_task_options o = tq_internal_block_options(lat, block);
+    if (o.worker >= 0 && starpu_worker_get_type(o.worker) != STARPU_CPU_WORKER) o.worker = -1;
+    o.where = TQ_WHERE_CPU;
+    return o;
+}
+
 tq_status tq_internal_lattice_set_placement(tq_lattice *lat, tq_where w, const char *who)
 {
     if (w != TQ_WHERE_ANY && w != TQ_WHERE_CPU && w != TQ_WHERE_CUDA)

@@ -11,6 +11,9 @@ tq_task_options tq_internal_task_options(void);
 /* The options of a task that writes block `block` of lat: the same, run by the block's
  * owner (a GPU when GPUs are allowed; none for CPU blocks unless pinned for tests). */
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block);
+/* The same on CPU workers whatever the placement (codelets with no CUDA implementation,
+ * work too large for a GPU kernel): the block's owner if that is a CPU worker. */
+tq_task_options tq_internal_block_options_cpu(const tq_lattice *lat, int block);
 /* The same for part local_index of rank `rank`'s data (of nranks ranks) in a decomposition
  * that is not a lattice's blocks (the generator's time slabs): the same owners in turn. */
 tq_task_options tq_internal_part_options(int local_index, int rank, int nranks);

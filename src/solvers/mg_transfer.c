@@ -18,13 +18,7 @@ tq_task_options tq_mg_cycle_options(const tq_lattice *lat, int b)
     return tq_internal_block_options(lat, b);
 }
 
-tq_task_options tq_mg_block_options(const tq_lattice *lat, int b)
-{
-    tq_task_options o = tq_internal_block_options(lat, b);
-    if (o.worker >= 0 && starpu_worker_get_type(o.worker) != STARPU_CPU_WORKER) o.worker = -1;
-    o.where = TQ_WHERE_CPU;
-    return o;
-}
+tq_task_options tq_mg_block_options(const tq_lattice *lat, int b) { return tq_internal_block_options_cpu(lat, b); }
 
 tq_mg_transfer_args tq_mg_transfer_block_args(const tq_mg_transfer *t)
 {

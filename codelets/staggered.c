@@ -1,0 +1,57 @@
+/* Improved staggered hopping-term codelets (CPU so far; per-site arithmetic in
+ * kernels/staggered_site.h): per block and output parity, pack, interior and exterior, as
+ * the stencil layer (src/core/stencil.h) submits them. Buffers:
+ *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
+ *   interior:  in of the other parity (R), links of the output's parity (R), out (W)
+ *   exterior:  the same with out (RW), then the faces read (R) x nfaces */
+#include "config.h"
+#include "tq_codelets.h"
+
+#define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
+
+static void ks_pack_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_ks_args *a = (const tq_ks_args *)cl_arg;
+    void *faces[8];
+    for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(1 + i);
+    for (int64_t s = 0; s < a->cb; s++) tq_ks_pack_site(a, PTR(0), faces, s);
+}
+
+static void ks_interior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_ks_args *a = (const tq_ks_args *)cl_arg;
+    for (int64_t s = 0; s < a->cb; s++) {
+        int x[4];
+        tq_block_coords(a->B, a->parity, s, x);
+        if (!tq_ks_on_face(a, x)) tq_ks_site(a, PTR(0), PTR(1), NULL, PTR(2), s);
+    }
+}
+
+static void ks_exterior_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_ks_args *a = (const tq_ks_args *)cl_arg;
+    const void *from[8];
+    for (int i = 0; i < a->nfaces && i < 8; i++) from[i] = PTR(3 + i);
+    for (int64_t s = 0; s < a->cb; s++) {
+        int x[4];
+        tq_block_coords(a->B, a->parity, s, x);
+        if (tq_ks_on_face(a, x)) tq_ks_site(a, PTR(0), PTR(1), from, PTR(2), s);
+    }
+}
+
+static struct starpu_perfmodel ks_pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_pack_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel ks_interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_interior_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel ks_exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_exterior_v1", .footprint = tq_footprint_bytes};
+
+struct starpu_codelet tq_cl_ks_pack = {
+    .cpu_funcs = {ks_pack_cpu}, .cpu_funcs_name = {"ks_pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &ks_pack_model, .name = "tq_ks_pack",
+};
+struct starpu_codelet tq_cl_ks_interior = {
+    .cpu_funcs = {ks_interior_cpu}, .cpu_funcs_name = {"ks_interior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &ks_interior_model, .name = "tq_ks_interior",
+};
+struct starpu_codelet tq_cl_ks_exterior = {
+    .cpu_funcs = {ks_exterior_cpu}, .cpu_funcs_name = {"ks_exterior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &ks_exterior_model, .name = "tq_ks_exterior",
+};

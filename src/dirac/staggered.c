@@ -1,0 +1,162 @@
+/* The improved staggered hopping term (issue 36; src/dirac/staggered.h): its links, with
+ * each site's backward links stored beside its forward ones (faces then carry vectors
+ * only), and its application through the generic stencil layer, per output parity a pack,
+ * interior and exterior task per block (codelets/staggered.c). May call: src/core, tasks/. */
+#include "dirac/staggered.h"
+#include "core/tq_internal.h"
+#include "core/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const dir_name = "xyzt";
+
+/* m = V^dag (3x3 complex, 18 doubles) */
+static void dagger(double *m, const double *v)
+{
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            m[(i * 3 + j) * 2] = v[(j * 3 + i) * 2];
+            m[(i * 3 + j) * 2 + 1] = -v[(j * 3 + i) * 2 + 1];
+        }
+}
+
+/* The links field's host array: per site V_mu(x), W_mu(x), V_mu(x-mu)^dag, W_mu(x-3mu)^dag. */
+static double *site_links(const tq_lattice *lat, const double *fat, const double *lng)
+{
+    const int *L = lat->local;
+    const int64_t vol = lat->local_volume;
+    double *h = malloc(sizeof(double) * 2 * TQ_KS_LINK_NDOF * (size_t)vol);
+    if (!h) return NULL;
+    for (int64_t s = 0; s < vol; s++) {
+        int x[4];
+        int64_t r = s;
+        for (int mu = 0; mu < 4; mu++) x[mu] = (int)(r % L[mu]), r /= L[mu];
+        double *u = h + 2 * TQ_KS_LINK_NDOF * s;
+        for (int mu = 0; mu < 4; mu++) {
+            memcpy(u + 18 * mu, fat + (s * 4 + mu) * 18, 18 * sizeof(double));
+            memcpy(u + 18 * (4 + mu), lng + (s * 4 + mu) * 18, 18 * sizeof(double));
+            for (int h3 = 1; h3 <= 3; h3 += 2) {
+                int y[4] = {x[0], x[1], x[2], x[3]};
+                y[mu] = ((y[mu] - h3) % L[mu] + L[mu]) % L[mu];
+                const int64_t t = (((int64_t)y[3] * L[2] + y[2]) * L[1] + y[1]) * L[0] + y[0];
+                dagger(u + 18 * (h3 == 1 ? 8 + mu : 12 + mu), (h3 == 1 ? fat : lng) + (t * 4 + mu) * 18);
+            }
+        }
+    }
+    return h;
+}
+
+tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out)
+{
+    const char *who = "tq_ks_op_create";
+    if (!lat || !fat || !lng || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    *out = NULL;
+    if (prec != TQ_DOUBLE && prec != TQ_SINGLE && prec != TQ_HALF)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: precision %d: double, single or half", who, (int)prec);
+    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: the staggered operator runs on one rank so far (this lattice has %d)", who,
+                        lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
+    for (int mu = 0; mu < 4; mu++)
+        if (lat->nb[mu] > 1 && lat->block[mu] < TQ_KS_DEPTH)
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: block extent %d in %c is split but less than the %d layers the Naik "
+                            "term reaches", who, lat->block[mu], dir_name[mu], TQ_KS_DEPTH);
+    if (starpu_cpu_worker_get_count() == 0)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: the staggered operator runs on CPU workers so far, and none is running", who);
+    tq_ks_op *op = calloc(1, sizeof *op);
+    double *h = site_links(lat, fat, lng);
+    if (!op || !h) {
+        free(op);
+        free(h);
+        return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    }
+    op->lat = lat;
+    op->prec = prec;
+    tq_field_params lp = {TQ_FIELD_COARSE, prec, TQ_FULL, (tq_recon)0, TQ_KS_LINK_NDOF};
+    tq_status s = tq_field_create(lat, &lp, &op->links);
+    if (s == TQ_SUCCESS) s = tq_field_import(op->links, h);
+    if (s == TQ_SUCCESS) s = tq_stencil_create(lat, TQ_KS_DEPTH, (int)prec, 6, &op->stencil);
+    free(h);
+    if (s != TQ_SUCCESS) {
+        tq_ks_op_destroy(op);
+        return s;
+    }
+    *out = op;
+    return TQ_SUCCESS;
+}
+
+void tq_ks_op_destroy(tq_ks_op *op)
+{
+    if (!op) return;
+    tq_stencil_destroy(&op->stencil);
+    tq_field_destroy(op->links);
+    free(op);
+}
+
+/* One parity's application, for the stencil layer's per-block calls. */
+typedef struct ks_ctx {
+    const tq_ks_op *op;
+    tq_field *out;
+    const tq_field *in;
+    tq_ks_args base;
+} ks_ctx;
+
+static int ks_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
+{
+    (void)sync;   /* no peer faces here */
+    const ks_ctx *c = (const ks_ctx *)ctx;
+    tq_ks_args a = c->base;
+    a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
+    const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
+    return tq_task_ks_pack(&o, &a, tq_field_handle(c->in, b, a.parity), faces);
+}
+
+static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
+{
+    (void)nbr, (void)nnbr;
+    const ks_ctx *c = (const ks_ctx *)ctx;
+    const int p = c->base.parity;
+    const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
+    return tq_task_ks_interior(&o, &c->base, tq_field_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
+                               tq_field_handle(c->out, b, p));
+}
+
+static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+{
+    (void)nfrom, (void)sync;
+    const ks_ctx *c = (const ks_ctx *)ctx;
+    const int p = c->base.parity;
+    const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
+    return tq_task_ks_exterior(&o, &c->base, tq_field_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
+                               tq_field_handle(c->out, b, p), from);
+}
+
+tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in)
+{
+    const char *who = "tq_ks_dslash";
+    if (!op || !out || !in) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    TQ_CHECK(tq_field_check_compatible(who, out, in, 1));
+    if (in->lat != op->lat || in->p.kind != TQ_FIELD_STAGGERED || in->p.subset != TQ_FULL || in->p.prec != op->prec)
+        return tq_error(TQ_ERR_MISMATCH, "%s: the vectors must be full staggered fields of the operator's lattice in %s", who,
+                        tq_precision_name(op->prec));
+    if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    ks_ctx c = {.op = op, .out = out, .in = in};
+    memset(&c.base, 0, sizeof c.base);
+    for (int mu = 0; mu < 4; mu++) {
+        c.base.B[mu] = op->lat->block[mu];
+        c.base.split[mu] = op->stencil.split[mu];
+        c.base.L_face[mu] = tq_layout_make((int)op->prec, 6, 1, TQ_KS_DEPTH * tq_stencil_face_sites(&op->stencil, mu));
+    }
+    c.base.nfaces = op->stencil.nfaces;
+    c.base.cb = op->lat->block_cb;
+    c.base.L_in = in->layout;
+    c.base.L_out = out->layout;
+    c.base.L_links = op->links->layout;
+    const tq_stencil_ops ops = {.pack = ks_pack, .interior = ks_interior, .exterior = ks_exterior};
+    tq_status s = TQ_SUCCESS;
+    for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
+        c.base.parity = p;
+        s = tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
+    }
+    return s;
+}

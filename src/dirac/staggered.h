@@ -1,0 +1,27 @@
+/* The improved staggered operator (issue 36), first piece: the hopping term D of MILC's
+ * M = 2m + D from precomputed fat and long links, through the generic stencil layer with
+ * faces three sites deep (src/dirac/staggered.c, CPU codelets so far), checked against
+ * reference/staggered_reference.h by tests/test_staggered. Not yet public: the link
+ * construction, the even-odd operator, the solvers and the CUDA codelets come next. */
+#ifndef TQ_STAGGERED_H
+#define TQ_STAGGERED_H
+
+#include "core/stencil.h"
+
+typedef struct tq_ks_op {
+    tq_lattice *lat;          /* not owned */
+    tq_precision prec;        /* links and vectors */
+    tq_field *links;          /* 16 matrices per site (kernels/staggered_site.h) */
+    tq_stencil stencil;       /* faces of 3 layers of 6 reals */
+} tq_ks_op;
+
+/* The operator on lat from fat and long links with their phases and boundary factors
+ * (reference/staggered_reference.h's V and W: 72 doubles per site, site order of the API,
+ * this rank's sites). One rank so far; every block extent in a split direction at least 3
+ * (the Naik term's reach); needs CPU workers. */
+tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out);
+void tq_ks_op_destroy(tq_ks_op *op);
+/* out = D in on full staggered fields of the operator's lattice and precision. */
+tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in);
+
+#endif

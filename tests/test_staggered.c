@@ -1,0 +1,138 @@
+/* The library's improved staggered hopping term (src/dirac/staggered.c,
+ * codelets/staggered.c) against the plain-loop reference/staggered_reference.h on asqtad
+ * links built from random SU(3) links (antiperiodic in time): bitwise in double, to
+ * rounding in single and half, and bitwise the same on one block and on decompositions
+ * whose faces cross every direction (blocks of extent 4: every site within the Naik
+ * term's three layers of a face); clear errors for lattices, fields and arguments the
+ * operator refuses. */
+#include "tq_test.h"
+#include "../reference/staggered_reference.h"
+#include "dirac/staggered.h"
+
+static const double BC[4] = {1, 1, 1, -1};
+
+/* D in on `block` in precision prec, exported into got; 0 on success. */
+static int apply(const int dims[4], const int block[4], tq_precision prec, const double *fat, const double *lng,
+                 const double *in, double *got)
+{
+    tq_lattice *lat = tq_test_lattice(dims, block);
+    if (!lat) return -1;
+    tq_ks_op *op = NULL;
+    tq_field *x = NULL, *y = NULL;
+    tq_field_params fp = {TQ_FIELD_STAGGERED, prec, TQ_FULL, (tq_recon)0, 0};
+    CHECK_OK(tq_ks_op_create(lat, fat, lng, prec, &op));
+    CHECK_OK(tq_field_create(lat, &fp, &x));
+    CHECK_OK(tq_field_create(lat, &fp, &y));
+    const int ok = op && x && y;
+    if (ok) {
+        CHECK_OK(tq_field_import(x, in));
+        CHECK_OK(tq_ks_dslash(op, y, x));
+        CHECK_OK(tq_ks_dslash(op, y, x));   /* again: the second set of faces */
+        CHECK_OK(tq_field_export(y, got));
+    }
+    tq_field_destroy(x);
+    tq_field_destroy(y);
+    tq_ks_op_destroy(op);
+    tq_lattice_destroy(lat);
+    return ok ? 0 : -1;
+}
+
+static void check_operator(const int dims[4], const int blocks[][4], int nblocks)
+{
+    const int64_t vol = ref_volume(dims);
+    double *u = malloc(sizeof(double) * 72 * (size_t)vol), *fat = malloc(sizeof(double) * 72 * (size_t)vol),
+           *lng = malloc(sizeof(double) * 72 * (size_t)vol), *in = malloc(sizeof(double) * 6 * (size_t)vol),
+           *want = malloc(sizeof(double) * 6 * (size_t)vol), *first = malloc(sizeof(double) * 6 * (size_t)vol),
+           *got = malloc(sizeof(double) * 6 * (size_t)vol);
+    if (!u || !fat || !lng || !in || !want || !first || !got) { CHECK(0, "out of memory"); goto out; }
+    ref_gauge_random_su3(u, dims, 3);
+    ref_ks_fat_long(fat, lng, u, dims, 0.9, BC);
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (int64_t i = 0; i < 6 * vol; i++) in[i] = wref_rng_gaussian(&st);
+    ref_ks_dslash(want, fat, lng, in, dims);
+    for (int pi = 0; pi < 3; pi++) {
+        const tq_precision prec = pi == 2 ? TQ_HALF : pi ? TQ_SINGLE : TQ_DOUBLE;
+        for (int b = 0; b < nblocks; b++) {
+            char what[160];
+            snprintf(what, sizeof what, "%dx%dx%dx%d, blocks %dx%dx%dx%d, %s", dims[0], dims[1], dims[2], dims[3],
+                     blocks[b][0], blocks[b][1], blocks[b][2], blocks[b][3], tq_precision_name(prec));
+            if (apply(dims, blocks[b], prec, fat, lng, in, b ? got : first)) continue;
+            const double *r = b ? got : first;
+            double worst = 0, scale = 0;
+            for (int64_t i = 0; i < 6 * vol; i++) worst = fmax(worst, fabs(r[i] - want[i])), scale = fmax(scale, fabs(want[i]));
+            /* half: 16-bit links (bounded by their largest entry) and vectors */
+            const double tol = prec == TQ_DOUBLE ? 0.0 : prec == TQ_SINGLE ? 1e-6 : 2e-4;
+            CHECK(worst <= tol * scale, "%s: differs from the reference by %.3g (scale %.3g)", what, worst, scale);
+            if (b) CHECK(!memcmp(got, first, sizeof(double) * 6 * (size_t)vol), "%s: not bitwise the same as one block", what);
+            printf("  %-48s max |D v - reference| / max %.2g\n", what, worst / scale);
+        }
+    }
+out:
+    free(u);
+    free(fat);
+    free(lng);
+    free(in);
+    free(want);
+    free(first);
+    free(got);
+}
+
+static void check_errors(void)
+{
+    const int dims[4] = {4, 4, 4, 8}, small[4] = {4, 4, 4, 4};
+    const int64_t vol = ref_volume(dims);
+    double *fat = calloc((size_t)(72 * vol), sizeof(double)), *lng = calloc((size_t)(72 * vol), sizeof(double));
+    tq_lattice *lat = tq_test_lattice(dims, NULL), *other = tq_test_lattice(small, NULL);
+    const int thin[4] = {4, 4, 4, 2};
+    tq_lattice *split2 = tq_test_lattice(dims, thin);
+    if (!fat || !lng || !lat || !other || !split2) goto out;
+    tq_ks_op *op = NULL;
+    CHECK_ERR(tq_ks_op_create(NULL, fat, lng, TQ_DOUBLE, &op), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_ks_op_create(lat, NULL, lng, TQ_DOUBLE, &op), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_ks_op_create(lat, fat, lng, (tq_precision)3, &op), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_ks_op_create(split2, fat, lng, TQ_DOUBLE, &op), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "Naik") != NULL, "blocks of extent 2: '%s'", tq_last_error());
+    printf("  refused, blocks 4x4x4x2          %s\n", tq_last_error());
+    CHECK(op == NULL, "a refused operator was returned");
+    CHECK_OK(tq_ks_op_create(lat, fat, lng, TQ_DOUBLE, &op));
+    if (op) {
+        tq_field *a = NULL, *b = NULL, *c = NULL, *e = NULL;
+        tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+        CHECK_OK(tq_field_create(lat, &fp, &a));
+        CHECK_OK(tq_field_create(lat, &fp, &b));
+        CHECK_OK(tq_field_create(other, &fp, &c));
+        fp.prec = TQ_SINGLE;
+        CHECK_OK(tq_field_create(lat, &fp, &e));
+        CHECK_ERR(tq_ks_dslash(op, a, a), TQ_ERR_INVALID_ARG);
+        CHECK_ERR(tq_ks_dslash(op, a, e), TQ_ERR_MISMATCH);
+        printf("  refused, single into double      %s\n", tq_last_error());
+        CHECK(tq_ks_dslash(op, c, a) != TQ_SUCCESS, "a field of another lattice was accepted");
+        CHECK_ERR(tq_ks_dslash(NULL, a, b), TQ_ERR_INVALID_ARG);
+        tq_field_destroy(a);
+        tq_field_destroy(b);
+        tq_field_destroy(c);
+        tq_field_destroy(e);
+        tq_ks_op_destroy(op);
+    }
+out:
+    free(fat);
+    free(lng);
+    tq_lattice_destroy(split2);
+    tq_lattice_destroy(other);
+    tq_lattice_destroy(lat);
+}
+
+int main(void)
+{
+    if (tq_test_init_cpus(2)) return 1;
+    const int d[4] = {4, 4, 4, 8};
+    const int blocks[2][4] = {{4, 4, 4, 8}, {4, 4, 4, 4}};
+    check_operator(d, blocks, 2);
+    const int d2[4] = {8, 8, 8, 8};
+    const int blocks2[3][4] = {{8, 8, 8, 8}, {4, 8, 4, 8}, {4, 4, 4, 4}};
+    check_operator(d2, blocks2, 3);
+    printf("errors:\n");
+    check_errors();
+    tq_finalize();
+    return tq_test_finish("test_staggered");
+}
