@@ -93,6 +93,12 @@ void tq_ks_op_destroy(tq_ks_op *op)
     free(op);
 }
 
+/* Handle of parity p of field f's block b (a full field, or a single-parity one of p). */
+static starpu_data_handle_t parity_handle(const tq_field *f, int b, int p)
+{
+    return tq_field_handle(f, b, f->nparity == 2 ? p : 0);
+}
+
 /* One parity's application, for the stencil layer's per-block calls. */
 typedef struct ks_ctx {
     const tq_ks_op *op;
@@ -108,7 +114,7 @@ static int ks_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_
     tq_ks_args a = c->base;
     a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
     const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
-    return tq_task_ks_pack(&o, &a, tq_field_handle(c->in, b, a.parity), faces);
+    return tq_task_ks_pack(&o, &a, parity_handle(c->in, b, a.parity), faces);
 }
 
 static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
@@ -117,8 +123,8 @@ static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
     const ks_ctx *c = (const ks_ctx *)ctx;
     const int p = c->base.parity;
     const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
-    return tq_task_ks_interior(&o, &c->base, tq_field_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
-                               tq_field_handle(c->out, b, p));
+    return tq_task_ks_interior(&o, &c->base, parity_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
+                               parity_handle(c->out, b, p));
 }
 
 static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
@@ -127,19 +133,13 @@ static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, 
     const ks_ctx *c = (const ks_ctx *)ctx;
     const int p = c->base.parity;
     const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
-    return tq_task_ks_exterior(&o, &c->base, tq_field_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
-                               tq_field_handle(c->out, b, p), from);
+    return tq_task_ks_exterior(&o, &c->base, parity_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
+                               parity_handle(c->out, b, p), from);
 }
 
-tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in)
+/* The arguments every block shares for an application from in into out. */
+static ks_ctx ks_context(const tq_ks_op *op, tq_field *out, const tq_field *in)
 {
-    const char *who = "tq_ks_dslash";
-    if (!op || !out || !in) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
-    TQ_CHECK(tq_field_check_compatible(who, out, in, 1));
-    if (in->lat != op->lat || in->p.kind != TQ_FIELD_STAGGERED || in->p.subset != TQ_FULL || in->p.prec != op->prec)
-        return tq_error(TQ_ERR_MISMATCH, "%s: the vectors must be full staggered fields of the operator's lattice in %s", who,
-                        tq_precision_name(op->prec));
-    if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     ks_ctx c = {.op = op, .out = out, .in = in};
     memset(&c.base, 0, sizeof c.base);
     for (int mu = 0; mu < 4; mu++) {
@@ -152,11 +152,46 @@ tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in)
     c.base.L_in = in->layout;
     c.base.L_out = out->layout;
     c.base.L_links = op->links->layout;
-    const tq_stencil_ops ops = {.pack = ks_pack, .interior = ks_interior, .exterior = ks_exterior};
+    return c;
+}
+
+/* Checks a vector of the operator: kind, lattice, precision, and full (or single-parity). */
+static tq_status check_vector(const char *who, const tq_ks_op *op, const tq_field *f, const char *name, int full)
+{
+    if (f->lat != op->lat || f->p.kind != TQ_FIELD_STAGGERED || f->p.prec != op->prec || (full != (f->nparity == 2)))
+        return tq_error(TQ_ERR_MISMATCH, "%s: %s must be a %s staggered field of the operator's lattice in %s", who, name,
+                        full ? "full" : "single-parity", tq_precision_name(op->prec));
+    return TQ_SUCCESS;
+}
+
+static const tq_stencil_ops ks_ops = {.pack = ks_pack, .interior = ks_interior, .exterior = ks_exterior};
+
+tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in)
+{
+    const char *who = "tq_ks_dslash";
+    if (!op || !out || !in) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    TQ_CHECK(tq_field_check_compatible(who, out, in, 1));
+    TQ_CHECK(check_vector(who, op, in, "in", 1));
+    TQ_CHECK(check_vector(who, op, out, "out", 1));
+    if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
+    ks_ctx c = ks_context(op, out, in);
     tq_status s = TQ_SUCCESS;
     for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
         c.base.parity = p;
-        s = tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
+        s = tq_stencil_submit(&op->stencil, 0, &ks_ops, &c, who);
     }
     return s;
+}
+
+tq_status tq_ks_hop(const tq_ks_op *op, tq_field *out, const tq_field *in)
+{
+    const char *who = "tq_ks_hop";
+    if (!op || !out || !in) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    TQ_CHECK(check_vector(who, op, in, "in", 0));
+    TQ_CHECK(check_vector(who, op, out, "out", 0));
+    if (out->parity[0] == in->parity[0])
+        return tq_error(TQ_ERR_MISMATCH, "%s: out and in of the same parity (a hop goes between them)", who);
+    ks_ctx c = ks_context(op, out, in);
+    c.base.parity = out->parity[0];
+    return tq_stencil_submit(&op->stencil, 0, &ks_ops, &c, who);
 }

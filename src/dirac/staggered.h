@@ -23,5 +23,8 @@ tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng,
 void tq_ks_op_destroy(tq_ks_op *op);
 /* out = D in on full staggered fields of the operator's lattice and precision. */
 tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in);
+/* out_p = D_pq in_q: out a single-parity field of parity p (or a full field's parity view),
+ * in one of the other parity. */
+tq_status tq_ks_hop(const tq_ks_op *op, tq_field *out, const tq_field *in);
 
 #endif

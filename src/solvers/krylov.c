@@ -15,6 +15,7 @@
  * decided on the true residual after a final update. */
 #include "solvers/krylov_internal.h"
 #include "solvers/mg_internal.h"   /* a coarse operator's vector precision */
+#include "dirac/staggered.h"       /* a staggered operator's precision */
 
 #include <math.h>
 #include <sched.h>
@@ -111,7 +112,7 @@ static int linop_can_chain(const tq_linop *L)
  * switches TQ_SOLVER_PIPELINE=0, TQ_SOLVER_FUSE=0 turn the two off). */
 static void configure(tq_krylov *k, const tq_solver_params *p)
 {
-    k->mixed = k->ops->d != k->op->d || k->ops->coarse != k->op->coarse;
+    k->mixed = k->ops->d != k->op->d || k->ops->coarse != k->op->coarse || k->ops->ks != k->op->ks;
     k->defect = k->mixed && p->mixed == TQ_MIXED_DEFECT;
     k->delta = p->reliable_delta > 0 ? p->reliable_delta : 0.1;
     k->nkrylov = p->gcr_nkrylov > 0 ? p->gcr_nkrylov : 8;
@@ -185,7 +186,8 @@ tq_status tq_krylov_start(tq_krylov **out, int method, tq_linop *op, tq_linop *o
     tq_status st = TQ_SUCCESS;
     if (k->m->hermitian && !tq_linop_hermitian(op))
         st = tq_error(TQ_ERR_INVALID_ARG, "%s: the operator is not Hermitian", k->who);
-    if (st == TQ_SUCCESS) st = create_state(k, ops->d ? tq_internal_dirac_gauge(ops->d)->p.prec : ops->coarse->vec_prec);
+    if (st == TQ_SUCCESS) st = create_state(k, ops->d ? tq_internal_dirac_gauge(ops->d)->p.prec
+                                                 : ops->ks ? ops->ks->prec : ops->coarse->vec_prec);
     if (st == TQ_SUCCESS) st = submit_start(k);
     if (st == TQ_SUCCESS) st = tq_scalars_mark(k->sc, SNAP_RESTART);   /* the iterations' clock starts there */
     k->out.blas_flops += 2 * k->n_precise + 2 * k->n_sloppy;
@@ -587,3 +589,26 @@ void tq_krylov_free(tq_krylov *k)
 
 tq_field *tq_krylov_residual(const tq_krylov *k) { return k->rs; }
 double tq_krylov_relative_r2(const tq_krylov *k) { return k->b2 > 0 ? k->rr / k->b2 : 0.0; }
+
+tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                          tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+{
+    tq_solver_params q = *p;
+    q.prec_sloppy = 0;
+    tq_krylov *k = NULL;
+    tq_status st = tq_krylov_start(&k, method, L, L, x, b, &q);
+    if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
+    while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
+        st = tq_krylov_submit(k);
+        if (st == TQ_SUCCESS) tq_krylov_check(k);
+    }
+    if (k) {
+        if (st == TQ_SUCCESS) st = tq_krylov_status(k);
+        if (out) {
+            *out = *tq_krylov_result(k);
+            out->flops = L->flops * (double)L->applications + out->blas_flops;
+        }
+        tq_krylov_free(k);
+    }
+    return st;
+}

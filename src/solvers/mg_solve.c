@@ -85,36 +85,13 @@ static tq_status fine_setup(const char *who, const tq_dirac *d, tq_field *x, con
 }
 
 /* One solve of L x = b from x = 0, GCR preconditioned by precond where given. */
-static tq_status run_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
-{
-    tq_solver_params q = *p;
-    q.prec_sloppy = 0;
-    tq_krylov *k = NULL;
-    tq_status st = tq_krylov_start(&k, method, L, L, x, b, &q);
-    if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
-    while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
-        st = tq_krylov_submit(k);
-        if (st == TQ_SUCCESS) tq_krylov_check(k);
-    }
-    if (k) {
-        if (st == TQ_SUCCESS) st = tq_krylov_status(k);
-        if (out) {
-            *out = *tq_krylov_result(k);
-            out->flops = L->flops * (double)L->applications + out->blas_flops;
-        }
-        tq_krylov_free(k);
-    }
-    return st;
-}
-
 tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                             tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
 {
     tq_linop L;
     int method = 0;
     TQ_CHECK(level_setup("tq_mg_coarse_solve", op, x, b, p, precond != NULL, &L, &method));
-    return run_solve(&L, method, x, b, p, precond, ctx, out);
+    return tq_krylov_solve(&L, method, x, b, p, precond, ctx, out);
 }
 
 tq_status tq_mg_level_solve_eo(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
@@ -141,7 +118,7 @@ tq_status tq_mg_level_solve_eo(const tq_mg_coarse_op *op, tq_field *x, const tq_
     S.coarse = op;
     S.tmp = tmp;
     S.flops = tq_mg_coarse_pc_flops(op);
-    if (st == TQ_SUCCESS) st = run_solve(&S, method, xe, bh, p, NULL, NULL, out);
+    if (st == TQ_SUCCESS) st = tq_krylov_solve(&S, method, xe, bh, p, NULL, NULL, out);
     const tq_status solve_st = st;
     if (out) out->flops += tq_mg_coarse_eo_edge_flops(op);
     if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) {
@@ -162,7 +139,7 @@ tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, co
     tq_linop L;
     int method = 0;
     TQ_CHECK(fine_setup("tq_mg_fine_solve", d, x, b, p, precond != NULL, &L, &method));
-    return run_solve(&L, method, x, b, p, precond, ctx, out);
+    return tq_krylov_solve(&L, method, x, b, p, precond, ctx, out);
 }
 
 /* n solves side by side on op's level (op) or the fine level (d), in groups that fit the

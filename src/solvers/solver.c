@@ -2,6 +2,7 @@
  * linear operators the inverters see, parameter checks, and the true residual. */
 #include "solvers/solver_internal.h"
 #include "solvers/mg_internal.h"   /* TQ_LINOP_COARSE */
+#include "dirac/staggered.h"       /* TQ_LINOP_KS_PC */
 #include "core/placement.h"
 
 #include <math.h>
@@ -24,7 +25,7 @@ int tq_linop_hermitian(const tq_linop *op)
 {
     switch (op->kind) {
     case TQ_LINOP_MAT_DAG_MAT: case TQ_LINOP_MAT_MAT_DAG:
-    case TQ_LINOP_MATPC_DAG_MATPC: case TQ_LINOP_MATPC_MATPC_DAG: return 1;
+    case TQ_LINOP_MATPC_DAG_MATPC: case TQ_LINOP_MATPC_MATPC_DAG: case TQ_LINOP_KS_PC: return 1;
     default: return 0;
     }
 }
@@ -55,6 +56,10 @@ static tq_status linop_apply_unshifted(tq_linop *op, tq_field *out, const tq_fie
         TQ_CHECK(tq_mg_coarse_hop_hat(op->coarse, op->tmp, in));
         TQ_CHECK(tq_mg_coarse_hop_hat(op->coarse, out, op->tmp));
         return tq_blas_xpay(in, -1.0, out);
+    case TQ_LINOP_KS_PC:   /* -D_pq D_qp: D is anti-Hermitian, so this is D^dag D on parity p */
+        TQ_CHECK(tq_ks_hop(op->ks, op->tmp, in));
+        TQ_CHECK(tq_ks_hop(op->ks, out, op->tmp));
+        return tq_blas_scale(-1.0, out);
     case TQ_LINOP_MATPC: return tq_dirac_matpc(d, out, in, op->parity, 0);
     case TQ_LINOP_MATPC_DAG: return tq_dirac_matpc(d, out, in, op->parity, 1);
     case TQ_LINOP_MATPC_DAG_MATPC:

@@ -18,12 +18,15 @@ typedef enum tq_linop_kind {
     TQ_LINOP_MATPC_MATPC_DAG,
     TQ_LINOP_COARSE,           /* a multigrid level's operator D_c (full coarse fields; d NULL) */
     TQ_LINOP_COARSE_PC,        /* its even-odd Schur complement 1 - Yhat_eo Yhat_oe (tmp: the other parity) */
+    TQ_LINOP_KS_PC,            /* improved staggered: -D_pq D_qp on parity p (d NULL; tmp: parity q; the
+                                  mass enters as the shift 4 m^2) */
 } tq_linop_kind;
 
 struct tq_mg_coarse_op;
 typedef struct tq_linop {
     const tq_dirac *d;
     const struct tq_mg_coarse_op *coarse;   /* TQ_LINOP_COARSE */
+    const struct tq_ks_op *ks;              /* TQ_LINOP_KS_PC */
     tq_linop_kind kind;
     tq_subset parity;          /* even-odd forms */
     tq_field *tmp;             /* work field of the composite forms (made by the solver) */
@@ -91,6 +94,10 @@ const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
 /* When the iterations began: the start's tasks completed (tq_internal_now's clock). */
 double tq_krylov_iter_start(const tq_krylov *k);
 void tq_krylov_free(tq_krylov *k);
+/* One solve of L x = b in L's precision alone (p's sloppy precision ignored), start to end
+ * (precond: GCR's, or NULL); out (may be NULL) with the flops of L's applications. */
+tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                          tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out);
 
 /* Multi-shift CG (src/solvers/multishift_cg.c): (A + op->shift + delta[i]) x[i] = b for
  * delta[0] = 0 <= delta[i], A Hermitian positive; out[i] per system. */
