@@ -2,12 +2,40 @@
  * on the even-odd system
  *     (4m^2 - D_eo D_oe) x_e = 2m b_e - D_eo b_o,   then   x_o = (b_o - D_oe x_e) / 2m,
  * the operator -D_eo D_oe (= D^dag D on the even sites, D being anti-Hermitian) with the
- * mass as its shift 4m^2, which is what multi-shift CG will take for many masses. */
+ * mass as its shift 4m^2; several masses at once by multi-shift CG on that operator. */
 #include "solvers/staggered_solve.h"
 #include "solvers/solver_internal.h"
 
 #include <math.h>
 #include <string.h>
+
+/* The even-odd operator -D_eo D_oe + 4 m^2 on the even sites (tmp: an odd field). */
+static tq_linop even_odd_operator(const tq_ks_op *op, double mass, tq_field *tmp)
+{
+    tq_linop L;
+    memset(&L, 0, sizeof L);
+    L.kind = TQ_LINOP_KS_PC;
+    L.ks = op;
+    L.parity = TQ_EVEN;
+    L.tmp = tmp;
+    L.shift = 4.0 * mass * mass;
+    /* QUDA's count: 1146 flops per site and hopping term (issue 36), two of them on half the
+     * sites, and the shift's x + a y */
+    L.flops = (2.0 * 1146.0 + 12.0) * (double)op->lat->local_volume / 2.0;
+    return L;
+}
+
+/* The checks both solves share: the inverter, tolerance and limit. */
+static tq_status check_params(const char *who, const tq_solver_params *p)
+{
+    if (p->inverter != TQ_INV_CG)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %s: the staggered even-odd system is solved by CG so far", who,
+                        tq_inverter_name(p->inverter));
+    if (!(p->tol > 0 && p->tol < 1) || p->maxiter <= 0)
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: tolerance %g (0 < tol < 1) or iteration limit %d (> 0)", who, p->tol,
+                        p->maxiter);
+    return TQ_SUCCESS;
+}
 
 tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_field *b, const tq_solver_params *p,
                       tq_krylov_out *out)
@@ -16,12 +44,7 @@ tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_fie
     if (!op || !x || !b || !p) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     if (!(mass > 0) || !isfinite(mass))
         return tq_error(TQ_ERR_INVALID_ARG, "%s: mass %g: the even-odd system needs m > 0", who, mass);
-    if (p->inverter != TQ_INV_CG)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: %s: the staggered even-odd system is solved by CG so far", who,
-                        tq_inverter_name(p->inverter));
-    if (!(p->tol > 0 && p->tol < 1) || p->maxiter <= 0)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: tolerance %g (0 < tol < 1) or iteration limit %d (> 0)", who, p->tol,
-                        p->maxiter);
+    TQ_CHECK(check_params(who, p));
     if (x == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x and b are the same field", who);
     TQ_CHECK(tq_field_check_compatible(who, x, b, 1));
     for (int i = 0; i < 2; i++) {
@@ -43,16 +66,7 @@ tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_fie
     if (st == TQ_SUCCESS) st = tq_ks_hop(op, rhs, bo);
     if (st == TQ_SUCCESS) st = tq_blas_axpby(2.0 * mass, be, -1.0, rhs);
     if (st == TQ_SUCCESS) {
-        tq_linop L;
-        memset(&L, 0, sizeof L);
-        L.kind = TQ_LINOP_KS_PC;
-        L.ks = op;
-        L.parity = TQ_EVEN;
-        L.tmp = tmp;
-        L.shift = 4.0 * mass * mass;
-        /* QUDA's count: 1146 flops per site and hopping term (issue 36), two of them on half
-         * the sites, and the shift's x + a y */
-        L.flops = (2.0 * 1146.0 + 12.0) * (double)op->lat->local_volume / 2.0;
+        tq_linop L = even_odd_operator(op, mass, tmp);
         st = tq_krylov_solve(&L, TQ_KRYLOV_CG, xe, rhs, p, NULL, NULL, out);
     }
     /* x_o = (b_o - D_oe x_e) / 2m, also when CG stopped short (the caller reads the status) */
@@ -67,5 +81,50 @@ tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_fie
     tq_field_view_release(xo);
     tq_field_view_release(be);
     tq_field_view_release(bo);
+    return st;
+}
+
+tq_status tq_ks_solve_multishift(const tq_ks_op *op, int n, const double *masses, tq_field *const *x, const tq_field *b,
+                                 const tq_solver_params *p, tq_krylov_out *out)
+{
+    const char *who = "tq_ks_solve_multishift";
+    if (!op || !masses || !x || !b || !p || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    if (n <= 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: %d masses: give at least one", who, n);
+    TQ_CHECK(check_params(who, p));
+    int base = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(masses[i] > 0) || !isfinite(masses[i]))
+            return tq_error(TQ_ERR_INVALID_ARG, "%s: mass %d is %g: the even-odd system needs m > 0", who, i, masses[i]);
+        if (masses[i] < masses[base]) base = i;
+    }
+    for (int i = 0; i <= n; i++) {
+        const tq_field *f = i < n ? x[i] : b;
+        if (!f || f->lat != op->lat || f->p.kind != TQ_FIELD_STAGGERED || f->p.subset != TQ_EVEN || f->p.prec != op->prec)
+            return tq_error(TQ_ERR_MISMATCH, "%s: %s must be an even-site staggered field of the operator's lattice in %s",
+                            who, i < n ? "every x" : "b", tq_precision_name(op->prec));
+        if (i < n && f == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x[%d] and b are the same field", who, i);
+    }
+    /* the base system (the smallest mass) first, the others shifted from it */
+    tq_field **xs = malloc(sizeof *xs * (size_t)n);
+    double *delta = malloc(sizeof *delta * (size_t)n);
+    tq_krylov_out *o = malloc(sizeof *o * (size_t)n);
+    tq_field *tmp = NULL;
+    const tq_field_params odd = {TQ_FIELD_STAGGERED, op->prec, TQ_ODD, (tq_recon)0, 0};
+    tq_status st = xs && delta && o ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &tmp);
+    if (st == TQ_SUCCESS) {
+        for (int i = 0, j = 1; i < n; i++) {
+            const int k = i == base ? 0 : j++;
+            xs[k] = x[i];
+            delta[k] = 4.0 * (masses[i] * masses[i] - masses[base] * masses[base]);
+        }
+        tq_linop L = even_odd_operator(op, masses[base], tmp);
+        st = tq_krylov_multishift(&L, n, delta, xs, b, p, o);
+        for (int i = 0, j = 1; i < n; i++) out[i] = o[i == base ? 0 : j++];
+    }
+    tq_field_destroy(tmp);
+    free(xs);
+    free(delta);
+    free(o);
     return st;
 }

@@ -11,5 +11,12 @@
  * and flops. */
 tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_field *b, const tq_solver_params *p,
                       tq_krylov_out *out);
+/* (4 m_i^2 - D_eo D_oe) x_i = b for n masses at once (MILC's multi-mass form, RHMC's case):
+ * multi-shift CG on the smallest mass's system, a mass dropping out once its residual
+ * |zeta_i| |r| is below p->tol |b| (no reliable updates: paper 002 refines per mass
+ * afterwards, not done yet). x[i] and b even-site fields; out[i] per mass. For a source on
+ * even sites only, M x = b's solution for mass m_i is x_e = 2 m_i x_i, x_o = -D_oe x_i. */
+tq_status tq_ks_solve_multishift(const tq_ks_op *op, int n, const double *masses, tq_field *const *x, const tq_field *b,
+                                 const tq_solver_params *p, tq_krylov_out *out);
 
 #endif
