@@ -3,7 +3,9 @@
  * the stencil layer (src/core/stencil.h) submits them. Buffers:
  *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
  *   interior:  in of the other parity (R), links of the output's parity (R), out (W)
- *   exterior:  the same with out (RW), then the faces read (R) x nfaces */
+ *   exterior:  the same with out (RW), then the faces read (R) x nfaces
+ *   build:     the thin links of the whole lattice in the host API layout (R), the links
+ *              field's block and parity (W) (kernels/staggered_links_site.h) */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -39,10 +41,22 @@ static void ks_exterior_cpu(void *buffers[], void *cl_arg)
     }
 }
 
+static void ks_build_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_ks_build_args *a = (const tq_ks_build_args *)cl_arg;
+    for (int64_t s = 0; s < a->cb; s++) tq_ks_build_site(a, (const double *)PTR(0), PTR(1), s);
+}
+
 static struct starpu_perfmodel ks_pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_pack_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel ks_interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_interior_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel ks_exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_exterior_v1", .footprint = tq_footprint_bytes};
 
+static struct starpu_perfmodel ks_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_build_v1", .footprint = tq_footprint_bytes};
+
+struct starpu_codelet tq_cl_ks_build = {
+    .cpu_funcs = {ks_build_cpu}, .cpu_funcs_name = {"ks_build_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &ks_build_model, .name = "tq_ks_build",
+};
 struct starpu_codelet tq_cl_ks_pack = {
     .cpu_funcs = {ks_pack_cpu}, .cpu_funcs_name = {"ks_pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &ks_pack_model, .name = "tq_ks_pack",

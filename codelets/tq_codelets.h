@@ -16,6 +16,7 @@
 #include "kernels/mg_coarsen_site.h"
 #include "kernels/mg_fine_op_site.h"
 #include "kernels/staggered_site.h"
+#include "kernels/staggered_links_site.h"
 #include "face_sync.h"
 
 #ifdef __cplusplus
@@ -102,6 +103,8 @@ extern struct starpu_codelet tq_cl_coarse_exterior;
 extern struct starpu_codelet tq_cl_ks_pack;
 extern struct starpu_codelet tq_cl_ks_interior;
 extern struct starpu_codelet tq_cl_ks_exterior;
+/* Its links field's block and parity from the thin links (codelets/staggered.c). */
+extern struct starpu_codelet tq_cl_ks_build;
 /* Multigrid Galerkin coarse operator of one block: the basis's boundary layers into faces,
  * and the coarse links from the fine links, the basis and the faces (codelets/mg_coarsen.c;
  * CPU only so far). */

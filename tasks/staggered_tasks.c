@@ -22,3 +22,10 @@ int tq_task_ks_exterior(const tq_task_options *opt, const tq_ks_args *a, starpu_
     for (int i = 0; i < a->nfaces; i++) d[3 + i] = (struct starpu_data_descr){from[i], STARPU_R};
     return tq_task_submit_descr(opt, &tq_cl_ks_exterior, a, sizeof *a, d, 3 + a->nfaces, STARPU_DEFAULT_PRIO);
 }
+
+int tq_task_ks_build(const tq_task_options *opt, const tq_ks_build_args *a, starpu_data_handle_t thin,
+                     starpu_data_handle_t out)
+{
+    struct starpu_data_descr d[2] = {{thin, STARPU_R}, {out, STARPU_W}};
+    return tq_task_submit_descr(opt, &tq_cl_ks_build, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
+}

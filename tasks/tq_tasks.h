@@ -228,6 +228,10 @@ int tq_task_ks_interior(const tq_task_options *opt, const tq_ks_args *a, starpu_
                         starpu_data_handle_t links, starpu_data_handle_t out);
 int tq_task_ks_exterior(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in,
                         starpu_data_handle_t links, starpu_data_handle_t out, starpu_data_handle_t *from);
+/* The asqtad links of one block and parity (out) from the whole lattice's thin links in the
+ * host API layout (thin). */
+int tq_task_ks_build(const tq_task_options *opt, const tq_ks_build_args *a, starpu_data_handle_t thin,
+                     starpu_data_handle_t out);
 
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter

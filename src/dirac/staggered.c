@@ -47,11 +47,9 @@ static double *site_links(const tq_lattice *lat, const double *fat, const double
     return h;
 }
 
-tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out)
+/* The checks both ways of making an operator share, then its links field and stencil. */
+static tq_status op_new(const char *who, tq_lattice *lat, tq_precision prec, tq_ks_op **out)
 {
-    const char *who = "tq_ks_op_create";
-    if (!lat || !fat || !lng || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
-    *out = NULL;
     if (prec != TQ_DOUBLE && prec != TQ_SINGLE && prec != TQ_HALF)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: precision %d: double, single or half", who, (int)prec);
     if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
@@ -64,19 +62,77 @@ tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng,
     if (starpu_cpu_worker_get_count() == 0)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: the staggered operator runs on CPU workers so far, and none is running", who);
     tq_ks_op *op = calloc(1, sizeof *op);
-    double *h = site_links(lat, fat, lng);
-    if (!op || !h) {
-        free(op);
-        free(h);
-        return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
-    }
+    if (!op) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     op->lat = lat;
     op->prec = prec;
     tq_field_params lp = {TQ_FIELD_COARSE, prec, TQ_FULL, (tq_recon)0, TQ_KS_LINK_NDOF};
     tq_status s = tq_field_create(lat, &lp, &op->links);
-    if (s == TQ_SUCCESS) s = tq_field_import(op->links, h);
     if (s == TQ_SUCCESS) s = tq_stencil_create(lat, TQ_KS_DEPTH, (int)prec, 6, &op->stencil);
+    if (s != TQ_SUCCESS) {
+        tq_ks_op_destroy(op);
+        return s;
+    }
+    *out = op;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out)
+{
+    const char *who = "tq_ks_op_create";
+    if (!lat || !fat || !lng || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    *out = NULL;
+    tq_ks_op *op = NULL;
+    TQ_CHECK(op_new(who, lat, prec, &op));
+    double *h = site_links(lat, fat, lng);
+    tq_status s = h ? tq_field_import(op->links, h) : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     free(h);
+    if (s != TQ_SUCCESS) {
+        tq_ks_op_destroy(op);
+        return s;
+    }
+    *out = op;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
+                                 tq_ks_op **out)
+{
+    const char *who = "tq_ks_op_create_asqtad";
+    if (!lat || !thin || !bc || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    *out = NULL;
+    if (!(u0 > 0) || !(u0 <= 1.5)) return tq_error(TQ_ERR_INVALID_ARG, "%s: tadpole factor u0 = %g (0 < u0, about 1)", who, u0);
+    tq_ks_op *op = NULL;
+    TQ_CHECK(op_new(who, lat, prec, &op));
+    tq_ks_build_args a;
+    memset(&a, 0, sizeof a);
+    memcpy(a.dims, lat->dims, sizeof a.dims);
+    memcpy(a.block, lat->block, sizeof a.block);
+    memcpy(a.bc, bc, sizeof a.bc);
+    a.cb = lat->block_cb;
+    a.L = op->links->layout;
+    /* MILC's asqtad coefficients for thin links without phases (doc/conventions.md), a
+     * path of L links weighted by u0^-(L-1) */
+    const double u2 = u0 * u0, u4 = u2 * u2;
+    a.c[TQ_KS_C1] = 5.0 / 8.0;
+    a.c[TQ_KS_NAIK] = -1.0 / 24.0 / u2;
+    a.c[TQ_KS_C3] = 1.0 / 16.0 / u2;
+    a.c[TQ_KS_C5] = 1.0 / 64.0 / u4;
+    a.c[TQ_KS_C7] = 1.0 / 384.0 / (u4 * u2);
+    a.c[TQ_KS_LEPAGE] = -1.0 / 16.0 / u4;
+    starpu_data_handle_t hl;   /* one rank: this rank's sites are the whole lattice */
+    starpu_vector_data_register(&hl, STARPU_MAIN_RAM, (uintptr_t)thin, (uint32_t)(lat->local_volume * 4), 18 * sizeof(double));
+    tq_status s = TQ_SUCCESS;
+    for (int b = 0; b < lat->nblocks && s == TQ_SUCCESS; b++) {
+        tq_block_grid_coords(lat, b, a.origin);
+        for (int mu = 0; mu < 4; mu++) a.origin[mu] *= lat->block[mu];
+        for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
+            a.parity = p;
+            const tq_task_options o = tq_internal_block_options_cpu(lat, b);
+            const int rc = tq_task_ks_build(&o, &a, hl, tq_field_handle(op->links, b, p));
+            if (rc) s = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
+        }
+    }
+    starpu_data_unregister(hl);   /* waits for the build tasks */
     if (s != TQ_SUCCESS) {
         tq_ks_op_destroy(op);
         return s;

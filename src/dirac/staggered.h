@@ -1,8 +1,9 @@
 /* The improved staggered operator (issue 36), first piece: the hopping term D of MILC's
  * M = 2m + D from precomputed fat and long links, through the generic stencil layer with
  * faces three sites deep (src/dirac/staggered.c, CPU codelets so far), checked against
- * reference/staggered_reference.h by tests/test_staggered. Not yet public: the link
- * construction, the even-odd operator, the solvers and the CUDA codelets come next. */
+ * reference/staggered_reference.h by tests/test_staggered, and the asqtad links built from
+ * thin links by tasks. Not yet public: HISQ, mixed precision, several ranks, the CUDA
+ * codelets and the command line come next. */
 #ifndef TQ_STAGGERED_H
 #define TQ_STAGGERED_H
 
@@ -20,6 +21,12 @@ typedef struct tq_ks_op {
  * this rank's sites). One rank so far; every block extent in a split direction at least 3
  * (the Naik term's reach); needs CPU workers. */
 tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out);
+/* The same from thin links without phases (72 doubles per site, the API's layout, the whole
+ * lattice): asqtad fat and long links with tadpole factor u0, the staggered phases and the
+ * boundary factors bc[mu] (MILC: {1, 1, 1, -1}), built by tasks per block and parity
+ * (kernels/staggered_links_site.h) straight into the operator's links. */
+tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
+                                 tq_ks_op **out);
 void tq_ks_op_destroy(tq_ks_op *op);
 /* out = D in on full staggered fields of the operator's lattice and precision. */
 tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in);
