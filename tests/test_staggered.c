@@ -7,8 +7,9 @@
  * a true residual checked with the reference's M, on one block and on 16; multi-shift CG
  * over three masses reaches the same residual for each and agrees with the single-mass
  * solves; the asqtad links built by the library's tasks from thin links give the
- * reference's operator to rounding, bitwise the same on one block and on 16; clear errors
- * for lattices, fields and arguments the operator and the solves refuse. */
+ * reference's operator to rounding, bitwise the same on one block and on 16, on random
+ * links and on MILC's 8^4 sample configuration (with its plaquette's u0); clear errors for
+ * lattices, fields and arguments the operator and the solves refuse. */
 #include "tq_test.h"
 #include "../reference/staggered_reference.h"
 #include "dirac/staggered.h"
@@ -296,15 +297,15 @@ out:
     free(xf);
 }
 
-/* D in with the links built by tq_ks_op_create_asqtad on `block` (thin links u). */
-static int apply_built(const int dims[4], const int block[4], const double *u, const double *in, double *got)
+/* D in with the links built by tq_ks_op_create_asqtad on `block` (thin links u, u0). */
+static int apply_built(const int dims[4], const int block[4], const double *u, double u0, const double *in, double *got)
 {
     tq_lattice *lat = tq_test_lattice(dims, block);
     if (!lat) return -1;
     tq_ks_op *op = NULL;
     tq_field *x = NULL, *y = NULL;
     tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    CHECK_OK(tq_ks_op_create_asqtad(lat, u, 0.9, BC, TQ_DOUBLE, &op));
+    CHECK_OK(tq_ks_op_create_asqtad(lat, u, u0, BC, TQ_DOUBLE, &op));
     CHECK_OK(tq_field_create(lat, &fp, &x));
     CHECK_OK(tq_field_create(lat, &fp, &y));
     const int ok = op && x && y;
@@ -327,36 +328,59 @@ static int apply_built(const int dims[4], const int block[4], const double *u, c
     return ok ? 0 : -1;
 }
 
-static void check_build(void)
+/* The built links' operator against the reference's on thin links u (dims 8^4), u0 given. */
+static void compare_built(const char *what, const double *u, double u0)
 {
     const int dims[4] = {8, 8, 8, 8}, split[4] = {4, 4, 4, 4};
     const int64_t vol = ref_volume(dims);
     const size_t nl = 72 * (size_t)vol, nv = 6 * (size_t)vol;
-    double *u = malloc(sizeof(double) * nl), *fat = malloc(sizeof(double) * nl), *lng = malloc(sizeof(double) * nl),
-           *in = malloc(sizeof(double) * nv), *want = malloc(sizeof(double) * nv), *one = malloc(sizeof(double) * nv),
-           *many = malloc(sizeof(double) * nv);
-    if (!u || !fat || !lng || !in || !want || !one || !many) { CHECK(0, "out of memory"); goto out; }
-    ref_gauge_random_su3(u, dims, 29);
-    ref_ks_fat_long(fat, lng, u, dims, 0.9, BC);
+    double *fat = malloc(sizeof(double) * nl), *lng = malloc(sizeof(double) * nl), *in = malloc(sizeof(double) * nv),
+           *want = malloc(sizeof(double) * nv), *one = malloc(sizeof(double) * nv), *many = malloc(sizeof(double) * nv);
+    if (!fat || !lng || !in || !want || !one || !many) { CHECK(0, "out of memory"); goto out; }
+    ref_ks_fat_long(fat, lng, u, dims, u0, BC);
     uint64_t st = 0xbb67ae8584caa73bull;
     for (size_t i = 0; i < nv; i++) in[i] = wref_rng_gaussian(&st);
     ref_ks_dslash(want, fat, lng, in, dims);
-    if (apply_built(dims, NULL, u, in, one) || apply_built(dims, split, u, in, many)) goto out;
+    if (apply_built(dims, NULL, u, u0, in, one) || apply_built(dims, split, u, u0, in, many)) goto out;
     double worst = 0, scale = 0;
     for (size_t i = 0; i < nv; i++) worst = fmax(worst, fabs(one[i] - want[i])), scale = fmax(scale, fabs(want[i]));
-    CHECK(worst <= 1e-13 * scale, "links built from thin links: D differs from the reference's by %.3g (scale %.3g)", worst,
-          scale);
-    CHECK(!memcmp(one, many, sizeof(double) * nv), "links built on 16 blocks: D not bitwise the same as on one");
-    printf("  asqtad links built by tasks (u0 0.9), 8^4: max |D v - reference| / max %.2g; 16 blocks bitwise the same\n",
-           worst / scale);
+    CHECK(worst <= 1e-13 * scale, "%s: D with the built links differs from the reference's by %.3g (scale %.3g)", what,
+          worst, scale);
+    CHECK(!memcmp(one, many, sizeof(double) * nv), "%s: links built on 16 blocks: D not bitwise the same as on one", what);
+    printf("  asqtad links built by tasks, %s (u0 %.6f): max |D v - reference| / max %.2g; 16 blocks bitwise the same\n",
+           what, u0, worst / scale);
 out:
-    free(u);
     free(fat);
     free(lng);
     free(in);
     free(want);
     free(one);
     free(many);
+}
+
+static void check_build(void)
+{
+    const int dims[4] = {8, 8, 8, 8};
+    double *u = malloc(sizeof(double) * 72 * (size_t)ref_volume(dims));
+    if (!u) { CHECK(0, "out of memory"); return; }
+    ref_gauge_random_su3(u, dims, 29);
+    compare_built("random SU(3) links", u, 0.9);
+    free(u);
+    char buf[4096];
+    const char *path = tq_test_milc_file("lat.sample.l8888", buf, sizeof buf);
+    if (!path) {
+        printf("  note: lat.sample.l8888 not found (TQ_SHARED_DATA); the MILC configuration's part skipped\n");
+        return;
+    }
+    tq_host_gauge g;
+    memset(&g, 0, sizeof g);
+    CHECK_OK(tq_gauge_read(path, TQ_FORMAT_AUTO, &g, NULL));
+    if (g.links && g.dims[0] == 8 && g.dims[1] == 8 && g.dims[2] == 8 && g.dims[3] == 8) {
+        tq_plaquette pl;
+        CHECK_OK(tq_host_gauge_plaquette(&g, &pl));
+        compare_built("MILC lat.sample.l8888", g.links, pow(pl.total, 0.25));   /* u0 = <Re Tr U_p / 3>^(1/4) */
+    }
+    tq_host_gauge_free(&g);
 }
 
 int main(void)
