@@ -84,7 +84,6 @@ static tq_status fine_setup(const char *who, const tq_dirac *d, tq_field *x, con
     return TQ_SUCCESS;
 }
 
-/* One solve of L x = b from x = 0, GCR preconditioned by precond where given. */
 tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_field *b, const tq_solver_params *p,
                             tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
 {

@@ -94,8 +94,9 @@ const tq_krylov_out *tq_krylov_result(const tq_krylov *k);
 /* When the iterations began: the start's tasks completed (tq_internal_now's clock). */
 double tq_krylov_iter_start(const tq_krylov *k);
 void tq_krylov_free(tq_krylov *k);
-/* One solve of L x = b in L's precision alone (p's sloppy precision ignored), start to end
- * (precond: GCR's, or NULL); out (may be NULL) with the flops of L's applications. */
+/* One solve of L x = b from x = 0 in L's precision alone (p's sloppy precision ignored),
+ * start to end (precond: GCR's, or NULL); out (may be NULL) with the flops of L's
+ * applications. */
 tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out);
 
