@@ -5,21 +5,12 @@
 #include "dirac/staggered.h"
 #include "core/tq_internal.h"
 #include "core/placement.h"
+#include "kernels/su3.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const dir_name = "xyzt";
-
-/* m = V^dag (3x3 complex, 18 doubles) */
-static void dagger(double *m, const double *v)
-{
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            m[(i * 3 + j) * 2] = v[(j * 3 + i) * 2];
-            m[(i * 3 + j) * 2 + 1] = -v[(j * 3 + i) * 2 + 1];
-        }
-}
 
 /* The links field's host array: per site V_mu(x), W_mu(x), V_mu(x-mu)^dag, W_mu(x-3mu)^dag. */
 static double *site_links(const tq_lattice *lat, const double *fat, const double *lng)
@@ -40,7 +31,7 @@ static double *site_links(const tq_lattice *lat, const double *fat, const double
                 int y[4] = {x[0], x[1], x[2], x[3]};
                 y[mu] = ((y[mu] - h3) % L[mu] + L[mu]) % L[mu];
                 const int64_t t = (((int64_t)y[3] * L[2] + y[2]) * L[1] + y[1]) * L[0] + y[0];
-                dagger(u + 18 * (h3 == 1 ? 8 + mu : 12 + mu), (h3 == 1 ? fat : lng) + (t * 4 + mu) * 18);
+                tq_su3_adjoint(u + 18 * (h3 == 1 ? 8 + mu : 12 + mu), (h3 == 1 ? fat : lng) + (t * 4 + mu) * 18);
             }
         }
     }
