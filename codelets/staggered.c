@@ -1,6 +1,6 @@
-/* Improved staggered hopping-term codelets (CPU so far; per-site arithmetic in
- * kernels/staggered_site.h): per block and output parity, pack, interior and exterior, as
- * the stencil layer (src/core/stencil.h) submits them. Buffers:
+/* Improved staggered hopping-term codelets (CUDA versions in codelets/staggered_cuda.cu;
+ * per-site arithmetic in kernels/staggered_site.h): per block and output parity, pack,
+ * interior and exterior, as the stencil layer (src/core/stencil.h) submits them. Buffers:
  *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
  *   interior:  in of the other parity (R), links of the output's parity (R), out (W)
  *   exterior:  the same with out (RW), then the faces read (R) x nfaces
@@ -54,18 +54,18 @@ static struct starpu_perfmodel ks_exterior_model = {.type = STARPU_HISTORY_BASED
 static struct starpu_perfmodel ks_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_build_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_ks_build = {
-    .cpu_funcs = {ks_build_cpu}, .cpu_funcs_name = {"ks_build_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {ks_build_cpu}, .cpu_funcs_name = {"ks_build_cpu"}, TQ_CUDA_IMPL(tq_ks_build_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &ks_build_model, .name = "tq_ks_build",
 };
 struct starpu_codelet tq_cl_ks_pack = {
-    .cpu_funcs = {ks_pack_cpu}, .cpu_funcs_name = {"ks_pack_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {ks_pack_cpu}, .cpu_funcs_name = {"ks_pack_cpu"}, TQ_CUDA_IMPL(tq_ks_pack_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &ks_pack_model, .name = "tq_ks_pack",
 };
 struct starpu_codelet tq_cl_ks_interior = {
-    .cpu_funcs = {ks_interior_cpu}, .cpu_funcs_name = {"ks_interior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {ks_interior_cpu}, .cpu_funcs_name = {"ks_interior_cpu"}, TQ_CUDA_IMPL(tq_ks_interior_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &ks_interior_model, .name = "tq_ks_interior",
 };
 struct starpu_codelet tq_cl_ks_exterior = {
-    .cpu_funcs = {ks_exterior_cpu}, .cpu_funcs_name = {"ks_exterior_cpu"}, .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .cpu_funcs = {ks_exterior_cpu}, .cpu_funcs_name = {"ks_exterior_cpu"}, TQ_CUDA_IMPL(tq_ks_exterior_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &ks_exterior_model, .name = "tq_ks_exterior",
 };

@@ -99,7 +99,7 @@ extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
 extern struct starpu_codelet tq_cl_coarse_exterior;
 /* Improved staggered hopping term of one block and parity: pack, interior, exterior
- * (codelets/staggered.c documents the buffers; CPU only so far). */
+ * (codelets/staggered.c documents the buffers; CUDA versions in codelets/staggered_cuda.cu). */
 extern struct starpu_codelet tq_cl_ks_pack;
 extern struct starpu_codelet tq_cl_ks_interior;
 extern struct starpu_codelet tq_cl_ks_exterior;
@@ -181,6 +181,10 @@ void tq_mg_fine_back_cuda(void *buffers[], void *cl_arg);
 void tq_mg_coarsen_cuda(void *buffers[], void *cl_arg);
 void tq_mg_basis_put_cuda(void *buffers[], void *cl_arg);
 void tq_mg_orthonormalise_cuda(void *buffers[], void *cl_arg);
+void tq_ks_pack_cuda(void *buffers[], void *cl_arg);
+void tq_ks_interior_cuda(void *buffers[], void *cl_arg);
+void tq_ks_exterior_cuda(void *buffers[], void *cl_arg);
+void tq_ks_build_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
  * *seconds the time per launch (CUDA events). */

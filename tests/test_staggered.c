@@ -9,13 +9,48 @@
  * solves; the asqtad links built by the library's tasks from thin links give the
  * reference's operator to rounding, bitwise the same on one block and on 16, on random
  * links and on MILC's 8^4 sample configuration (with its plaquette's u0); clear errors for
- * lattices, fields and arguments the operator and the solves refuse. */
+ * lattices, fields and arguments the operator and the solves refuse.
+ * test_staggered_cuda (this file with TQ_TEST_CUDA): the same with the blocks on a GPU
+ * (their owner; the test checks that CUDA workers ran the tasks), where double agrees with
+ * the reference to rounding (the GPU contracts products into fused multiply-adds) and the
+ * decompositions are still bitwise the same. */
 #include "tq_test.h"
+#ifdef TQ_TEST_CUDA
+#define TEST_NAME "test_staggered_cuda"
+#define DOUBLE_TOL 1e-13
+#else
+#define TEST_NAME "test_staggered"
+#define DOUBLE_TOL 0.0
+#endif
 #include "../reference/staggered_reference.h"
 #include "dirac/staggered.h"
 #include "solvers/staggered_solve.h"
 
 static const double BC[4] = {1, 1, 1, -1};
+
+#ifdef TQ_TEST_CUDA
+/* Tasks CUDA workers ran since the last call (StarPU's per-worker profiling counters,
+ * reset by each read). */
+static long cuda_tasks_run(void)
+{
+    long n = 0;
+    for (unsigned w = 0; w < starpu_worker_get_count(); w++) {
+        struct starpu_profiling_worker_info info;
+        if (starpu_profiling_worker_get_info((int)w, &info) == 0 && starpu_worker_get_type((int)w) == STARPU_CUDA_WORKER)
+            n += info.executed_tasks;
+    }
+    return n;
+}
+
+static void check_ran_on_gpu(const char *what)
+{
+    const long n = cuda_tasks_run();
+    CHECK(n > 0, "%s: no task ran on a CUDA worker", what);
+    printf("  %s: %ld tasks on CUDA workers\n", what, n);
+}
+#else
+static void check_ran_on_gpu(const char *what) { (void)what; }
+#endif
 
 /* D in on `block` in precision prec, exported into got; 0 on success. */
 static int apply(const int dims[4], const int block[4], tq_precision prec, const double *fat, const double *lng,
@@ -67,7 +102,7 @@ static void check_operator(const int dims[4], const int blocks[][4], int nblocks
             double worst = 0, scale = 0;
             for (int64_t i = 0; i < 6 * vol; i++) worst = fmax(worst, fabs(r[i] - want[i])), scale = fmax(scale, fabs(want[i]));
             /* half: 16-bit links (bounded by their largest entry) and vectors */
-            const double tol = prec == TQ_DOUBLE ? 0.0 : prec == TQ_SINGLE ? 1e-6 : 2e-4;
+            const double tol = prec == TQ_DOUBLE ? DOUBLE_TOL : prec == TQ_SINGLE ? 1e-6 : 2e-4;
             CHECK(worst <= tol * scale, "%s: differs from the reference by %.3g (scale %.3g)", what, worst, scale);
             if (b) CHECK(!memcmp(got, first, sizeof(double) * 6 * (size_t)vol), "%s: not bitwise the same as one block", what);
             printf("  %-48s max |D v - reference| / max %.2g\n", what, worst / scale);
@@ -385,18 +420,28 @@ static void check_build(void)
 
 int main(void)
 {
+#ifdef TQ_TEST_CUDA
+    const int init = tq_test_init_gpus(TEST_NAME, 2);
+    if (init) return init < 0 ? 1 : init;
+    starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
+    cuda_tasks_run();
+#else
     if (tq_test_init_cpus(2)) return 1;
+#endif
     const int d[4] = {4, 4, 4, 8};
     const int blocks[2][4] = {{4, 4, 4, 8}, {4, 4, 4, 4}};
     check_operator(d, blocks, 2);
     const int d2[4] = {8, 8, 8, 8};
     const int blocks2[3][4] = {{8, 8, 8, 8}, {4, 8, 4, 8}, {4, 4, 4, 4}};
     check_operator(d2, blocks2, 3);
+    check_ran_on_gpu("the operator");
     check_build();
+    check_ran_on_gpu("the link build and its operator");
     check_solve();
     check_multishift();
+    check_ran_on_gpu("the solves");
     printf("errors:\n");
     check_errors();
     tq_finalize();
-    return tq_test_finish("test_staggered");
+    return tq_test_finish(TEST_NAME);
 }

@@ -1,6 +1,6 @@
-/* Asqtad fat and long links per site (issue 36; CPU codelet in codelets/staggered.c): the
- * links field of the staggered operator (kernels/staggered_site.h: per site V_mu(x),
- * W_mu(x), V_mu(x-mu)^dag, W_mu(x-3mu)^dag) from the thin links of the whole lattice in the
+/* Asqtad fat and long links per site (issue 36; codelets/staggered.c, staggered_cuda.cu):
+ * the links field of the staggered operator (kernels/staggered_site.h: per site and
+ * direction V_mu(x), V_mu(x-mu)^dag, W_mu(x), W_mu(x-3mu)^dag) from the thin links of the whole lattice in the
  * host API layout (one read-only buffer, as the clover build reads them: no link halo).
  *
  * The fat link is built as nested staples, the way the action is usually written:
@@ -146,14 +146,14 @@ TQ_HD void tq_ks_build_site(const tq_ks_build_args *a, const double *links, void
     int xb[4], x[4];
     tq_block_coords(a->block, a->parity, cb, xb);
     for (int mu = 0; mu < 4; mu++) x[mu] = a->origin[mu] + xb[mu];
-    double u[2 * TQ_KS_LINK_NDOF], m[18];
+    double u[72], m[18];   /* one direction's four matrices: its three rows */
     for (int mu = 0; mu < 4; mu++) {
         double f = tq_ks_phase(a, x, mu, 1);
         tq_ks_fat_link(a, links, x, mu, m);
-        for (int i = 0; i < 18; i++) u[18 * mu + i] = f * m[i];
+        for (int i = 0; i < 18; i++) u[18 * TQ_KS_FAT + i] = f * m[i];
         f = tq_ks_phase(a, x, mu, 3);
         tq_ks_long_link(a, links, x, mu, m);
-        for (int i = 0; i < 18; i++) u[18 * (4 + mu) + i] = f * m[i];
+        for (int i = 0; i < 18; i++) u[18 * TQ_KS_LONG + i] = f * m[i];
         for (int h = 1; h <= 3; h += 2) {   /* the backward links: of the site h steps down, daggered */
             int y[4] = {x[0], x[1], x[2], x[3]};
             for (int k = 0; k < h; k++) tq_ks_step(a->dims, y, -(mu + 1));
@@ -162,10 +162,10 @@ TQ_HD void tq_ks_build_site(const tq_ks_build_args *a, const double *links, void
             f = tq_ks_phase(a, y, mu, h);
             double md[18];
             tq_su3_adjoint(md, m);
-            for (int i = 0; i < 18; i++) u[18 * (h == 1 ? 8 + mu : 12 + mu) + i] = f * md[i];
+            for (int i = 0; i < 18; i++) u[18 * (h == 1 ? TQ_KS_FAT_BACK : TQ_KS_LONG_BACK) + i] = f * md[i];
         }
+        for (int j = 0; j < TQ_KS_DIR_ROWS; j++) tq_store_site(out, &a->L, (TQ_KS_DIR_ROWS * mu + j) * a->cb + cb, u + 24 * j);
     }
-    for (int j = 0; j < TQ_KS_LINK_NDOF / 12; j++) tq_store_site(out, &a->L, j * a->cb + cb, u + 24 * j);
 }
 
 #endif

@@ -9,9 +9,11 @@
  * results are bitwise the reference's in double and the same for every decomposition.
  *
  * Links: a coarse field of 144 complex per site (12 rows of 12 complex, row j of site s at
- * site j cb + s): 16 3x3 matrices, row-major, matrix m at complex 9 m: V_mu(x) (m = mu),
- * W_mu(x) (4 + mu), V_mu(x-mu)^dag (8 + mu), W_mu(x-3mu)^dag (12 + mu): every link a site
- * reads is its own, so faces carry vectors only. Faces: layers 0..2 of parity 1 - p's
+ * site j cb + s): 16 3x3 matrices, row-major, matrix m at complex 9 m, direction-major:
+ * m = TQ_KS_MAT(mu, k) for V_mu(x), V_mu(x-mu)^dag, W_mu(x), W_mu(x-3mu)^dag (k 0..3), so
+ * a direction's four are rows 3 mu .. 3 mu + 2, loaded together where they are used (a
+ * GPU thread holds 72 reals of links, not 288). Every link a site reads is its own, so
+ * faces carry vectors only. Faces: layers 0..2 of parity 1 - p's
  * sites, layer l of the lower face at x_mu = l, of the upper one at x_mu = B - 1 - l; face
  * site l * (sites of one layer) + tq_face_index. */
 #ifndef TQ_STAGGERED_SITE_H
@@ -24,6 +26,11 @@
 
 #define TQ_KS_DEPTH 3        /* the Naik link's reach */
 #define TQ_KS_LINK_NDOF 144  /* complex per site of the links field: 16 matrices */
+#define TQ_KS_DIR_ROWS 3     /* rows of 12 complex per direction: its 4 matrices */
+
+/* The links field's matrix k of direction mu (k: one of the four below). */
+enum { TQ_KS_FAT, TQ_KS_FAT_BACK, TQ_KS_LONG, TQ_KS_LONG_BACK };
+#define TQ_KS_MAT(mu, k) (4 * (mu) + (k))
 
 typedef struct tq_ks_args {
     int B[4], split[4];
@@ -41,10 +48,11 @@ TQ_HD int tq_ks_on_face(const tq_ks_args *a, const int x[4])
     return 0;
 }
 
-/* The 16 links of site s (288 reals). */
-TQ_HD void tq_ks_load_links(const tq_ks_args *a, const void *links, int64_t s, double *u)
+/* The four links of direction mu at site s (72 reals: TQ_KS_FAT .. TQ_KS_LONG_BACK). */
+TQ_HD void tq_ks_load_dir_links(const tq_ks_args *a, const void *links, int64_t s, int mu, double *u)
 {
-    for (int j = 0; j < TQ_KS_LINK_NDOF / 12; j++) tq_load_site(links, &a->L_links, j * a->cb + s, u + 24 * j);
+    for (int j = 0; j < TQ_KS_DIR_ROWS; j++)
+        tq_load_site(links, &a->L_links, (TQ_KS_DIR_ROWS * mu + j) * a->cb + s, u + 24 * j);
 }
 
 /* out = u in for a 3x3 complex matrix and a colour vector (reference/wilson_reference.h's
@@ -90,18 +98,19 @@ TQ_HD void tq_ks_site(const tq_ks_args *a, const void *in, const void *links, co
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
-    double u[2 * TQ_KS_LINK_NDOF], v[6], t[6], acc[6] = {0, 0, 0, 0, 0, 0};
-    tq_ks_load_links(a, links, s, u);
-    for (int mu = 0; mu < 4; mu++)
+    double u[72], v[6], t[6], acc[6] = {0, 0, 0, 0, 0, 0};
+    for (int mu = 0; mu < 4; mu++) {
+        tq_ks_load_dir_links(a, links, s, mu, u);
         for (int h = 1; h <= 3; h += 2) {
-            const int fwd = h == 1 ? mu : 4 + mu;   /* V_mu(x) or W_mu(x) */
+            const int fwd = h == 1 ? TQ_KS_FAT : TQ_KS_LONG;   /* V_mu(x) or W_mu(x), then its backward partner */
             tq_ks_load_neighbour(a, in, from, x, mu, h, v);
             tq_ks_mat_vec(u + 18 * fwd, v, t);
             for (int i = 0; i < 6; i++) acc[i] += t[i];
             tq_ks_load_neighbour(a, in, from, x, mu, -h, v);
-            tq_ks_mat_vec(u + 18 * (8 + fwd), v, t);
+            tq_ks_mat_vec(u + 18 * (fwd + 1), v, t);
             for (int i = 0; i < 6; i++) acc[i] -= t[i];
         }
+    }
     tq_store_site(out, &a->L_out, s, acc);
 }
 

@@ -12,7 +12,8 @@
 
 static const char *const dir_name = "xyzt";
 
-/* The links field's host array: per site V_mu(x), W_mu(x), V_mu(x-mu)^dag, W_mu(x-3mu)^dag. */
+/* The links field's host array: per site and direction V_mu(x), V_mu(x-mu)^dag, W_mu(x),
+ * W_mu(x-3mu)^dag (kernels/staggered_site.h's TQ_KS_MAT). */
 static double *site_links(const tq_lattice *lat, const double *fat, const double *lng)
 {
     const int *L = lat->local;
@@ -25,13 +26,13 @@ static double *site_links(const tq_lattice *lat, const double *fat, const double
         for (int mu = 0; mu < 4; mu++) x[mu] = (int)(r % L[mu]), r /= L[mu];
         double *u = h + 2 * TQ_KS_LINK_NDOF * s;
         for (int mu = 0; mu < 4; mu++) {
-            memcpy(u + 18 * mu, fat + (s * 4 + mu) * 18, 18 * sizeof(double));
-            memcpy(u + 18 * (4 + mu), lng + (s * 4 + mu) * 18, 18 * sizeof(double));
+            memcpy(u + 18 * TQ_KS_MAT(mu, TQ_KS_FAT), fat + (s * 4 + mu) * 18, 18 * sizeof(double));
+            memcpy(u + 18 * TQ_KS_MAT(mu, TQ_KS_LONG), lng + (s * 4 + mu) * 18, 18 * sizeof(double));
             for (int h3 = 1; h3 <= 3; h3 += 2) {
                 int y[4] = {x[0], x[1], x[2], x[3]};
                 y[mu] = ((y[mu] - h3) % L[mu] + L[mu]) % L[mu];
                 const int64_t t = (((int64_t)y[3] * L[2] + y[2]) * L[1] + y[1]) * L[0] + y[0];
-                tq_su3_adjoint(u + 18 * (h3 == 1 ? 8 + mu : 12 + mu), (h3 == 1 ? fat : lng) + (t * 4 + mu) * 18);
+                tq_su3_adjoint(u + 18 * TQ_KS_MAT(mu, h3 == 1 ? TQ_KS_FAT_BACK : TQ_KS_LONG_BACK), (h3 == 1 ? fat : lng) + (t * 4 + mu) * 18);
             }
         }
     }
@@ -50,8 +51,6 @@ static tq_status op_new(const char *who, tq_lattice *lat, tq_precision prec, tq_
         if (lat->nb[mu] > 1 && lat->block[mu] < TQ_KS_DEPTH)
             return tq_error(TQ_ERR_INVALID_ARG, "%s: block extent %d in %c is split but less than the %d layers the Naik "
                             "term reaches", who, lat->block[mu], dir_name[mu], TQ_KS_DEPTH);
-    if (starpu_cpu_worker_get_count() == 0)
-        return tq_error(TQ_ERR_UNSUPPORTED, "%s: the staggered operator runs on CPU workers so far, and none is running", who);
     tq_ks_op *op = calloc(1, sizeof *op);
     if (!op) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     op->lat = lat;
@@ -118,7 +117,7 @@ tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0,
         for (int mu = 0; mu < 4; mu++) a.origin[mu] *= lat->block[mu];
         for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
             a.parity = p;
-            const tq_task_options o = tq_internal_block_options_cpu(lat, b);
+            const tq_task_options o = tq_internal_block_options(lat, b);
             const int rc = tq_task_ks_build(&o, &a, hl, tq_field_handle(op->links, b, p));
             if (rc) s = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
         }
@@ -160,7 +159,7 @@ static int ks_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_
     const ks_ctx *c = (const ks_ctx *)ctx;
     tq_ks_args a = c->base;
     a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
-    const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
+    const tq_task_options o = tq_internal_block_options(c->op->lat, b);
     return tq_task_ks_pack(&o, &a, parity_handle(c->in, b, a.parity), faces);
 }
 
@@ -169,7 +168,7 @@ static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
     (void)nbr, (void)nnbr;
     const ks_ctx *c = (const ks_ctx *)ctx;
     const int p = c->base.parity;
-    const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
+    const tq_task_options o = tq_internal_block_options(c->op->lat, b);
     return tq_task_ks_interior(&o, &c->base, parity_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
                                parity_handle(c->out, b, p));
 }
@@ -179,7 +178,7 @@ static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, 
     (void)nfrom, (void)sync;
     const ks_ctx *c = (const ks_ctx *)ctx;
     const int p = c->base.parity;
-    const tq_task_options o = tq_internal_block_options_cpu(c->op->lat, b);
+    const tq_task_options o = tq_internal_block_options(c->op->lat, b);
     return tq_task_ks_exterior(&o, &c->base, parity_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
                                parity_handle(c->out, b, p), from);
 }

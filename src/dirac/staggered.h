@@ -1,9 +1,9 @@
 /* The improved staggered operator (issue 36), first piece: the hopping term D of MILC's
  * M = 2m + D from precomputed fat and long links, through the generic stencil layer with
- * faces three sites deep (src/dirac/staggered.c, CPU codelets so far), checked against
+ * faces three sites deep (src/dirac/staggered.c; codelets on CPU and CUDA), checked against
  * reference/staggered_reference.h by tests/test_staggered, and the asqtad links built from
- * thin links by tasks. Not yet public: HISQ, mixed precision, several ranks, the CUDA
- * codelets and the command line come next. */
+ * thin links by tasks. Not yet public: HISQ, mixed precision, several ranks and the command
+ * line come next. */
 #ifndef TQ_STAGGERED_H
 #define TQ_STAGGERED_H
 
@@ -19,7 +19,7 @@ typedef struct tq_ks_op {
 /* The operator on lat from fat and long links with their phases and boundary factors
  * (reference/staggered_reference.h's V and W: 72 doubles per site, site order of the API,
  * this rank's sites). One rank so far; every block extent in a split direction at least 3
- * (the Naik term's reach); needs CPU workers. */
+ * (the Naik term's reach). The tasks run on each block's owner (a GPU where there is one). */
 tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out);
 /* The same from thin links without phases (72 doubles per site, the API's layout, the whole
  * lattice): asqtad fat and long links with tadpole factor u0, the staggered phases and the
