@@ -2,7 +2,8 @@
 # Runs on the GPU machine (the device tool): every test binary (the CUDA ones run there
 # instead of skipping), then the BLAS benchmark; full logs under $OUT, a short table last.
 # Prepare here with:  bash scripts/build && make -C build check TESTS= && make -C build bench
-# and carry build and .deps/starpu.   Usage: bash bench/device-run.sh [bench_blas args]
+# and carry build/.libs, build/tests/.libs, build/bench/.libs, build/examples/.libs and
+# .deps/starpu (all of build/ is over the 64 MiB limit).  Usage: bash bench/device-run.sh [bench_blas args]
 set -u
 source "$(dirname "$0")/device-env.sh"
 for d in "$top/shared/data" "$top/../shared/data"; do

@@ -11,7 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
 tool=${TQ_CLI:-$builddir/taskqcd}
 command -v mpirun >/dev/null 2>&1 || { echo "test_mpi_gpu: SKIP: no mpirun"; exit 77; }
-[ -x "$builddir/tests/test_mpi_dirac" ] || { echo "test_mpi_gpu: SKIP: TaskQCD built without MPI"; exit 77; }
+# (the libtool wrapper, or on the GPU machine, where only build/tests/.libs travels, the binary)
+[ -x "$builddir/tests/test_mpi_dirac" ] || [ -x "$builddir/tests/.libs/test_mpi_dirac" ] || { echo "test_mpi_gpu: SKIP: TaskQCD built without MPI"; exit 77; }
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "${ngpu:-0}" -ge 1 ] || { echo "test_mpi_gpu: SKIP: no GPU here (run on the GPU machine)"; exit 77; }
 unset STARPU_NCPU STARPU_NCPUS STARPU_SCHED
