@@ -627,6 +627,40 @@ typedef struct tq_multigrid_info {
 } tq_multigrid_info;
 tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info);
 
+/* ---- improved staggered fermions (asqtad; issue 36, in progress) -------------------------
+ * MILC's conventions (doc/conventions.md): M = 2m + D, D the hopping term of the fat
+ * (one-hop) and Naik (three-hop) links with the staggered phases eta_mu(x) and the boundary
+ * factors folded in; D is anti-Hermitian. Fields: TQ_FIELD_STAGGERED (3 colors per site) of
+ * the operator's lattice and precision. One rank so far; a block extent in a split
+ * direction must be at least 3 (the Naik term's reach). The operator's tasks run on each
+ * block's owner (a GPU where there is one), as the Wilson-type operators' do. */
+typedef struct tq_ks_op tq_staggered;
+/* From thin links without phases (72 doubles per site, the API's layout, the whole
+ * lattice): asqtad fat and long links with MILC's coefficients, tadpole factor u0 (> 0;
+ * e.g. the fourth root of the plaquette), boundary factors bc (NULL: {1, 1, 1, -1},
+ * antiperiodic in time), built by tasks on the blocks' owners. */
+tq_status tq_staggered_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
+                                     tq_staggered **out);
+/* From precomputed fat and long links, phases and boundary factors included (72 doubles
+ * per site each, the API's layout). */
+tq_status tq_staggered_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec,
+                              tq_staggered **out);
+void tq_staggered_destroy(tq_staggered *op);
+/* out = D in on full fields (out and in distinct). */
+tq_status tq_staggered_dslash(const tq_staggered *op, tq_field *out, const tq_field *in);
+/* M x = b for mass m > 0 on full fields: CG on the even sites' Schur complement
+ * (4m^2 - D_eo D_oe) x_e = 2m b_e - D_eo b_o to p->tol, x_o reconstructed (p->inverter must
+ * be TQ_INV_CG; no mixed precision yet). result as tq_solve's: the true residual
+ * |b - M x| / |b| on the full lattice; flops counted as QUDA does (1146 per site and D). */
+tq_status tq_staggered_solve(const tq_staggered *op, double mass, tq_field *x, const tq_field *b,
+                             const tq_solver_params *p, tq_solver_result *result);
+/* M x[i] = b for n masses at once (multi-shift CG on the smallest mass's even-odd system,
+ * each mass dropping out at its tolerance), b's odd sites zero (a source on even sites, as
+ * MILC's multi-mass inverter takes): x[i] full fields, results[i] as tq_staggered_solve's.
+ * A b with nonzero odd sites is refused. */
+tq_status tq_staggered_solve_multishift(const tq_staggered *op, int n, const double *masses, tq_field *const *x,
+                                        const tq_field *b, const tq_solver_params *p, tq_solver_result *results);
+
 const char *tq_inverter_name(tq_inverter inv);
 tq_status tq_inverter_parse(const char *s, tq_inverter *out);
 const char *tq_solve_type_name(tq_solve_type t);

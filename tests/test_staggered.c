@@ -418,6 +418,81 @@ static void check_build(void)
     tq_host_gauge_free(&g);
 }
 
+/* The public API (include/taskqcd.h) on asqtad links built from random thin links: the
+ * single-mass solve's and the multi-mass solve's full solutions solve M x = b (checked with
+ * the reference's M) and agree with each other; a source with odd sites is refused by the
+ * multi-mass solve, a bad tadpole factor by the constructor. */
+static void check_public_api(void)
+{
+    const int dims[4] = {8, 8, 8, 8};
+    const int64_t vol = ref_volume(dims);
+    const size_t nv = 6 * (size_t)vol;
+    enum { NM = 2 };
+    const double masses[NM] = {0.2, 0.1};
+    double *u = malloc(sizeof(double) * 72 * (size_t)vol), *fat = malloc(sizeof(double) * 72 * (size_t)vol),
+           *lng = malloc(sizeof(double) * 72 * (size_t)vol), *b = calloc(nv, sizeof(double)), *x = malloc(sizeof(double) * nv),
+           *xm = malloc(sizeof(double) * nv), *mx = malloc(sizeof(double) * nv);
+    tq_lattice *lat = tq_test_lattice(dims, NULL);
+    tq_staggered *op = NULL;
+    tq_field *bf = NULL, *x1 = NULL, *xs[NM] = {NULL, NULL};
+    if (!u || !fat || !lng || !b || !x || !xm || !mx || !lat) { CHECK(0, "out of memory"); goto out; }
+    ref_gauge_random_su3(u, dims, 31);
+    ref_ks_fat_long(fat, lng, u, dims, 0.9, BC);
+    CHECK_OK(tq_staggered_create_asqtad(lat, u, 0.9, NULL, TQ_DOUBLE, &op));
+    const tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    CHECK_OK(tq_field_create(lat, &fp, &bf));
+    CHECK_OK(tq_field_create(lat, &fp, &x1));
+    for (int i = 0; i < NM; i++) CHECK_OK(tq_field_create(lat, &fp, &xs[i]));
+    if (!op || !bf || !x1 || !xs[0] || !xs[1]) goto out;
+    b[0] = 1.0;   /* a point source at the origin (an even site), color 0 */
+    CHECK_OK(tq_field_import(bf, b));
+    tq_solver_params p;
+    tq_solver_params_default(&p);
+    p.inverter = TQ_INV_CG;
+    p.tol = 1e-10;
+    p.maxiter = 2000;
+    tq_solver_result r1, rm[NM];
+    CHECK_OK(tq_staggered_solve(op, masses[1], x1, bf, &p, &r1));
+    CHECK_OK(tq_staggered_solve_multishift(op, NM, masses, xs, bf, &p, rm));
+    CHECK_OK(tq_field_export(x1, x));
+    for (int i = 0; i < NM; i++) {
+        CHECK_OK(tq_field_export(xs[i], xm));
+        ref_ks_mat(mx, fat, lng, xm, masses[i], dims);
+        const double res = sqrt(ref_vdiff2(mx, b, nv) / ref_vnorm2(b, nv));
+        CHECK(res < 1e-8 && fabs(res - rm[i].true_residual) < 1e-9, "public multi-mass solve, m %.2f: true residual %.3g "
+              "(reported %.3g)", masses[i], res, rm[i].true_residual);
+        printf("  tq_staggered_solve_multishift, m %.2f: %d iterations, true residual %.2g (reference M)\n", masses[i],
+               rm[i].iterations, res);
+    }
+    const double d = sqrt(ref_vdiff2(xm, x, nv) / ref_vnorm2(x, nv));
+    CHECK(d < 1e-8, "public solves, m %.2f: the multi-mass solution differs from the single-mass one by %.3g", masses[1], d);
+    CHECK(r1.true_residual < 1e-8 && r1.iterations > 0 && r1.flops > 0, "tq_staggered_solve: true residual %.3g, %d "
+          "iterations, %.3g flops", r1.true_residual, r1.iterations, r1.flops);
+    printf("  tq_staggered_solve, m %.2f: %d iterations, true residual %.2g; multi-mass solution within %.2g\n", masses[1],
+           r1.iterations, r1.true_residual, d);
+    /* bad input */
+    b[6 * 1] = 1.0;   /* site 1 (x = 1) is odd */
+    CHECK_OK(tq_field_import(bf, b));
+    CHECK_ERR(tq_staggered_solve_multishift(op, NM, masses, xs, bf, &p, rm), TQ_ERR_INVALID_ARG);
+    printf("  refused, odd source               %s\n", tq_last_error());
+    tq_staggered *bad = NULL;
+    CHECK_ERR(tq_staggered_create_asqtad(lat, u, -1.0, NULL, TQ_DOUBLE, &bad), TQ_ERR_INVALID_ARG);
+    CHECK(bad == NULL, "a refused operator was returned");
+out:
+    for (int i = 0; i < NM; i++) tq_field_destroy(xs[i]);
+    tq_field_destroy(x1);
+    tq_field_destroy(bf);
+    tq_staggered_destroy(op);
+    tq_lattice_destroy(lat);
+    free(u);
+    free(fat);
+    free(lng);
+    free(b);
+    free(x);
+    free(xm);
+    free(mx);
+}
+
 int main(void)
 {
 #ifdef TQ_TEST_CUDA
@@ -439,6 +514,7 @@ int main(void)
     check_ran_on_gpu("the link build and its operator");
     check_solve();
     check_multishift();
+    check_public_api();
     check_ran_on_gpu("the solves");
     printf("errors:\n");
     check_errors();

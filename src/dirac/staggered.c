@@ -241,3 +241,26 @@ tq_status tq_ks_hop(const tq_ks_op *op, tq_field *out, const tq_field *in)
     c.base.parity = out->parity[0];
     return tq_stencil_submit(&op->stencil, 0, &ks_ops, &c, who);
 }
+
+/* ---- the public API (include/taskqcd.h) -------------------------------------------------- */
+
+tq_status tq_staggered_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
+                                     tq_staggered **out)
+{
+    static const double milc_bc[4] = {1, 1, 1, -1};   /* antiperiodic in time */
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_staggered_create_asqtad: call tq_init first");
+    return tq_ks_op_create_asqtad(lat, thin, u0, bc ? bc : milc_bc, prec, out);
+}
+
+tq_status tq_staggered_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_staggered **out)
+{
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_staggered_create: call tq_init first");
+    return tq_ks_op_create(lat, fat, lng, prec, out);
+}
+
+void tq_staggered_destroy(tq_staggered *op) { tq_ks_op_destroy(op); }
+
+tq_status tq_staggered_dslash(const tq_staggered *op, tq_field *out, const tq_field *in)
+{
+    return tq_ks_dslash(op, out, in);
+}

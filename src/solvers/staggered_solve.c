@@ -7,6 +7,7 @@
 #include "solvers/solver_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The even-odd operator -D_eo D_oe + 4 m^2 on the even sites (tmp: an odd field). */
@@ -127,4 +128,112 @@ tq_status tq_ks_solve_multishift(const tq_ks_op *op, int n, const double *masses
     free(delta);
     free(o);
     return st;
+}
+
+/* ---- the public API (include/taskqcd.h) -------------------------------------------------- */
+
+/* |b - M x| / |b| with M = 2m + D on full fields. */
+static tq_status true_residual(const tq_ks_op *op, double mass, const tq_field *x, const tq_field *b, double *res)
+{
+    const tq_field_params full = {TQ_FIELD_STAGGERED, op->prec, TQ_FULL, (tq_recon)0, 0};
+    tq_field *w = NULL;
+    TQ_CHECK(tq_field_create(op->lat, &full, &w));
+    double r2 = 0, b2 = 0;
+    tq_status st = tq_ks_dslash(op, w, x);
+    if (st == TQ_SUCCESS) st = tq_blas_axpy(2.0 * mass, x, w);
+    if (st == TQ_SUCCESS) st = tq_blas_xpay(b, -1.0, w);
+    if (st == TQ_SUCCESS) st = tq_blas_norm2(w, &r2);
+    if (st == TQ_SUCCESS) st = tq_blas_norm2(b, &b2);
+    tq_field_destroy(w);
+    *res = b2 > 0 ? sqrt(r2 / b2) : sqrt(r2);
+    return st;
+}
+
+/* A solve's result from its iterations: flops as QUDA counts them, the CG iterations' even-odd
+ * operator each (even_odd_operator's count) and the two hopping terms of the source's
+ * preparation and the solution's reconstruction (extra: 1 with them, 0 without). */
+static void fill_result(const tq_ks_op *op, const tq_krylov_out *o, double seconds, int extra, tq_solver_result *r)
+{
+    const double vol = (double)op->lat->local_volume;
+    r->iterations = o->iterations;
+    r->residual = o->residual;
+    r->seconds = r->iter_seconds = seconds;
+    r->iter_flops = (double)o->iterations * (2.0 * 1146.0 + 12.0) * vol / 2.0 + o->blas_flops;
+    r->flops = r->iter_flops + (double)extra * 1146.0 * vol;
+}
+
+tq_status tq_staggered_solve(const tq_staggered *op, double mass, tq_field *x, const tq_field *b,
+                             const tq_solver_params *p, tq_solver_result *result)
+{
+    if (!result) return tq_error(TQ_ERR_INVALID_ARG, "tq_staggered_solve: NULL result");
+    memset(result, 0, sizeof *result);
+    tq_krylov_out o;
+    memset(&o, 0, sizeof o);
+    const double t0 = tq_internal_now();
+    const tq_status st = tq_ks_solve(op, mass, x, b, p, &o);
+    if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
+    fill_result(op, &o, tq_internal_now() - t0, 1, result);
+    const tq_status s2 = true_residual(op, mass, x, b, &result->true_residual);
+    return s2 != TQ_SUCCESS ? s2 : st;
+}
+
+tq_status tq_staggered_solve_multishift(const tq_staggered *op, int n, const double *masses, tq_field *const *x,
+                                        const tq_field *b, const tq_solver_params *p, tq_solver_result *results)
+{
+    const char *who = "tq_staggered_solve_multishift";
+    if (!op || !masses || !x || !b || !p || !results) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    if (n <= 0) return tq_error(TQ_ERR_INVALID_ARG, "%s: %d masses: give at least one", who, n);
+    for (int i = 0; i <= n; i++) {
+        const tq_field *f = i < n ? x[i] : b;
+        if (!f || f->lat != op->lat || f->p.kind != TQ_FIELD_STAGGERED || f->nparity != 2 || f->p.prec != op->prec)
+            return tq_error(TQ_ERR_MISMATCH, "%s: %s must be a full staggered field of the operator's lattice in %s", who,
+                            i < n ? "every x" : "b", tq_precision_name(op->prec));
+        for (int j = 0; j < i; j++)
+            if (f == x[j]) return tq_error(TQ_ERR_INVALID_ARG, "%s: x[%d] is also %s", who, j, i < n ? "another x" : "b");
+    }
+    for (int i = 0; i < n; i++) memset(&results[i], 0, sizeof results[i]);
+    tq_field *be = NULL, *bo = NULL;
+    tq_field **xe = calloc((size_t)n, sizeof *xe), **xo = calloc((size_t)n, sizeof *xo);
+    tq_krylov_out *o = calloc((size_t)n, sizeof *o);
+    tq_status st = xe && xo && o ? TQ_SUCCESS : tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
+    if (st == TQ_SUCCESS) st = tq_field_parity_view(b, 0, &be);
+    if (st == TQ_SUCCESS) st = tq_field_parity_view(b, 1, &bo);
+    double bo2 = 0;
+    if (st == TQ_SUCCESS) st = tq_blas_norm2(bo, &bo2);
+    if (st == TQ_SUCCESS && bo2 > 0)
+        st = tq_error(TQ_ERR_INVALID_ARG, "%s: b is nonzero on odd sites: the multi-mass solve takes a source on even sites "
+                      "(solve each mass with tq_staggered_solve)", who);
+    for (int i = 0; i < n && st == TQ_SUCCESS; i++) {
+        st = tq_field_parity_view(x[i], 0, &xe[i]);
+        if (st == TQ_SUCCESS) st = tq_field_parity_view(x[i], 1, &xo[i]);
+    }
+    const double t0 = tq_internal_now();
+    tq_status solved = st == TQ_SUCCESS ? tq_ks_solve_multishift(op, n, masses, xe, be, p, o) : st;
+    /* (4 m_i^2 - D_eo D_oe) y_i = b_e in x_e: then x_e = 2 m_i y_i, x_o = -D_oe y_i */
+    st = solved == TQ_SUCCESS || solved == TQ_ERR_NOT_CONVERGED ? TQ_SUCCESS : solved;
+    for (int i = 0; i < n && st == TQ_SUCCESS; i++) {
+        st = tq_ks_hop(op, xo[i], xe[i]);
+        if (st == TQ_SUCCESS) st = tq_blas_scale(-1.0, xo[i]);
+        if (st == TQ_SUCCESS) st = tq_blas_scale(2.0 * masses[i], xe[i]);
+    }
+    const double seconds = tq_internal_now() - t0;
+    int base = 0;   /* the smallest mass: the Krylov space's own system */
+    for (int i = 1; i < n; i++)
+        if (masses[i] < masses[base]) base = i;
+    for (int i = 0; i < n && st == TQ_SUCCESS; i++) {
+        /* one Krylov space: the operator's flops are the base system's, counted once */
+        fill_result(op, &o[i], seconds, 0, &results[i]);
+        if (i != base) results[i].flops = results[i].iter_flops = o[i].blas_flops;
+        st = true_residual(op, masses[i], x[i], b, &results[i].true_residual);
+    }
+    for (int i = 0; i < n; i++) {
+        if (xe) tq_field_view_release(xe[i]);
+        if (xo) tq_field_view_release(xo[i]);
+    }
+    tq_field_view_release(be);
+    tq_field_view_release(bo);
+    free(xe);
+    free(xo);
+    free(o);
+    return st != TQ_SUCCESS ? st : solved;
 }
