@@ -415,6 +415,45 @@ run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
 run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"
 run 1 propagator --dim 4 4 4 8 --maxiter 2 --quiet --where cpu && expect "$err" "no convergence" "propagator reports maxiter"
 
+# ---- propagator --dslash-type asqtad (issue 36): improved staggered fermions -------------
+# ks_correlator FILE MASS: the table's correlator of that mass, one value per line
+ks_correlator() {
+    awk -v m="$2" '/pion correlator, mass / { on = ($4 == m); next } on && /^ +[0-9]+  [0-9]/ { print $2 } on && !/^ +[0-9t]/ { on = 0 }' "$1"
+}
+ks_args="propagator --dslash-type asqtad --dim 4 4 4 8 --weak-field 0.2 --where cpu"
+run 0 $ks_args --mass 0.1 && {
+    ks_correlator "$out" 0.1 > "$tmp/ks1"
+    ok
+    [ "$(grep -c '^  solve [0-2] (color [0-2]), mass 0.1: ' "$out")" = 3 ] || fail "propagator asqtad: not 3 color solves"
+    ok
+    awk '/^  solve / { v = $0; sub(/.*true residual /, "", v); sub(/,.*/, "", v); if (!(v + 0 <= 1e-9)) bad = 1 } END { exit bad }' "$out" ||
+        fail "propagator asqtad: a true residual above 1e-9"
+    ok
+    awk '{ if (!($1 + 0 > 0)) bad = 1; n++ } END { exit bad || n != 8 }' "$tmp/ks1" ||
+        fail "propagator asqtad: the correlator is not 8 positive values: $(tr '\n' ' ' < "$tmp/ks1")"
+    expect "$out" "u0 0\.[0-9]+" "propagator asqtad: u0 from the plaquette"
+}
+# multi-shift CG: each mass's correlator that of its own single-mass run (to the solves' 1e-10)
+run 0 $ks_args --masses 0.2,0.1 && {
+    ks_correlator "$out" 0.1 > "$tmp/ks2"
+    ok
+    [ -s "$tmp/ks2" ] && paste "$tmp/ks1" "$tmp/ks2" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-8 * $1) bad = 1 } END { exit bad }' ||
+        fail "propagator asqtad --masses: mass 0.1's correlator differs from the single-mass run's"
+    expect "$out" "multi-shift CG" "propagator asqtad --masses: the header says multi-shift"
+}
+# another block decomposition: the same bits
+run 0 $ks_args --mass 0.1 --block 4 4 4 4 && {
+    ks_correlator "$out" 0.1 > "$tmp/ks3"
+    ok
+    cmp -s "$tmp/ks1" "$tmp/ks3" || fail "propagator asqtad --block 4 4 4 4: not the one block's correlator bits"
+}
+run 2 $ks_args --mass -0.1 && expect "$err" "bad value for --mass" "propagator asqtad: negative mass"
+run 2 $ks_args --masses 0.1,,0.2 && expect "$err" "bad value for --masses" "propagator asqtad: empty mass in the list"
+run 2 $ks_args --kappa 0.12 && expect "$err" "does not take --kappa" "propagator asqtad with --kappa"
+run 2 $ks_args --nsrc 4 && expect "$err" "nsrc above 3" "propagator asqtad --nsrc 4"
+run 2 propagator --dim 4 4 4 8 --mass 0.1 && expect "$err" "for --dslash-type asqtad" "propagator --mass without asqtad"
+run 1 $ks_args --block 4 4 4 2 && expect "$err" "Naik" "propagator asqtad: blocks too thin for the Naik term"
+
 # ---- traces (--trace DIR): the task table, the summary, the Gantt chart and the graph ----
 # every task of the table is a bar of the chart and counted once in the summary's workers
 # and codelets; a folder that cannot be made is refused before the run

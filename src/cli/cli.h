@@ -89,4 +89,22 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i);
  * by where the fine level runs: half on GPUs (paper 000), double on CPU workers. */
 void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p);
 
+/* taskqcd propagator --dslash-type asqtad (src/cli/cmd_propagator_ks.c): what the command
+ * line asks for; the gauge field is the command's (whole lattice, host layout). */
+#define TQ_CLI_MAX_MASSES 16
+typedef struct tq_cli_ks {
+    int dims[4], block[4];
+    tq_precision prec;
+    tq_solver_params sp;        /* CG: tol, maxiter, verbosity */
+    int nsrc;                   /* color point sources at the origin: 1 to 3 */
+    int nmass;
+    double masses[TQ_CLI_MAX_MASSES];
+    double u0;                  /* tadpole factor; <= 0: the plaquette's fourth root */
+    const char *where;          /* the placement, for the header */
+} tq_cli_ks;
+/* Parses "m1,m2,..." (each > 0, at most TQ_CLI_MAX_MASSES); 0 on success. */
+int tq_cli_parse_masses(const char *s, double *masses, int *n);
+/* Runs it and prints the table; returns the exit code (1: a solve failed, no correlator). */
+int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char *gauge_desc, const char *me);
+
 #endif

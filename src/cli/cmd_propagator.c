@@ -22,6 +22,7 @@ static void propagator_usage(FILE *o)
         "         [--gauge-seed S] [--cache DIR|off] | --dim X Y Z T --weak-field EPS] [--block X Y Z T]\n"
         "         [--gridsize X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
+        "         [--dslash-type asqtad [--mass M | --masses M1,M2,...] [--u0 U]]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
         "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
@@ -63,6 +64,13 @@ static void propagator_usage(FILE *o)
         "thread (4; fewer where they would not fit a GPU). --mg-save FILE writes the set-up (basis\n"
         "and coarse operator) to FILE; --mg-load FILE reads one saved for the same lattice,\n"
         "operator and --mg-* set-up options instead of making it.\n"
+        "--dslash-type asqtad: improved staggered fermions (MILC's M = 2m + D, asqtad links built\n"
+        "from the gauge field with tadpole factor --u0, default the plaquette's fourth root;\n"
+        "antiperiodic in time): a color point source at the origin per source (--nsrc 1 to 3,\n"
+        "default 3), CG on the even sites for --mass M (0.1), or multi-shift CG for all of\n"
+        "--masses at once; per mass the iterations, true residuals and the staggered pion\n"
+        "correlator (|G|^2 summed over space and colors). One rank; --prec, --tol, --maxiter,\n"
+        "--block and --where apply; no sloppy precision, multigrid or --json yet.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
         "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
@@ -115,6 +123,11 @@ typedef struct prop_opts {
     int multigrid;           /* --inv-multigrid */
     int inv_given, solve_type_given, sloppy_given;
     tq_cli_mg mg;            /* the --mg-* options */
+    int staggered;           /* --dslash-type asqtad */
+    int wilson_given;        /* --kappa, --csw, --matpc, --recon or --dslash-type wilson|clover */
+    int ks_given;            /* --mass, --masses or --u0 */
+    int nsrc_given;
+    tq_cli_ks ks;            /* --dslash-type asqtad's masses and u0 (the rest from these options) */
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
@@ -169,18 +182,28 @@ static int parse_problem_option(prop_opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--cache")) { q->cache_dir = strcmp(v, "off") ? v : NULL; o->generator_option = 1; }
     else if (!strcmp(a, "--weak-field")) { o->weak = strtod(v, &e); bad = *e || !(o->weak > 0); }
     else if (!strcmp(a, "--dslash-type")) {
+        o->staggered = !strcmp(v, "asqtad");
+        o->wilson_given |= !o->staggered;
         if (!strcmp(v, "wilson")) o->dp.type = TQ_DSLASH_WILSON;
         else if (!strcmp(v, "clover")) o->dp.type = TQ_DSLASH_CLOVER;
-        else bad = 1;
-    } else if (!strcmp(a, "--kappa")) { o->dp.kappa = atof(v); bad = !(o->dp.kappa > 0); }
-    else if (!strcmp(a, "--csw")) { o->dp.csw = strtod(v, &e); bad = *e || !isfinite(o->dp.csw); }
+        else bad = !o->staggered;
+    } else if (!strcmp(a, "--kappa")) { o->dp.kappa = atof(v); bad = !(o->dp.kappa > 0); o->wilson_given = 1; }
+    else if (!strcmp(a, "--csw")) { o->dp.csw = strtod(v, &e); bad = *e || !isfinite(o->dp.csw); o->wilson_given = 1; }
     else if (!strcmp(a, "--matpc")) {
+        o->wilson_given = 1;
         if (!strcmp(v, "sym")) o->dp.matpc = TQ_MATPC_SYMMETRIC;
         else if (!strcmp(v, "asym")) o->dp.matpc = TQ_MATPC_ASYMMETRIC;
         else bad = 1;
-    } else if (!strcmp(a, "--prec")) bad = tq_precision_parse(v, &o->prec) != TQ_SUCCESS;
-    else if (!strcmp(a, "--recon")) bad = parse_recon(v, &o->recon);
-    else if (!strcmp(a, "--nsrc")) bad = tq_cli_parse_positive(v, &o->nsrc) || o->nsrc > 12;
+    } else if (!strcmp(a, "--mass")) {
+        o->ks.masses[0] = strtod(v, &e);
+        o->ks.nmass = 1;
+        bad = *e || !(o->ks.masses[0] > 0) || !isfinite(o->ks.masses[0]);
+        o->ks_given = 1;
+    } else if (!strcmp(a, "--masses")) { bad = tq_cli_parse_masses(v, o->ks.masses, &o->ks.nmass); o->ks_given = 1; }
+    else if (!strcmp(a, "--u0")) { o->ks.u0 = strtod(v, &e); bad = *e || !(o->ks.u0 > 0) || !isfinite(o->ks.u0); o->ks_given = 1; }
+    else if (!strcmp(a, "--prec")) bad = tq_precision_parse(v, &o->prec) != TQ_SUCCESS;
+    else if (!strcmp(a, "--recon")) { bad = parse_recon(v, &o->recon); o->wilson_given = 1; }
+    else if (!strcmp(a, "--nsrc")) { bad = tq_cli_parse_positive(v, &o->nsrc) || o->nsrc > 12; o->nsrc_given = 1; }
     else if (!strcmp(a, "--batch")) bad = tq_cli_parse_positive(v, &o->batch);
     else if (!strcmp(a, "--where")) {
         o->where = v;
@@ -220,6 +243,31 @@ static int parse_solver_option(tq_solver_params *sp, const char *a, const char *
 static int settle_options(prop_opts *o, const char *me)
 {
     tq_solver_params *sp = &o->sp;
+    if (o->ks_given && !o->staggered) {
+        fprintf(stderr, "%s: --mass, --masses and --u0 are for --dslash-type asqtad\n", me);
+        return 2;
+    }
+    if (o->staggered) {
+        const char *refused = o->wilson_given ? "--kappa, --csw, --matpc, --recon or another --dslash-type"
+                              : o->multigrid || o->mg.given ? "--inv-multigrid"
+                              : o->json ? "--json"
+                              : o->sloppy_given || o->solve_type_given ? "--prec-sloppy, --recon-sloppy or --solve-type"
+                              : o->inv_given && sp->inverter != TQ_INV_CG ? "an --inv-type other than cg"
+                              : o->nsrc_given && o->nsrc > 3 ? "--nsrc above 3 (a source per color)"
+                              : NULL;
+        if (refused) {
+            fprintf(stderr, "%s: --dslash-type asqtad (CG with color point sources) does not take %s\n", me, refused);
+            return 2;
+        }
+        sp->inverter = TQ_INV_CG;
+        sp->prec_sloppy = (tq_precision)0;
+        if (o->ks.nmass == 0) o->ks.masses[o->ks.nmass++] = 0.1;
+        memcpy(o->ks.dims, o->dims, sizeof o->ks.dims);
+        memcpy(o->ks.block, o->block, sizeof o->ks.block);
+        o->ks.prec = o->prec;
+        o->ks.nsrc = o->nsrc_given ? o->nsrc : 3;
+        o->ks.where = o->where;
+    }
     if (o->batch <= 0 || o->batch > o->nsrc) o->batch = o->nsrc;
     if (o->multigrid) {
         /* flexible GCR on the full system, preconditioned by the cycle, in double */
@@ -718,7 +766,8 @@ int tq_cmd_propagator(int argc, char **argv)
         }
     }
     o.sp.verbosity = o.json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
-    rc = run_propagator(&o, &hg, gauge_desc, me);
+    o.ks.sp = o.sp;
+    rc = o.staggered ? tq_cli_ks_propagator(&o.ks, &hg, gauge_desc, me) : run_propagator(&o, &hg, gauge_desc, me);
     tq_host_gauge_free(&hg);
     tq_set_placement(TQ_WHERE_ANY);
     tq_finalize();
