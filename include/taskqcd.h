@@ -650,14 +650,18 @@ void tq_staggered_destroy(tq_staggered *op);
 tq_status tq_staggered_dslash(const tq_staggered *op, tq_field *out, const tq_field *in);
 /* M x = b for mass m > 0 on full fields: CG on the even sites' Schur complement
  * (4m^2 - D_eo D_oe) x_e = 2m b_e - D_eo b_o to p->tol, x_o reconstructed (p->inverter must
- * be TQ_INV_CG; no mixed precision yet). result as tq_solve's: the true residual
- * |b - M x| / |b| on the full lattice; flops counted as QUDA does (1146 per site and D). */
+ * be TQ_INV_CG). With p->prec_sloppy (other than the operator's precision) the iterations
+ * run in that precision with reliable updates (p->reliable_delta) on the operator's. result
+ * as tq_solve's: the true residual |b - M x| / |b| on the full lattice; flops counted as
+ * QUDA does (1146 per site and D). */
 tq_status tq_staggered_solve(const tq_staggered *op, double mass, tq_field *x, const tq_field *b,
                              const tq_solver_params *p, tq_solver_result *result);
 /* M x[i] = b for n masses at once (multi-shift CG on the smallest mass's even-odd system,
  * each mass dropping out at its tolerance), b's odd sites zero (a source on even sites, as
  * MILC's multi-mass inverter takes): x[i] full fields, results[i] as tq_staggered_solve's.
- * A b with nonzero odd sites is refused. */
+ * A b with nonzero odd sites is refused. With p->prec_sloppy, as paper 002: the multi-shift
+ * CG in the sloppy precision (to 1e-5 in single, 5e-3 in half, or tol if looser), then each
+ * mass refined by mixed CG on its residual; results[i].iterations counts both. */
 tq_status tq_staggered_solve_multishift(const tq_staggered *op, int n, const double *masses, tq_field *const *x,
                                         const tq_field *b, const tq_solver_params *p, tq_solver_result *results);
 

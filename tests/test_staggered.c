@@ -493,6 +493,86 @@ out:
     free(mx);
 }
 
+/* Mixed precision: CG in single and in half with reliable updates on the double operator,
+ * and the multi-shift solve in single refined per mass (paper 002), each to the double
+ * solve's true residual (the reference's M) and solution. */
+static void check_mixed(void)
+{
+    const int dims[4] = {8, 8, 8, 8};
+    const int64_t vol = ref_volume(dims);
+    const size_t nv = 6 * (size_t)vol;
+    enum { NM = 2 };
+    const double masses[NM] = {0.1, 0.3};
+    double *u = malloc(sizeof(double) * 72 * (size_t)vol), *fat = malloc(sizeof(double) * 72 * (size_t)vol),
+           *lng = malloc(sizeof(double) * 72 * (size_t)vol), *b = calloc(nv, sizeof(double)), *x0 = malloc(sizeof(double) * nv),
+           *x = malloc(sizeof(double) * nv), *mx = malloc(sizeof(double) * nv);
+    tq_lattice *lat = tq_test_lattice(dims, NULL);
+    tq_staggered *op = NULL;
+    tq_field *bf = NULL, *xf = NULL, *xs[NM] = {NULL, NULL};
+    if (!u || !fat || !lng || !b || !x0 || !x || !mx || !lat) { CHECK(0, "out of memory"); goto out; }
+    ref_gauge_random_su3(u, dims, 37);
+    ref_ks_fat_long(fat, lng, u, dims, 0.9, BC);
+    CHECK_OK(tq_staggered_create_asqtad(lat, u, 0.9, NULL, TQ_DOUBLE, &op));
+    const tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    CHECK_OK(tq_field_create(lat, &fp, &bf));
+    CHECK_OK(tq_field_create(lat, &fp, &xf));
+    for (int i = 0; i < NM; i++) CHECK_OK(tq_field_create(lat, &fp, &xs[i]));
+    if (!op || !bf || !xf || !xs[0] || !xs[1]) goto out;
+    uint64_t st = 0x3c6ef372fe94f82bull;
+    for (int64_t s = 0; s < vol; s++)   /* a source on even sites (the multi-mass solve's) */
+        if (!ref_site_parity(s, dims))
+            for (int i = 0; i < 6; i++) b[6 * s + i] = wref_rng_gaussian(&st);
+    CHECK_OK(tq_field_import(bf, b));
+    tq_solver_params p;
+    tq_solver_params_default(&p);
+    p.inverter = TQ_INV_CG;
+    p.tol = 1e-10;
+    p.maxiter = 4000;
+    p.prec_sloppy = (tq_precision)0;
+    tq_solver_result r0, r;
+    CHECK_OK(tq_staggered_solve(op, masses[0], xf, bf, &p, &r0));
+    CHECK_OK(tq_field_export(xf, x0));
+    for (int k = 0; k < 2; k++) {
+        p.prec_sloppy = k ? TQ_HALF : TQ_SINGLE;
+        CHECK_OK(tq_staggered_solve(op, masses[0], xf, bf, &p, &r));
+        CHECK_OK(tq_field_export(xf, x));
+        ref_ks_mat(mx, fat, lng, x, masses[0], dims);
+        const double res = sqrt(ref_vdiff2(mx, b, nv) / ref_vnorm2(b, nv)), d = sqrt(ref_vdiff2(x, x0, nv) / ref_vnorm2(x0, nv));
+        CHECK(res < 1e-9 && d < 1e-8, "CG with %s sloppy: true residual %.3g, %.3g from the double solve",
+              tq_precision_name(p.prec_sloppy), res, d);
+        printf("  CG, %s sloppy with reliable updates: %d iterations (double alone %d), true residual %.2g, %.2g from the "
+               "double solve\n", tq_precision_name(p.prec_sloppy), r.iterations, r0.iterations, res, d);
+    }
+    p.prec_sloppy = TQ_SINGLE;
+    tq_solver_result rm[NM];
+    CHECK_OK(tq_staggered_solve_multishift(op, NM, masses, xs, bf, &p, rm));
+    for (int i = 0; i < NM; i++) {
+        CHECK_OK(tq_field_export(xs[i], x));
+        ref_ks_mat(mx, fat, lng, x, masses[i], dims);
+        const double res = sqrt(ref_vdiff2(mx, b, nv) / ref_vnorm2(b, nv));
+        CHECK(res < 1e-9, "multi-shift in single refined, m %.2f: true residual %.3g", masses[i], res);
+        if (i == 0) {
+            const double d = sqrt(ref_vdiff2(x, x0, nv) / ref_vnorm2(x0, nv));
+            CHECK(d < 1e-8, "multi-shift in single refined, m %.2f: %.3g from the double solve", masses[i], d);
+        }
+        printf("  multi-shift CG in single, refined, m %.2f: %d iterations in all, true residual %.2g\n", masses[i],
+               rm[i].iterations, res);
+    }
+out:
+    for (int i = 0; i < NM; i++) tq_field_destroy(xs[i]);
+    tq_field_destroy(xf);
+    tq_field_destroy(bf);
+    tq_staggered_destroy(op);
+    tq_lattice_destroy(lat);
+    free(u);
+    free(fat);
+    free(lng);
+    free(b);
+    free(x0);
+    free(x);
+    free(mx);
+}
+
 int main(void)
 {
 #ifdef TQ_TEST_CUDA
@@ -515,6 +595,7 @@ int main(void)
     check_solve();
     check_multishift();
     check_public_api();
+    check_mixed();
     check_ran_on_gpu("the solves");
     printf("errors:\n");
     check_errors();

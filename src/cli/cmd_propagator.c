@@ -69,8 +69,9 @@ static void propagator_usage(FILE *o)
         "antiperiodic in time): a color point source at the origin per source (--nsrc 1 to 3,\n"
         "default 3), CG on the even sites for --mass M (0.1), or multi-shift CG for all of\n"
         "--masses at once; per mass the iterations, true residuals and the staggered pion\n"
-        "correlator (|G|^2 summed over space and colors). One rank; --prec, --tol, --maxiter,\n"
-        "--block and --where apply; no sloppy precision, multigrid or --json yet.\n"
+        "correlator (|G|^2 summed over space and colors). One rank; --prec, --prec-sloppy (CG\n"
+        "with reliable updates; multi-shift in it, each mass then refined), --tol, --maxiter,\n"
+        "--block and --where apply; no multigrid or --json yet.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
         "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
@@ -251,7 +252,7 @@ static int settle_options(prop_opts *o, const char *me)
         const char *refused = o->wilson_given ? "--kappa, --csw, --matpc, --recon or another --dslash-type"
                               : o->multigrid || o->mg.given ? "--inv-multigrid"
                               : o->json ? "--json"
-                              : o->sloppy_given || o->solve_type_given ? "--prec-sloppy, --recon-sloppy or --solve-type"
+                              : sp->recon_sloppy || o->solve_type_given ? "--recon-sloppy or --solve-type"
                               : o->inv_given && sp->inverter != TQ_INV_CG ? "an --inv-type other than cg"
                               : o->nsrc_given && o->nsrc > 3 ? "--nsrc above 3 (a source per color)"
                               : NULL;
@@ -260,7 +261,6 @@ static int settle_options(prop_opts *o, const char *me)
             return 2;
         }
         sp->inverter = TQ_INV_CG;
-        sp->prec_sloppy = (tq_precision)0;
         if (o->ks.nmass == 0) o->ks.masses[o->ks.nmass++] = 0.1;
         memcpy(o->ks.dims, o->dims, sizeof o->ks.dims);
         memcpy(o->ks.block, o->block, sizeof o->ks.block);

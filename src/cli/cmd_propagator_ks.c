@@ -103,9 +103,11 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     tq_get_runtime_info(&ri);
     printf("taskqcd propagator: asqtad, mass%s", k->nmass > 1 ? "es" : "");
     for (int i = 0; i < k->nmass; i++) printf("%s%g", i ? "," : " ", k->masses[i]);
-    printf(", %dx%dx%dx%d, %s, %s, tol %g, %d color source%s at the origin, where %s, %d CPU + %d CUDA workers\n",
-           k->dims[0], k->dims[1], k->dims[2], k->dims[3], tq_precision_name(k->prec),
-           k->nmass > 1 ? "multi-shift CG on the even sites" : "CG on the even sites", k->sp.tol, k->nsrc,
+    printf(", %dx%dx%dx%d, %s, %s, tol %g", k->dims[0], k->dims[1], k->dims[2], k->dims[3], tq_precision_name(k->prec),
+           k->nmass > 1 ? "multi-shift CG on the even sites" : "CG on the even sites", k->sp.tol);
+    if (k->sp.prec_sloppy) printf(", sloppy %s (%s)", tq_precision_name(k->sp.prec_sloppy),
+                                  k->nmass > 1 ? "each mass refined" : "reliable updates");
+    printf(", %d color source%s at the origin, where %s, %d CPU + %d CUDA workers\n", k->nsrc,
            k->nsrc > 1 ? "s" : "", k->where, ri.ncpu_workers, ri.ncuda_workers);
     printf("  gauge field: %s\n  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", gauge_desc, u0, t_setup);
     const size_t vol = (size_t)k->dims[0] * k->dims[1] * k->dims[2] * k->dims[3];

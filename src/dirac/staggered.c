@@ -131,6 +131,22 @@ tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0,
     return TQ_SUCCESS;
 }
 
+tq_status tq_ks_op_copy(const tq_ks_op *op, tq_precision prec, tq_ks_op **out)
+{
+    const char *who = "tq_ks_op_copy";
+    if (!op || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    *out = NULL;
+    tq_ks_op *c = NULL;
+    TQ_CHECK(op_new(who, op->lat, prec, &c));
+    const tq_status s = tq_blas_copy(c->links, op->links);   /* converts the precision */
+    if (s != TQ_SUCCESS) {
+        tq_ks_op_destroy(c);
+        return s;
+    }
+    *out = c;
+    return TQ_SUCCESS;
+}
+
 void tq_ks_op_destroy(tq_ks_op *op)
 {
     if (!op) return;

@@ -27,6 +27,8 @@ tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng,
  * (kernels/staggered_links_site.h) straight into the operator's links. */
 tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
                                  tq_ks_op **out);
+/* A copy of op's links in precision prec (a mixed-precision solve's sloppy operator). */
+tq_status tq_ks_op_copy(const tq_ks_op *op, tq_precision prec, tq_ks_op **out);
 void tq_ks_op_destroy(tq_ks_op *op);
 /* out = D in on full staggered fields of the operator's lattice and precision. */
 tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in);

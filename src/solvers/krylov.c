@@ -590,13 +590,13 @@ void tq_krylov_free(tq_krylov *k)
 tq_field *tq_krylov_residual(const tq_krylov *k) { return k->rs; }
 double tq_krylov_relative_r2(const tq_krylov *k) { return k->b2 > 0 ? k->rr / k->b2 : 0.0; }
 
-tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                          tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+/* L x = b start to end: the iterations on Ls (L itself, or its sloppy copy with p's sloppy
+ * precision) with reliable updates on L. */
+static tq_status krylov_run(tq_linop *L, tq_linop *Ls, int method, tq_field *x, const tq_field *b, const tq_solver_params *q,
+                            tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
 {
-    tq_solver_params q = *p;
-    q.prec_sloppy = 0;
     tq_krylov *k = NULL;
-    tq_status st = tq_krylov_start(&k, method, L, L, x, b, &q);
+    tq_status st = tq_krylov_start(&k, method, L, Ls, x, b, q);
     if (st == TQ_SUCCESS && precond) tq_krylov_set_preconditioner(k, precond, ctx);
     while (st == TQ_SUCCESS && !tq_krylov_done(k)) {
         st = tq_krylov_submit(k);
@@ -607,8 +607,23 @@ tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *
         if (out) {
             *out = *tq_krylov_result(k);
             out->flops = L->flops * (double)L->applications + out->blas_flops;
+            if (Ls != L) out->flops += Ls->flops * (double)Ls->applications;
         }
         tq_krylov_free(k);
     }
     return st;
+}
+
+tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                          tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+{
+    tq_solver_params q = *p;
+    q.prec_sloppy = 0;
+    return krylov_run(L, L, method, x, b, &q, precond, ctx, out);
+}
+
+tq_status tq_krylov_solve_mixed(tq_linop *L, tq_linop *Ls, int method, tq_field *x, const tq_field *b,
+                                const tq_solver_params *p, tq_krylov_out *out)
+{
+    return krylov_run(L, Ls, method, x, b, p, NULL, NULL, out);
 }

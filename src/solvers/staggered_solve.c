@@ -2,7 +2,10 @@
  * on the even-odd system
  *     (4m^2 - D_eo D_oe) x_e = 2m b_e - D_eo b_o,   then   x_o = (b_o - D_oe x_e) / 2m,
  * the operator -D_eo D_oe (= D^dag D on the even sites, D being anti-Hermitian) with the
- * mass as its shift 4m^2; several masses at once by multi-shift CG on that operator. */
+ * mass as its shift 4m^2; several masses at once by multi-shift CG on that operator. Mixed
+ * precision: CG with reliable updates on a sloppy copy of the links; multi-shift CG in the
+ * sloppy precision, then each mass refined (paper 002). The public API (tq_staggered_*)
+ * at the end. */
 #include "solvers/staggered_solve.h"
 #include "solvers/solver_internal.h"
 
@@ -38,6 +41,34 @@ static tq_status check_params(const char *who, const tq_solver_params *p)
     return TQ_SUCCESS;
 }
 
+/* Whether p asks for sloppy iterations (a sloppy precision other than the operator's). */
+static int mixed(const tq_ks_op *op, const tq_solver_params *p)
+{
+    return p->prec_sloppy != 0 && p->prec_sloppy != op->prec;
+}
+
+/* L x = b (L: op's even-odd operator) by CG in p's sloppy precision with reliable updates
+ * on L: the sloppy operator a copy of op's links in that precision. */
+static tq_status solve_mixed(const tq_ks_op *op, tq_linop *L, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             tq_krylov_out *out)
+{
+    tq_ks_op *sop = NULL;
+    tq_field *tmp = NULL;
+    const tq_field_params odd = {TQ_FIELD_STAGGERED, p->prec_sloppy, TQ_ODD, (tq_recon)0, 0};
+    tq_status st = tq_ks_op_copy(op, p->prec_sloppy, &sop);
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &tmp);
+    if (st == TQ_SUCCESS) {
+        tq_linop Ls = *L;
+        Ls.ks = sop;
+        Ls.tmp = tmp;
+        Ls.applications = 0;
+        st = tq_krylov_solve_mixed(L, &Ls, TQ_KRYLOV_CG, x, b, p, out);
+    }
+    tq_field_destroy(tmp);
+    tq_ks_op_destroy(sop);
+    return st;
+}
+
 tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_field *b, const tq_solver_params *p,
                       tq_krylov_out *out)
 {
@@ -68,7 +99,7 @@ tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_fie
     if (st == TQ_SUCCESS) st = tq_blas_axpby(2.0 * mass, be, -1.0, rhs);
     if (st == TQ_SUCCESS) {
         tq_linop L = even_odd_operator(op, mass, tmp);
-        st = tq_krylov_solve(&L, TQ_KRYLOV_CG, xe, rhs, p, NULL, NULL, out);
+        st = mixed(op, p) ? solve_mixed(op, &L, xe, rhs, p, out) : tq_krylov_solve(&L, TQ_KRYLOV_CG, xe, rhs, p, NULL, NULL, out);
     }
     /* x_o = (b_o - D_oe x_e) / 2m, also when CG stopped short (the caller reads the status) */
     if (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED) {
@@ -82,6 +113,80 @@ tq_status tq_ks_solve(const tq_ks_op *op, double mass, tq_field *x, const tq_fie
     tq_field_view_release(xo);
     tq_field_view_release(be);
     tq_field_view_release(bo);
+    return st;
+}
+
+/* The multi-shift solve's reach in a sloppy precision: paper 002's multi-shift runs in low
+ * precision to about what that precision resolves, each mass then refined on its own. */
+static double sloppy_reach(tq_precision prec) { return prec == TQ_HALF ? 5e-3 : prec == TQ_SINGLE ? 1e-5 : 0.0; }
+
+/* The mixed-precision multi-shift solve (paper 002): multi-shift CG on a sloppy copy of the
+ * operator to max(tol, sloppy_reach), then for each mass r = b - A_i x_i in op's precision
+ * and A_i e = r by mixed CG with reliable updates to what is left of tol, x_i += e. out[i]:
+ * the iterations of both stages. */
+static tq_status multishift_mixed(const tq_ks_op *op, int n, const double *masses, tq_field *const *x, const tq_field *b,
+                                  const tq_solver_params *p, tq_krylov_out *out)
+{
+    const tq_precision sp = p->prec_sloppy;
+    const tq_field_params even_s = {TQ_FIELD_STAGGERED, sp, TQ_EVEN, (tq_recon)0, 0};
+    const tq_field_params even = {TQ_FIELD_STAGGERED, op->prec, TQ_EVEN, (tq_recon)0, 0};
+    const tq_field_params odd = {TQ_FIELD_STAGGERED, op->prec, TQ_ODD, (tq_recon)0, 0};
+    tq_ks_op *sop = NULL;
+    tq_field *bs = NULL, *r = NULL, *e = NULL, *tmp = NULL;
+    tq_field **xs = calloc((size_t)n, sizeof *xs);
+    tq_status st = xs ? tq_ks_op_copy(op, sp, &sop) : tq_error(TQ_ERR_NOMEM, "tq_ks_solve_multishift: out of memory");
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &even_s, &bs);
+    if (st == TQ_SUCCESS) st = tq_blas_copy(bs, b);
+    for (int i = 0; i < n && st == TQ_SUCCESS; i++) st = tq_field_create(op->lat, &even_s, &xs[i]);
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &even, &r);
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &even, &e);
+    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &tmp);
+    tq_solver_params q = *p;
+    q.prec_sloppy = (tq_precision)0;
+    q.tol = fmax(p->tol, sloppy_reach(sp));
+    if (st == TQ_SUCCESS) {
+        st = tq_ks_solve_multishift(sop, n, masses, xs, bs, &q, out);
+        if (st == TQ_ERR_NOT_CONVERGED) st = TQ_SUCCESS;   /* the refinement goes on from there */
+    }
+    double b2 = 0;
+    if (st == TQ_SUCCESS) st = tq_blas_norm2(b, &b2);
+    tq_status worst = TQ_SUCCESS;
+    for (int i = 0; i < n && st == TQ_SUCCESS; i++) {
+        tq_linop L = even_odd_operator(op, masses[i], tmp);
+        double r2 = 0;
+        st = tq_blas_copy(x[i], xs[i]);
+        if (st == TQ_SUCCESS) st = tq_linop_apply(&L, r, x[i]);
+        if (st == TQ_SUCCESS) st = tq_blas_xpay(b, -1.0, r);
+        if (st == TQ_SUCCESS) st = tq_blas_norm2(r, &r2);
+        const double left = b2 > 0 ? sqrt(r2 / b2) : 0.0;
+        out[i].residual = left;
+        if (st != TQ_SUCCESS || !(left > p->tol)) continue;
+        tq_solver_params q2 = *p;
+        q2.tol = fmin(0.5, p->tol / left);
+        tq_krylov_out o2;
+        memset(&o2, 0, sizeof o2);
+        const tq_status s2 = solve_mixed(op, &L, e, r, &q2, &o2);
+        if (s2 != TQ_SUCCESS && s2 != TQ_ERR_NOT_CONVERGED) {
+            st = s2;
+            break;
+        }
+        if (s2 == TQ_ERR_NOT_CONVERGED) worst = s2;
+        st = tq_blas_axpy(1.0, e, x[i]);
+        out[i].iterations += o2.iterations;
+        out[i].reliable_updates += o2.reliable_updates;
+        out[i].blas_flops += o2.blas_flops;
+        out[i].flops += o2.flops;
+        out[i].residual = o2.residual * left;
+    }
+    for (int i = 0; xs && i < n; i++) tq_field_destroy(xs[i]);
+    free(xs);
+    tq_field_destroy(bs);
+    tq_field_destroy(r);
+    tq_field_destroy(e);
+    tq_field_destroy(tmp);
+    tq_ks_op_destroy(sop);
+    if (st == TQ_SUCCESS && worst != TQ_SUCCESS)
+        return tq_error(worst, "tq_ks_solve_multishift: a mass's refinement did not reach tolerance %g", p->tol);
     return st;
 }
 
@@ -105,6 +210,7 @@ tq_status tq_ks_solve_multishift(const tq_ks_op *op, int n, const double *masses
                             who, i < n ? "every x" : "b", tq_precision_name(op->prec));
         if (i < n && f == b) return tq_error(TQ_ERR_INVALID_ARG, "%s: x[%d] and b are the same field", who, i);
     }
+    if (mixed(op, p)) return multishift_mixed(op, n, masses, x, b, p, out);
     /* the base system (the smallest mass) first, the others shifted from it */
     tq_field **xs = malloc(sizeof *xs * (size_t)n);
     double *delta = malloc(sizeof *delta * (size_t)n);
@@ -121,7 +227,11 @@ tq_status tq_ks_solve_multishift(const tq_ks_op *op, int n, const double *masses
         }
         tq_linop L = even_odd_operator(op, masses[base], tmp);
         st = tq_krylov_multishift(&L, n, delta, xs, b, p, o);
-        for (int i = 0, j = 1; i < n; i++) out[i] = o[i == base ? 0 : j++];
+        for (int i = 0, j = 1; i < n; i++) {
+            out[i] = o[i == base ? 0 : j++];
+            /* one Krylov space: its operator's flops are the base system's */
+            out[i].flops = out[i].blas_flops + (i == base ? L.flops * (double)out[i].iterations : 0.0);
+        }
     }
     tq_field_destroy(tmp);
     free(xs);
@@ -217,13 +327,9 @@ tq_status tq_staggered_solve_multishift(const tq_staggered *op, int n, const dou
         if (st == TQ_SUCCESS) st = tq_blas_scale(2.0 * masses[i], xe[i]);
     }
     const double seconds = tq_internal_now() - t0;
-    int base = 0;   /* the smallest mass: the Krylov space's own system */
-    for (int i = 1; i < n; i++)
-        if (masses[i] < masses[base]) base = i;
     for (int i = 0; i < n && st == TQ_SUCCESS; i++) {
-        /* one Krylov space: the operator's flops are the base system's, counted once */
         fill_result(op, &o[i], seconds, 0, &results[i]);
-        if (i != base) results[i].flops = results[i].iter_flops = o[i].blas_flops;
+        results[i].flops = results[i].iter_flops = o[i].flops;   /* tq_ks_solve_multishift's count */
         st = true_residual(op, masses[i], x[i], b, &results[i].true_residual);
     }
     for (int i = 0; i < n; i++) {
