@@ -230,4 +230,89 @@ static inline void ref_ks_mat(double *out, const double *fat, const double *lng,
     for (int64_t i = 0; i < n; i++) out[i] += 2.0 * mass * in[i];
 }
 
+/* ---- HISQ (Follana et al., hep-lat/0610092; MILC's HISQ action) ----------------------------
+ * Two levels of smearing on thin links without phases:
+ *   level 1: V = fat7(U) (c1 = 1/8, c3 = 1/16, c5 = 1/64, c7 = 1/384: a unit field gives 1),
+ *            then W = V (V^dag V)^(-1/2), the projection onto U(3);
+ *   level 2: the asqtad-like fat link of W with the Lepage coefficient doubled, c1 = 1 + eps/8,
+ *            c3 = 1/16, c5 = 1/64, c7 = 1/384, cL = -1/8 (a unit field gives 9/8 + eps/8),
+ *            and the Naik link of W with -(1 + eps)/24 (eps: the Naik epsilon of heavy
+ *            quarks; 0 for light ones); no tadpole factor.
+ * The phases and boundary factors go on last, as for asqtad (a sign per link commutes with
+ * the projection). The inverse square root here: Denman-Beavers iterations (the library's
+ * kernel uses the closed form of the eigenvalues: an independent route). */
+static const double sref_fat7_coeff[SREF_NPATH] = {1.0 / 8.0, 0.0, 1.0 / 16.0, 1.0 / 64.0, 1.0 / 384.0, 0.0};
+
+/* The inverse of a 3x3 complex matrix (adjugate over determinant). */
+static inline void sref_m3_inverse(double *inv, const double *a)
+{
+    double cof[18];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {   /* cofactor of a[j][i] into inv[i][j] (the adjugate) */
+            const int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+            const double *p = a + (r0 * 3 + c0) * 2, *q = a + (r1 * 3 + c1) * 2, *u = a + (r0 * 3 + c1) * 2,
+                         *v = a + (r1 * 3 + c0) * 2;
+            cof[(i * 3 + j) * 2] = p[0] * q[0] - p[1] * q[1] - (u[0] * v[0] - u[1] * v[1]);
+            cof[(i * 3 + j) * 2 + 1] = p[0] * q[1] + p[1] * q[0] - (u[0] * v[1] + u[1] * v[0]);
+        }
+    double dr = 0, di = 0;   /* det = sum_j a[0][j] cof[j][0] */
+    for (int j = 0; j < 3; j++) {
+        const double *x = a + j * 2, *y = cof + (j * 3) * 2;
+        dr += x[0] * y[0] - x[1] * y[1];
+        di += x[0] * y[1] + x[1] * y[0];
+    }
+    const double n = dr * dr + di * di;
+    for (int k = 0; k < 9; k++) {
+        const double re = cof[2 * k], im = cof[2 * k + 1];
+        inv[2 * k] = (re * dr + im * di) / n;
+        inv[2 * k + 1] = (im * dr - re * di) / n;
+    }
+}
+
+/* W = V (V^dag V)^(-1/2): Q = V^dag V scaled to trace 3, then Denman-Beavers iterations
+ * Y <- (Y + Z^-1) / 2, Z <- (Z + Y^-1) / 2 from Y = Q, Z = 1 (Z -> Q^(-1/2)) until Z stops
+ * changing. */
+static inline void sref_u3_project(double *W, const double *V)
+{
+    double Q[18], Y[18], Z[18], Yi[18], Zi[18];
+    wref_m3_mul(Q, V, 1, V, 0);
+    const double q = (Q[0] + Q[8] + Q[16]) / 3.0;
+    for (int i = 0; i < 18; i++) Y[i] = Q[i] / q, Z[i] = (i == 0 || i == 8 || i == 16) ? 1.0 : 0.0;
+    for (int it = 0; it < 100; it++) {
+        sref_m3_inverse(Yi, Y);
+        sref_m3_inverse(Zi, Z);
+        double change = 0, size = 0;
+        for (int i = 0; i < 18; i++) {
+            const double z = 0.5 * (Z[i] + Yi[i]);
+            change += (z - Z[i]) * (z - Z[i]);
+            size += z * z;
+            Y[i] = 0.5 * (Y[i] + Zi[i]);
+            Z[i] = z;
+        }
+        if (change <= 1e-32 * size) break;
+    }
+    for (int i = 0; i < 18; i++) Z[i] /= sqrt(q);
+    wref_m3_mul(W, V, 0, Z, 0);
+}
+
+/* HISQ fat and long links (with phases and boundary factors) from thin links without phases. */
+static inline void ref_hisq_fat_long(double *fat, double *lng, const double *links, const int dims[4], double eps,
+                                     const double bc[4])
+{
+    const int64_t vol = ref_volume(dims);
+    double *w = (double *)malloc(sizeof(double) * 72 * (size_t)vol);
+    if (!w) return;
+    for (int64_t s = 0; s < vol; s++)
+        for (int mu = 0; mu < 4; mu++) {
+            double V[18];
+            sref_fat_link(V, links, dims, s, mu, sref_fat7_coeff);
+            sref_u3_project(w + (s * 4 + mu) * 18, V);
+        }
+    const double c[SREF_NPATH] = {1.0 + eps / 8.0, -(1.0 + eps) / 24.0, 1.0 / 16.0, 1.0 / 64.0, 1.0 / 384.0, -1.0 / 8.0};
+    sref_links_from(fat, lng, w, dims, c);
+    free(w);
+    ref_ks_apply_phases(fat, dims, bc, 1);
+    ref_ks_apply_phases(lng, dims, bc, 3);
+}
+
 #endif

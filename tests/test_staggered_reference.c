@@ -4,7 +4,8 @@
  * (every path ends one link, or three, further on), MILC's route through phased thin links
  * against the other route (phases after the paths), gauge covariance of the links and of D,
  * D's anti-hermiticity and its even-odd structure, and -D^2 on free plane waves (the Naik
- * term's dispersion). Uses no library code. */
+ * term's dispersion); HISQ's U(3) projection, its links on a unit field and their gauge
+ * covariance. Uses no library code. */
 #include "tq_test.h"
 #include "../reference/staggered_reference.h"
 
@@ -278,6 +279,94 @@ static void test_free_field(void)
     free(d2);
 }
 
+/* HISQ: the U(3) projection (W^dag W = 1; a unitary V unchanged; c V -> (c / |c|) V), the
+ * fat and long links of a unit field (9/8 + eps/8 and -(1 + eps)/24 times the phases), and
+ * gauge covariance of both. */
+static void test_hisq(void)
+{
+    uint64_t st = 0x510e527fade682d1ull;
+    double V[18], W[18], Q[18], U[18], worst = 0, same = 0, scaled = 0;
+    const int64_t vol = ref_volume(DIMS);
+    double *u = dalloc(72 * vol);
+    ref_gauge_random_su3(u, DIMS, 41);
+    for (int k = 0; k < 20; k++) {
+        sref_fat_link(V, u, DIMS, k, k % 4, sref_fat7_coeff);   /* a smeared link: far from unitary */
+        sref_u3_project(W, V);
+        wref_m3_mul(Q, W, 1, W, 0);
+        for (int i = 0; i < 18; i++) worst = fmax(worst, fabs(Q[i] - ((i == 0 || i == 8 || i == 16) ? 1.0 : 0.0)));
+        ref_su3_random(U, &st);
+        sref_u3_project(W, U);
+        same = fmax(same, max_abs_diff(W, U, 18));
+        const double cr = 0.3 + 0.1 * k, ci = -0.2;   /* (cr + i ci) U -> its phase times U */
+        for (int i = 0; i < 9; i++) {
+            V[2 * i] = cr * U[2 * i] - ci * U[2 * i + 1];
+            V[2 * i + 1] = cr * U[2 * i + 1] + ci * U[2 * i];
+        }
+        sref_u3_project(W, V);
+        const double a = sqrt(cr * cr + ci * ci);
+        for (int i = 0; i < 9; i++) {
+            scaled = fmax(scaled, fabs(W[2 * i] - V[2 * i] / a));
+            scaled = fmax(scaled, fabs(W[2 * i + 1] - V[2 * i + 1] / a));
+        }
+    }
+    CHECK(worst < 1e-14, "U(3) projection: W^dag W differs from 1 by %.3g", worst);
+    CHECK(same < 1e-14, "U(3) projection of an SU(3) matrix: changed by %.3g", same);
+    CHECK(scaled < 1e-14, "U(3) projection of c U: differs from (c/|c|) U by %.3g", scaled);
+    printf("  U(3) projection: |W^dag W - 1| %.2g, SU(3) kept to %.2g, c U -> (c/|c|) U to %.2g\n", worst, same, scaled);
+
+    double *unit = dalloc(72 * vol), *fat = dalloc(72 * vol), *lng = dalloc(72 * vol);
+    ref_gauge_unit(unit, DIMS);
+    for (int k = 0; k < 2; k++) {
+        const double eps = k ? 0.3 : 0.0, fv = 9.0 / 8.0 + eps / 8.0, lv = -(1.0 + eps) / 24.0;
+        ref_hisq_fat_long(fat, lng, unit, DIMS, eps, BC);
+        double zf[4][2], zl[4][2];
+        for (int mu = 0; mu < 4; mu++) zf[mu][0] = fv, zf[mu][1] = 0, zl[mu][0] = lv, zl[mu][1] = 0;
+        const double wf = worst_scalar_links(fat, zf, 1), wl = worst_scalar_links(lng, zl, 3);
+        CHECK(wf < 1e-14 && wl < 1e-15, "HISQ unit field, eps %.1f: fat off %.15f eta by %.3g, long off %.15f by %.3g", eps,
+              fv, wf, lv, wl);
+        printf("  HISQ unit field, eps %.1f: fat %.12f, long %.12f (times the phases)    max dev %.2g / %.2g\n", eps, fv, lv,
+               wf, wl);
+    }
+
+    /* covariance on a rough but not random field (1 + 0.4 X projected onto U(3), X Gaussian):
+     * on Haar-random links fat7 links come out nearly singular, and the projection then
+     * amplifies rounding (1e-9 here); thermalised fields are smooth like this one */
+    double *u2 = dalloc(72 * vol), *g = dalloc(18 * vol), *fat2 = dalloc(72 * vol), *lng2 = dalloc(72 * vol),
+           *want = dalloc(72 * vol);
+    for (int64_t k = 0; k < 4 * vol; k++) {
+        double M[18];
+        for (int i = 0; i < 18; i++) M[i] = 0.4 * wref_rng_gaussian(&st) + ((i == 0 || i == 8 || i == 16) ? 1.0 : 0.0);
+        sref_u3_project(u + 18 * k, M);
+    }
+    for (int64_t x = 0; x < vol; x++) ref_su3_random(g + 18 * x, &st);
+    ref_gauge_transform_links(u2, u, g, DIMS);
+    ref_hisq_fat_long(fat, lng, u, DIMS, 0.1, BC);
+    ref_hisq_fat_long(fat2, lng2, u2, DIMS, 0.1, BC);
+    for (int h = 1; h <= 3; h += 2) {
+        const double *L = h == 1 ? fat : lng;
+        for (int64_t x = 0; x < vol; x++)
+            for (int mu = 0; mu < 4; mu++) {
+                int d[4] = {0, 0, 0, 0};
+                d[mu] = h;
+                double t[18];
+                wref_m3_mul(t, g + 18 * x, 0, wref_link(L, x, mu), 0);
+                wref_m3_mul(want + (x * 4 + mu) * 18, t, 0, g + 18 * wref_displace(x, DIMS, d), 1);
+            }
+        const double dev = max_abs_diff(h == 1 ? fat2 : lng2, want, 72 * vol);
+        CHECK(dev < 1e-12, "HISQ: gauge covariance of the %s links: deviation %.3g", h == 1 ? "fat" : "long", dev);
+        printf("  HISQ: gauge covariance of the %s links: max dev %.2g\n", h == 1 ? "fat" : "long", dev);
+    }
+    free(u);
+    free(u2);
+    free(g);
+    free(unit);
+    free(fat);
+    free(lng);
+    free(fat2);
+    free(lng2);
+    free(want);
+}
+
 int main(void)
 {
     test_unit_field();
@@ -286,5 +375,6 @@ int main(void)
     test_gauge_covariance();
     test_operator();
     test_free_field();
+    test_hisq();
     return tq_test_finish("test_staggered_reference");
 }
