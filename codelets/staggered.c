@@ -5,7 +5,9 @@
  *   interior:  in of the other parity (R), links of the output's parity (R), out (W)
  *   exterior:  the same with out (RW), then the faces read (R) x nfaces
  *   build:     the thin links of the whole lattice in the host API layout (R), the links
- *              field's block and parity (W) (kernels/staggered_links_site.h) */
+ *              field's block and parity (W) (kernels/staggered_links_site.h)
+ *   hisq_w:    the thin links of the whole lattice (R), HISQ's first-level links of a range
+ *              of sites in the same layout (W) */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -47,15 +49,26 @@ static void ks_build_cpu(void *buffers[], void *cl_arg)
     for (int64_t s = 0; s < a->cb; s++) tq_ks_build_site(a, (const double *)PTR(0), PTR(1), s);
 }
 
+static void ks_hisq_w_cpu(void *buffers[], void *cl_arg)
+{
+    const tq_ks_smear_args *a = (const tq_ks_smear_args *)cl_arg;
+    for (int64_t i = 0; i < a->count; i++) tq_ks_hisq_w_site(a, (const double *)PTR(0), (double *)PTR(1), i);
+}
+
 static struct starpu_perfmodel ks_pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_pack_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel ks_interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_interior_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel ks_exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_exterior_v1", .footprint = tq_footprint_bytes};
 
 static struct starpu_perfmodel ks_build_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_build_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel ks_hisq_w_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_ks_hisq_w_v1", .footprint = tq_footprint_bytes};
 
 struct starpu_codelet tq_cl_ks_build = {
     .cpu_funcs = {ks_build_cpu}, .cpu_funcs_name = {"ks_build_cpu"}, TQ_CUDA_IMPL(tq_ks_build_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
     .model = &ks_build_model, .name = "tq_ks_build",
+};
+struct starpu_codelet tq_cl_ks_hisq_w = {
+    .cpu_funcs = {ks_hisq_w_cpu}, .cpu_funcs_name = {"ks_hisq_w_cpu"}, TQ_CUDA_IMPL(tq_ks_hisq_w_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,
+    .model = &ks_hisq_w_model, .name = "tq_ks_hisq_w",
 };
 struct starpu_codelet tq_cl_ks_pack = {
     .cpu_funcs = {ks_pack_cpu}, .cpu_funcs_name = {"ks_pack_cpu"}, TQ_CUDA_IMPL(tq_ks_pack_cuda) .nbuffers = STARPU_VARIABLE_NBUFFERS,

@@ -2,7 +2,7 @@
  * asynchronous on tq_cuda_stream(): a thread per site running the same per-site functions
  * (kernels/staggered_site.h, kernels/staggered_links_site.h). A first version, correct before
  * fast: the operator keeps one direction's four links (72 reals) per thread and the link
- * build its nested staples in local memory. Double agrees with the CPU to rounding (the GPU
+ * builds (asqtad, HISQ's first level) their nested staples in local memory. Double agrees with the CPU to rounding (the GPU
  * contracts products into fused multiply-adds); a site is computed whole by one thread of
  * one kernel, interior or exterior alike, so results are bitwise the same for every block
  * decomposition. */
@@ -50,6 +50,12 @@ __global__ void __launch_bounds__(KS_BUILD_THREADS) ks_build_kernel(tq_ks_build_
     if (s < a.cb) tq_ks_build_site(&a, thin, out, s);
 }
 
+__global__ void __launch_bounds__(KS_BUILD_THREADS) ks_hisq_w_kernel(tq_ks_smear_args a, const double *thin, double *w)
+{
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < a.count) tq_ks_hisq_w_site(&a, thin, w, i);
+}
+
 extern "C" void tq_ks_pack_cuda(void *buffers[], void *cl_arg)
 {
     const tq_ks_args *a = (const tq_ks_args *)cl_arg;
@@ -86,5 +92,14 @@ extern "C" void tq_ks_build_cuda(void *buffers[], void *cl_arg)
     if (a->cb > 0)
         ks_build_kernel<<<grid_for(a->cb, KS_BUILD_THREADS), KS_BUILD_THREADS, 0, tq_cuda_stream()>>>(
             *a, (const double *)PTR(0), PTR(1));
+    check_launch();
+}
+
+extern "C" void tq_ks_hisq_w_cuda(void *buffers[], void *cl_arg)
+{
+    const tq_ks_smear_args *a = (const tq_ks_smear_args *)cl_arg;
+    if (a->count > 0)
+        ks_hisq_w_kernel<<<grid_for(a->count, KS_BUILD_THREADS), KS_BUILD_THREADS, 0, tq_cuda_stream()>>>(
+            *a, (const double *)PTR(0), (double *)PTR(1));
     check_launch();
 }

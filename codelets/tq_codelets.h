@@ -105,6 +105,8 @@ extern struct starpu_codelet tq_cl_ks_interior;
 extern struct starpu_codelet tq_cl_ks_exterior;
 /* Its links field's block and parity from the thin links (codelets/staggered.c). */
 extern struct starpu_codelet tq_cl_ks_build;
+/* HISQ's first level (fat7, U(3) projection) of a range of sites (codelets/staggered.c). */
+extern struct starpu_codelet tq_cl_ks_hisq_w;
 /* Multigrid Galerkin coarse operator of one block: the basis's boundary layers into faces,
  * and the coarse links from the fine links, the basis and the faces (codelets/mg_coarsen.c;
  * CPU only so far). */
@@ -185,6 +187,7 @@ void tq_ks_pack_cuda(void *buffers[], void *cl_arg);
 void tq_ks_interior_cuda(void *buffers[], void *cl_arg);
 void tq_ks_exterior_cuda(void *buffers[], void *cl_arg);
 void tq_ks_build_cuda(void *buffers[], void *cl_arg);
+void tq_ks_hisq_w_cuda(void *buffers[], void *cl_arg);
 /* The interior kernel launched directly (no StarPU task) niter times back to back on the
  * current device, for measuring the task graph's overhead; returns 0 or the CUDA error,
  * *seconds the time per launch (CUDA events). */

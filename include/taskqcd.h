@@ -627,7 +627,7 @@ typedef struct tq_multigrid_info {
 } tq_multigrid_info;
 tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info);
 
-/* ---- improved staggered fermions (asqtad; issue 36, in progress) -------------------------
+/* ---- improved staggered fermions (asqtad, HISQ; issue 36, in progress) -------------------
  * MILC's conventions (doc/conventions.md): M = 2m + D, D the hopping term of the fat
  * (one-hop) and Naik (three-hop) links with the staggered phases eta_mu(x) and the boundary
  * factors folded in; D is anti-Hermitian. Fields: TQ_FIELD_STAGGERED (3 colors per site) of
@@ -641,6 +641,12 @@ typedef struct tq_ks_op tq_staggered;
  * antiperiodic in time), built by tasks on the blocks' owners. */
 tq_status tq_staggered_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
                                      tq_staggered **out);
+/* HISQ from thin links without phases (as above): fat7 links projected onto U(3), then
+ * their asqtad-like smearing with the Lepage term doubled and no tadpole factor, and the
+ * Naik links of the projected links; eps the Naik epsilon of heavy quarks (|eps| < 1, 0
+ * for light quarks: the one-link coefficient 1 + eps/8, the Naik one -(1 + eps)/24). */
+tq_status tq_staggered_create_hisq(tq_lattice *lat, const double *thin, double eps, const double bc[4], tq_precision prec,
+                                   tq_staggered **out);
 /* From precomputed fat and long links, phases and boundary factors included (72 doubles
  * per site each, the API's layout). */
 tq_status tq_staggered_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec,

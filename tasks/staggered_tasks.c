@@ -29,3 +29,10 @@ int tq_task_ks_build(const tq_task_options *opt, const tq_ks_build_args *a, star
     struct starpu_data_descr d[2] = {{thin, STARPU_R}, {out, STARPU_W}};
     return tq_task_submit_descr(opt, &tq_cl_ks_build, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
 }
+
+int tq_task_ks_hisq_w(const tq_task_options *opt, const tq_ks_smear_args *a, starpu_data_handle_t thin,
+                      starpu_data_handle_t w)
+{
+    struct starpu_data_descr d[2] = {{thin, STARPU_R}, {w, STARPU_W}};
+    return tq_task_submit_descr(opt, &tq_cl_ks_hisq_w, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
+}

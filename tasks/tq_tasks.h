@@ -232,6 +232,10 @@ int tq_task_ks_exterior(const tq_task_options *opt, const tq_ks_args *a, starpu_
  * host API layout (thin). */
 int tq_task_ks_build(const tq_task_options *opt, const tq_ks_build_args *a, starpu_data_handle_t thin,
                      starpu_data_handle_t out);
+/* HISQ's first level of the sites a->first .. a->first + a->count - 1 of the thin links
+ * into w (a range of a whole-lattice array in the same layout). */
+int tq_task_ks_hisq_w(const tq_task_options *opt, const tq_ks_smear_args *a, starpu_data_handle_t thin,
+                      starpu_data_handle_t w);
 
 /* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
  * are the slab handles of the 8 link fields, refused the slab's refusal counter

@@ -415,7 +415,7 @@ run 2 propagator --nsrc 13 && expect "$err" "nsrc" "propagator bad --nsrc"
 run 2 propagator --tol 2 && expect "$err" "tol" "propagator bad --tol"
 run 1 propagator --dim 4 4 4 8 --maxiter 2 --quiet --where cpu && expect "$err" "no convergence" "propagator reports maxiter"
 
-# ---- propagator --dslash-type asqtad (issue 36): improved staggered fermions -------------
+# ---- propagator --dslash-type asqtad|hisq (issue 36): improved staggered fermions --------
 # ks_correlator FILE MASS: the table's correlator of that mass, one value per line
 ks_correlator() {
     awk -v m="$2" '/pion correlator, mass / { on = ($4 == m); next } on && /^ +[0-9]+  [0-9]/ { print $2 } on && !/^ +[0-9t]/ { on = 0 }' "$1"
@@ -453,6 +453,27 @@ run 2 $ks_args --kappa 0.12 && expect "$err" "does not take --kappa" "propagator
 run 2 $ks_args --nsrc 4 && expect "$err" "nsrc above 3" "propagator asqtad --nsrc 4"
 run 2 propagator --dim 4 4 4 8 --mass 0.1 && expect "$err" "for --dslash-type asqtad" "propagator --mass without asqtad"
 run 1 $ks_args --block 4 4 4 2 && expect "$err" "Naik" "propagator asqtad: blocks too thin for the Naik term"
+# HISQ: converged solves, a positive correlator, the same bits on other blocks; its options
+hisq_args="propagator --dslash-type hisq --dim 4 4 4 8 --weak-field 0.2 --where cpu --mass 0.1 --naik-epsilon -0.1"
+run 0 $hisq_args && {
+    ks_correlator "$out" 0.1 > "$tmp/hisq1"
+    ok
+    awk '/^  solve / { v = $0; sub(/.*true residual /, "", v); sub(/,.*/, "", v); if (!(v + 0 <= 1e-9)) bad = 1; n++ }
+         END { exit bad || n != 3 }' "$out" || fail "propagator hisq: not 3 solves with true residuals below 1e-9"
+    ok
+    awk '{ if (!($1 + 0 > 0)) bad = 1; n++ } END { exit bad || n != 8 }' "$tmp/hisq1" ||
+        fail "propagator hisq: the correlator is not 8 positive values: $(tr '\n' ' ' < "$tmp/hisq1")"
+    expect "$out" "HISQ links from the thin links, Naik epsilon -0.1" "propagator hisq: the set-up line"
+    ok
+    cmp -s "$tmp/hisq1" "$tmp/ks1" && fail "propagator hisq: the same correlator as asqtad's"
+    run 0 $hisq_args --block 4 4 4 4 && ks_correlator "$out" 0.1 > "$tmp/hisq2" && {
+        ok
+        cmp -s "$tmp/hisq1" "$tmp/hisq2" || fail "propagator hisq --block 4 4 4 4: not the one block's correlator bits"
+    }
+}
+run 2 $hisq_args --u0 0.9 && expect "$err" "HISQ has none" "propagator hisq with --u0"
+run 2 $ks_args --naik-epsilon 0.1 && expect "$err" "HISQ's" "propagator asqtad with --naik-epsilon"
+run 2 propagator --dslash-type hisq --dim 4 4 4 8 --naik-epsilon 1.5 && expect "$err" "bad value for --naik-epsilon" "propagator hisq: epsilon out of range"
 
 # ---- traces (--trace DIR): the task table, the summary, the Gantt chart and the graph ----
 # every task of the table is a bar of the chart and counted once in the summary's workers

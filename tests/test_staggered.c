@@ -6,10 +6,12 @@
  * term's three layers of a face); CG on the even-odd system solves M x = b (M = 2m + D) to
  * a true residual checked with the reference's M, on one block and on 16; multi-shift CG
  * over three masses reaches the same residual for each and agrees with the single-mass
- * solves; the asqtad links built by the library's tasks from thin links give the
+ * solves; the asqtad and HISQ links built by the library's tasks from thin links give the
  * reference's operator to rounding, bitwise the same on one block and on 16, on random
- * links and on MILC's 8^4 sample configuration (with its plaquette's u0); clear errors for
- * lattices, fields and arguments the operator and the solves refuse.
+ * links and on MILC's 8^4 sample configuration (with its plaquette's u0); the public API's
+ * solves and mixed-precision solves (CG with reliable updates, the multi-shift refined per
+ * mass) reach the reference's true residual; clear errors for lattices, fields and
+ * arguments the operator and the solves refuse.
  * test_staggered_cuda (this file with TQ_TEST_CUDA): the same with the blocks on a GPU
  * (their owner; the test checks that CUDA workers ran the tasks), where double agrees with
  * the reference to rounding (the GPU contracts products into fused multiply-adds) and the
@@ -332,15 +334,17 @@ out:
     free(xf);
 }
 
-/* D in with the links built by tq_ks_op_create_asqtad on `block` (thin links u, u0). */
-static int apply_built(const int dims[4], const int block[4], const double *u, double u0, const double *in, double *got)
+/* D in with the links built by tq_ks_op_create_asqtad (hisq 0: par is u0) or
+ * tq_ks_op_create_hisq (hisq 1: par is the Naik epsilon) on `block` from thin links u. */
+static int apply_built(const int dims[4], const int block[4], const double *u, int hisq, double par, const double *in,
+                       double *got)
 {
     tq_lattice *lat = tq_test_lattice(dims, block);
     if (!lat) return -1;
     tq_ks_op *op = NULL;
     tq_field *x = NULL, *y = NULL;
     tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    CHECK_OK(tq_ks_op_create_asqtad(lat, u, u0, BC, TQ_DOUBLE, &op));
+    CHECK_OK(hisq ? tq_ks_op_create_hisq(lat, u, par, BC, TQ_DOUBLE, &op) : tq_ks_op_create_asqtad(lat, u, par, BC, TQ_DOUBLE, &op));
     CHECK_OK(tq_field_create(lat, &fp, &x));
     CHECK_OK(tq_field_create(lat, &fp, &y));
     const int ok = op && x && y;
@@ -349,12 +353,13 @@ static int apply_built(const int dims[4], const int block[4], const double *u, d
         CHECK_OK(tq_ks_dslash(op, y, x));
         CHECK_OK(tq_field_export(y, got));
     }
-    if (!block) {   /* bad tadpole factors */
+    if (!block) {   /* bad tadpole factors, Naik epsilons */
         tq_ks_op *bad = NULL;
         CHECK_ERR(tq_ks_op_create_asqtad(lat, u, 0.0, BC, TQ_DOUBLE, &bad), TQ_ERR_INVALID_ARG);
-        printf("  refused, u0 0                    %s\n", tq_last_error());
+        CHECK_ERR(tq_ks_op_create_hisq(lat, u, 1.5, BC, TQ_DOUBLE, &bad), TQ_ERR_INVALID_ARG);
         CHECK_ERR(tq_ks_op_create_asqtad(lat, NULL, 0.9, BC, TQ_DOUBLE, &bad), TQ_ERR_INVALID_ARG);
         CHECK(bad == NULL, "a refused operator was returned");
+        if (!hisq) printf("  refused, u0 0                    %s\n", tq_last_error());
     }
     tq_field_destroy(x);
     tq_field_destroy(y);
@@ -363,8 +368,11 @@ static int apply_built(const int dims[4], const int block[4], const double *u, d
     return ok ? 0 : -1;
 }
 
-/* The built links' operator against the reference's on thin links u (dims 8^4), u0 given. */
-static void compare_built(const char *what, const double *u, double u0)
+/* The built links' operator against the reference's on thin links u (dims 8^4): asqtad with
+ * u0 (hisq 0) or HISQ with Naik epsilon par (hisq 1). The library's U(3) projection is a
+ * closed form, the reference's an iteration: HISQ agrees to rounding amplified by the fat7
+ * links' conditioning (tol). */
+static void compare_built(const char *what, const double *u, int hisq, double par, double tol)
 {
     const int dims[4] = {8, 8, 8, 8}, split[4] = {4, 4, 4, 4};
     const int64_t vol = ref_volume(dims);
@@ -372,18 +380,19 @@ static void compare_built(const char *what, const double *u, double u0)
     double *fat = malloc(sizeof(double) * nl), *lng = malloc(sizeof(double) * nl), *in = malloc(sizeof(double) * nv),
            *want = malloc(sizeof(double) * nv), *one = malloc(sizeof(double) * nv), *many = malloc(sizeof(double) * nv);
     if (!fat || !lng || !in || !want || !one || !many) { CHECK(0, "out of memory"); goto out; }
-    ref_ks_fat_long(fat, lng, u, dims, u0, BC);
+    if (hisq) ref_hisq_fat_long(fat, lng, u, dims, par, BC);
+    else ref_ks_fat_long(fat, lng, u, dims, par, BC);
     uint64_t st = 0xbb67ae8584caa73bull;
     for (size_t i = 0; i < nv; i++) in[i] = wref_rng_gaussian(&st);
     ref_ks_dslash(want, fat, lng, in, dims);
-    if (apply_built(dims, NULL, u, u0, in, one) || apply_built(dims, split, u, u0, in, many)) goto out;
+    if (apply_built(dims, NULL, u, hisq, par, in, one) || apply_built(dims, split, u, hisq, par, in, many)) goto out;
     double worst = 0, scale = 0;
     for (size_t i = 0; i < nv; i++) worst = fmax(worst, fabs(one[i] - want[i])), scale = fmax(scale, fabs(want[i]));
-    CHECK(worst <= 1e-13 * scale, "%s: D with the built links differs from the reference's by %.3g (scale %.3g)", what,
+    CHECK(worst <= tol * scale, "%s: D with the built links differs from the reference's by %.3g (scale %.3g)", what,
           worst, scale);
     CHECK(!memcmp(one, many, sizeof(double) * nv), "%s: links built on 16 blocks: D not bitwise the same as on one", what);
-    printf("  asqtad links built by tasks, %s (u0 %.6f): max |D v - reference| / max %.2g; 16 blocks bitwise the same\n",
-           what, u0, worst / scale);
+    printf("  %s links built by tasks, %s (%s %.6f): max |D v - reference| / max %.2g; 16 blocks bitwise the same\n",
+           hisq ? "HISQ" : "asqtad", what, hisq ? "eps" : "u0", par, worst / scale);
 out:
     free(fat);
     free(lng);
@@ -393,13 +402,28 @@ out:
     free(many);
 }
 
+/* Thin links 1 + r X projected onto U(3) (X Gaussian): rough, but with fat7 links as well
+ * conditioned as a thermalised field's (Haar-random links make them nearly singular). */
+static void rough_links(double *u, const int dims[4], double r, uint64_t seed)
+{
+    uint64_t st = seed;
+    for (int64_t k = 0; k < 4 * ref_volume(dims); k++) {
+        double M[18];
+        for (int i = 0; i < 18; i++) M[i] = r * wref_rng_gaussian(&st) + ((i == 0 || i == 8 || i == 16) ? 1.0 : 0.0);
+        sref_u3_project(u + 18 * k, M);
+    }
+}
+
 static void check_build(void)
 {
     const int dims[4] = {8, 8, 8, 8};
     double *u = malloc(sizeof(double) * 72 * (size_t)ref_volume(dims));
     if (!u) { CHECK(0, "out of memory"); return; }
     ref_gauge_random_su3(u, dims, 29);
-    compare_built("random SU(3) links", u, 0.9);
+    compare_built("random SU(3) links", u, 0, 0.9, 1e-13);
+    rough_links(u, dims, 0.4, 43);
+    compare_built("rough U(3) links", u, 1, 0.0, 1e-12);
+    compare_built("rough U(3) links", u, 1, -0.2, 1e-12);
     free(u);
     char buf[4096];
     const char *path = tq_test_milc_file("lat.sample.l8888", buf, sizeof buf);
@@ -413,7 +437,8 @@ static void check_build(void)
     if (g.links && g.dims[0] == 8 && g.dims[1] == 8 && g.dims[2] == 8 && g.dims[3] == 8) {
         tq_plaquette pl;
         CHECK_OK(tq_host_gauge_plaquette(&g, &pl));
-        compare_built("MILC lat.sample.l8888", g.links, pow(pl.total, 0.25));   /* u0 = <Re Tr U_p / 3>^(1/4) */
+        compare_built("MILC lat.sample.l8888", g.links, 0, pow(pl.total, 0.25), 1e-13);   /* u0 = <Re Tr U_p / 3>^(1/4) */
+        compare_built("MILC lat.sample.l8888", g.links, 1, 0.0, 1e-12);
     }
     tq_host_gauge_free(&g);
 }

@@ -95,9 +95,11 @@ TQ_HD void tq_ks_fat_link(const tq_ks_build_args *a, const double *links, const 
             d[0] = snu * (nu + 1);
             tq_ks_staples(links, a->dims, x, mu, d, 1, m);
             tq_ks_add_scaled(V, a->c[TQ_KS_C3], m);
-            d[1] = d[0];
-            tq_ks_staples(links, a->dims, x, mu, d, 2, m);
-            tq_ks_add_scaled(V, a->c[TQ_KS_LEPAGE], m);
+            if (a->c[TQ_KS_LEPAGE] != 0.0) {   /* HISQ's first level has none */
+                d[1] = d[0];
+                tq_ks_staples(links, a->dims, x, mu, d, 2, m);
+                tq_ks_add_scaled(V, a->c[TQ_KS_LEPAGE], m);
+            }
             for (int rho = 0; rho < 4; rho++) {
                 if (rho == mu || rho == nu) continue;
                 for (int srho = -1; srho <= 1; srho += 2) {
@@ -167,5 +169,66 @@ TQ_HD void tq_ks_build_site(const tq_ks_build_args *a, const double *links, void
         for (int j = 0; j < TQ_KS_DIR_ROWS; j++) tq_store_site(out, &a->L, (TQ_KS_DIR_ROWS * mu + j) * a->cb + cb, u + 24 * j);
     }
 }
+
+/* ---- HISQ's first level (kernels shared with the asqtad build above) ----------------------
+ * W_mu(x) = V (V^dag V)^(-1/2) with V the fat7 link of the thin links (tq_ks_fat_link with
+ * fat7's coefficients, no phases): the links the second level smears again and the Naik term
+ * uses (src/dirac/staggered.c, tq_ks_op_create_hisq). */
+
+/* W = V (V^dag V)^(-1/2), the projection onto U(3): the eigenvalues g_k of Q = V^dag V in
+ * closed form (the trigonometric solution of its characteristic cubic), then
+ * Q^(-1/2) = f0 + f1 Q + f2 Q^2 with the f's from the symmetric functions u, v, w of the
+ * sqrt(g_k) (smooth in the g_k: nearly equal eigenvalues cost no accuracy). */
+TQ_HD void tq_ks_u3_project(double *W, const double *V)
+{
+    double Q[18], Q2[18], B[18], S[18];
+    tq_su3_adj_mul(Q, V, V);
+    tq_su3_mul(Q2, Q, Q);
+    const double c0 = (Q[0] + Q[8] + Q[16]) / 3.0;
+    double p2 = 0;   /* tr((Q - c0)^2) / 6, summed as |entries|^2 (no cancellation) */
+    for (int i = 0; i < 18; i++) {
+        const double q = Q[i] - ((i == 0 || i == 8 || i == 16) ? c0 : 0.0);
+        B[i] = q;
+        p2 += q * q;
+    }
+    p2 /= 6.0;
+    double g[3] = {c0, c0, c0};
+    if (p2 > 1e-30 * c0 * c0) {
+        const double p = sqrt(p2);
+        for (int i = 0; i < 18; i++) B[i] /= p;
+        double det[2];
+        tq_su3_det(det, B);
+        double r = det[0] / 2.0;
+        r = r > 1.0 ? 1.0 : r < -1.0 ? -1.0 : r;
+        const double phi = acos(r) / 3.0, two_pi_3 = 2.0943951023931954923;
+        for (int k = 0; k < 3; k++) g[k] = c0 + 2.0 * p * cos(phi + two_pi_3 * k);
+    }
+    const double s0 = sqrt(g[0]), s1 = sqrt(g[1]), s2 = sqrt(g[2]);
+    const double u = s0 + s1 + s2, v = s0 * s1 + s0 * s2 + s1 * s2, w = s0 * s1 * s2;
+    const double den = w * (u * v - w);
+    const double f0 = (-w * (u * u + v) + u * v * v) / den, f1 = (-w - u * u * u + 2.0 * u * v) / den, f2 = u / den;
+    for (int i = 0; i < 18; i++) S[i] = f1 * Q[i] + f2 * Q2[i] + ((i == 0 || i == 8 || i == 16) ? f0 : 0.0);
+    tq_su3_mul(W, V, S);
+}
+
+/* A first-level task's sites: a range of the API's site order (whole time slices). */
+typedef struct tq_ks_smear_args {
+    tq_ks_build_args b;   /* dims and fat7's coefficients (the rest unused) */
+    int64_t first, count;
+} tq_ks_smear_args;
+
+/* W of site first + i (4 links, 72 doubles at w + 72 i). */
+TQ_HD void tq_ks_hisq_w_site(const tq_ks_smear_args *a, const double *thin, double *w, int64_t i)
+{
+    int64_t s = a->first + i;
+    int x[4];
+    for (int mu = 0; mu < 4; mu++) x[mu] = (int)(s % a->b.dims[mu]), s /= a->b.dims[mu];
+    double V[18];
+    for (int mu = 0; mu < 4; mu++) {
+        tq_ks_fat_link(&a->b, thin, x, mu, V);
+        tq_ks_u3_project(w + (i * 4 + mu) * 18, V);
+    }
+}
+
 
 #endif

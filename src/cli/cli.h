@@ -89,7 +89,7 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i);
  * by where the fine level runs: half on GPUs (paper 000), double on CPU workers. */
 void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p);
 
-/* taskqcd propagator --dslash-type asqtad (src/cli/cmd_propagator_ks.c): what the command
+/* taskqcd propagator --dslash-type asqtad|hisq (src/cli/cmd_propagator_ks.c): what the command
  * line asks for; the gauge field is the command's (whole lattice, host layout). */
 #define TQ_CLI_MAX_MASSES 16
 typedef struct tq_cli_ks {
@@ -99,7 +99,9 @@ typedef struct tq_cli_ks {
     int nsrc;                   /* color point sources at the origin: 1 to 3 */
     int nmass;
     double masses[TQ_CLI_MAX_MASSES];
-    double u0;                  /* tadpole factor; <= 0: the plaquette's fourth root */
+    int hisq;                   /* 0: asqtad, 1: HISQ */
+    double u0;                  /* asqtad's tadpole factor; <= 0: the plaquette's fourth root */
+    double eps;                 /* HISQ's Naik epsilon */
     const char *where;          /* the placement, for the header */
 } tq_cli_ks;
 /* Parses "m1,m2,..." (each > 0, at most TQ_CLI_MAX_MASSES); 0 on success. */

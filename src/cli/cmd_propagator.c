@@ -22,7 +22,7 @@ static void propagator_usage(FILE *o)
         "         [--gauge-seed S] [--cache DIR|off] | --dim X Y Z T --weak-field EPS] [--block X Y Z T]\n"
         "         [--gridsize X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
-        "         [--dslash-type asqtad [--mass M | --masses M1,M2,...] [--u0 U]]\n"
+        "         [--dslash-type asqtad|hisq [--mass M | --masses M1,M2,...] [--u0 U] [--naik-epsilon E]]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
         "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
         "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
@@ -64,9 +64,10 @@ static void propagator_usage(FILE *o)
         "thread (4; fewer where they would not fit a GPU). --mg-save FILE writes the set-up (basis\n"
         "and coarse operator) to FILE; --mg-load FILE reads one saved for the same lattice,\n"
         "operator and --mg-* set-up options instead of making it.\n"
-        "--dslash-type asqtad: improved staggered fermions (MILC's M = 2m + D, asqtad links built\n"
-        "from the gauge field with tadpole factor --u0, default the plaquette's fourth root;\n"
-        "antiperiodic in time): a color point source at the origin per source (--nsrc 1 to 3,\n"
+        "--dslash-type asqtad|hisq: improved staggered fermions (MILC's M = 2m + D; asqtad links\n"
+        "built from the gauge field with tadpole factor --u0, default the plaquette's fourth root;\n"
+        "HISQ links with Naik epsilon --naik-epsilon (0); antiperiodic in time): a color\n"
+        "point source at the origin per source (--nsrc 1 to 3,\n"
         "default 3), CG on the even sites for --mass M (0.1), or multi-shift CG for all of\n"
         "--masses at once; per mass the iterations, true residuals and the staggered pion\n"
         "correlator (|G|^2 summed over space and colors). One rank; --prec, --prec-sloppy (CG\n"
@@ -126,7 +127,8 @@ typedef struct prop_opts {
     tq_cli_mg mg;            /* the --mg-* options */
     int staggered;           /* --dslash-type asqtad */
     int wilson_given;        /* --kappa, --csw, --matpc, --recon or --dslash-type wilson|clover */
-    int ks_given;            /* --mass, --masses or --u0 */
+    int ks_given;            /* --mass, --masses, --u0 or --naik-epsilon */
+    int u0_given, eps_given;
     int nsrc_given;
     tq_cli_ks ks;            /* --dslash-type asqtad's masses and u0 (the rest from these options) */
 } prop_opts;
@@ -183,7 +185,8 @@ static int parse_problem_option(prop_opts *o, const char *a, const char *v)
     else if (!strcmp(a, "--cache")) { q->cache_dir = strcmp(v, "off") ? v : NULL; o->generator_option = 1; }
     else if (!strcmp(a, "--weak-field")) { o->weak = strtod(v, &e); bad = *e || !(o->weak > 0); }
     else if (!strcmp(a, "--dslash-type")) {
-        o->staggered = !strcmp(v, "asqtad");
+        o->staggered = !strcmp(v, "asqtad") ? 1 : !strcmp(v, "hisq") ? 2 : 0;
+        o->ks.hisq = o->staggered == 2;
         o->wilson_given |= !o->staggered;
         if (!strcmp(v, "wilson")) o->dp.type = TQ_DSLASH_WILSON;
         else if (!strcmp(v, "clover")) o->dp.type = TQ_DSLASH_CLOVER;
@@ -201,7 +204,12 @@ static int parse_problem_option(prop_opts *o, const char *a, const char *v)
         bad = *e || !(o->ks.masses[0] > 0) || !isfinite(o->ks.masses[0]);
         o->ks_given = 1;
     } else if (!strcmp(a, "--masses")) { bad = tq_cli_parse_masses(v, o->ks.masses, &o->ks.nmass); o->ks_given = 1; }
-    else if (!strcmp(a, "--u0")) { o->ks.u0 = strtod(v, &e); bad = *e || !(o->ks.u0 > 0) || !isfinite(o->ks.u0); o->ks_given = 1; }
+    else if (!strcmp(a, "--u0")) { o->ks.u0 = strtod(v, &e); bad = *e || !(o->ks.u0 > 0) || !isfinite(o->ks.u0); o->ks_given = o->u0_given = 1; }
+    else if (!strcmp(a, "--naik-epsilon")) {
+        o->ks.eps = strtod(v, &e);
+        bad = *e || !(fabs(o->ks.eps) < 1.0);
+        o->ks_given = o->eps_given = 1;
+    }
     else if (!strcmp(a, "--prec")) bad = tq_precision_parse(v, &o->prec) != TQ_SUCCESS;
     else if (!strcmp(a, "--recon")) { bad = parse_recon(v, &o->recon); o->wilson_given = 1; }
     else if (!strcmp(a, "--nsrc")) { bad = tq_cli_parse_positive(v, &o->nsrc) || o->nsrc > 12; o->nsrc_given = 1; }
@@ -245,7 +253,12 @@ static int settle_options(prop_opts *o, const char *me)
 {
     tq_solver_params *sp = &o->sp;
     if (o->ks_given && !o->staggered) {
-        fprintf(stderr, "%s: --mass, --masses and --u0 are for --dslash-type asqtad\n", me);
+        fprintf(stderr, "%s: --mass, --masses, --u0 and --naik-epsilon are for --dslash-type asqtad or hisq\n", me);
+        return 2;
+    }
+    if ((o->u0_given && o->ks.hisq) || (o->eps_given && o->staggered == 1)) {
+        fprintf(stderr, "%s: %s\n", me, o->ks.hisq ? "--u0 is asqtad's tadpole factor (HISQ has none)"
+                                                   : "--naik-epsilon is HISQ's (--dslash-type hisq)");
         return 2;
     }
     if (o->staggered) {
@@ -257,7 +270,8 @@ static int settle_options(prop_opts *o, const char *me)
                               : o->nsrc_given && o->nsrc > 3 ? "--nsrc above 3 (a source per color)"
                               : NULL;
         if (refused) {
-            fprintf(stderr, "%s: --dslash-type asqtad (CG with color point sources) does not take %s\n", me, refused);
+            fprintf(stderr, "%s: --dslash-type %s (CG with color point sources) does not take %s\n", me,
+                    o->ks.hisq ? "hisq" : "asqtad", refused);
             return 2;
         }
         sp->inverter = TQ_INV_CG;

@@ -1,5 +1,6 @@
-/* taskqcd propagator --dslash-type asqtad (issue 36): the asqtad operator on the command's
- * gauge field (links built by tasks, tadpole factor from the plaquette unless --u0), a color
+/* taskqcd propagator --dslash-type asqtad|hisq (issue 36): the improved staggered operator on
+ * the command's gauge field (links built by tasks; asqtad's tadpole factor from the
+ * plaquette unless --u0, HISQ's Naik epsilon --naik-epsilon), a color
  * point source at the origin per source, M x = b (M = 2m + D, MILC's normalisation) solved
  * for one mass by even-odd CG or for several by multi-shift CG, and per mass the staggered
  * pion correlator C(t) = sum over space, source and sink colors of |G(x, t)|^2 (the
@@ -57,13 +58,15 @@ static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, doubl
     memcpy(lp.block, k->block, sizeof lp.block);
     tq_status st = tq_lattice_create(&lp, &r->lat);
     *u0 = k->u0;
-    if (st == TQ_SUCCESS && !(*u0 > 0)) {   /* MILC's choice: the fourth root of the plaquette */
+    if (st == TQ_SUCCESS && !k->hisq && !(*u0 > 0)) {   /* MILC's choice: the fourth root of the plaquette */
         tq_plaquette pl;
         st = tq_host_gauge_plaquette(hg, &pl);
         *u0 = st == TQ_SUCCESS ? pow(pl.total, 0.25) : 0;
     }
     const double t0 = tq_cli_now();
-    if (st == TQ_SUCCESS) st = tq_staggered_create_asqtad(r->lat, hg->links, *u0, NULL, k->prec, &r->op);
+    if (st == TQ_SUCCESS)
+        st = k->hisq ? tq_staggered_create_hisq(r->lat, hg->links, k->eps, NULL, k->prec, &r->op)
+                     : tq_staggered_create_asqtad(r->lat, hg->links, *u0, NULL, k->prec, &r->op);
     const tq_field_params fp = {TQ_FIELD_STAGGERED, k->prec, TQ_FULL, (tq_recon)0, 0};
     if (st == TQ_SUCCESS) st = tq_field_create(r->lat, &fp, &r->b);
     for (int i = 0; i < k->nmass && st == TQ_SUCCESS; i++) st = tq_field_create(r->lat, &fp, &r->x[i]);
@@ -101,7 +104,7 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     }
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
-    printf("taskqcd propagator: asqtad, mass%s", k->nmass > 1 ? "es" : "");
+    printf("taskqcd propagator: %s, mass%s", k->hisq ? "hisq" : "asqtad", k->nmass > 1 ? "es" : "");
     for (int i = 0; i < k->nmass; i++) printf("%s%g", i ? "," : " ", k->masses[i]);
     printf(", %dx%dx%dx%d, %s, %s, tol %g", k->dims[0], k->dims[1], k->dims[2], k->dims[3], tq_precision_name(k->prec),
            k->nmass > 1 ? "multi-shift CG on the even sites" : "CG on the even sites", k->sp.tol);
@@ -109,7 +112,9 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
                                   k->nmass > 1 ? "each mass refined" : "reliable updates");
     printf(", %d color source%s at the origin, where %s, %d CPU + %d CUDA workers\n", k->nsrc,
            k->nsrc > 1 ? "s" : "", k->where, ri.ncpu_workers, ri.ncuda_workers);
-    printf("  gauge field: %s\n  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", gauge_desc, u0, t_setup);
+    printf("  gauge field: %s\n", gauge_desc);
+    if (k->hisq) printf("  set-up (HISQ links from the thin links, Naik epsilon %g): %.3f s\n", k->eps, t_setup);
+    else printf("  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", u0, t_setup);
     const size_t vol = (size_t)k->dims[0] * k->dims[1] * k->dims[2] * k->dims[3];
     int failed = 0, iters = 0;
     double flops = 0;

@@ -7,6 +7,7 @@
 #include "core/placement.h"
 #include "kernels/su3.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,6 +85,43 @@ tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng,
     return TQ_SUCCESS;
 }
 
+/* The operator's links from whole-lattice links (thin: the API's layout, this rank's sites
+ * being the whole lattice) by the build tasks, a task per block and parity, with the path
+ * coefficients c and boundary factors bc. */
+static tq_status build_links(const char *who, tq_ks_op *op, starpu_data_handle_t thin, const double c[TQ_KS_NCOEFF],
+                             const double bc[4])
+{
+    const tq_lattice *lat = op->lat;
+    tq_ks_build_args a;
+    memset(&a, 0, sizeof a);
+    memcpy(a.dims, lat->dims, sizeof a.dims);
+    memcpy(a.block, lat->block, sizeof a.block);
+    memcpy(a.bc, bc, sizeof a.bc);
+    memcpy(a.c, c, sizeof a.c);
+    a.cb = lat->block_cb;
+    a.L = op->links->layout;
+    for (int b = 0; b < lat->nblocks; b++) {
+        tq_block_grid_coords(lat, b, a.origin);
+        for (int mu = 0; mu < 4; mu++) a.origin[mu] *= lat->block[mu];
+        for (int p = 0; p < 2; p++) {
+            a.parity = p;
+            const tq_task_options o = tq_internal_block_options(lat, b);
+            const int rc = tq_task_ks_build(&o, &a, thin, tq_field_handle(op->links, b, p));
+            if (rc) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
+        }
+    }
+    return TQ_SUCCESS;
+}
+
+/* Registers a whole lattice's links (4 x 18 doubles per site) as a StarPU vector. */
+static starpu_data_handle_t register_links(const tq_lattice *lat, const double *links)
+{
+    starpu_data_handle_t h;
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(lat->local_volume * 4),
+                                18 * sizeof(double));
+    return h;
+}
+
 tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
                                  tq_ks_op **out)
 {
@@ -93,36 +131,76 @@ tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0,
     if (!(u0 > 0) || !(u0 <= 1.5)) return tq_error(TQ_ERR_INVALID_ARG, "%s: tadpole factor u0 = %g (0 < u0, about 1)", who, u0);
     tq_ks_op *op = NULL;
     TQ_CHECK(op_new(who, lat, prec, &op));
-    tq_ks_build_args a;
-    memset(&a, 0, sizeof a);
-    memcpy(a.dims, lat->dims, sizeof a.dims);
-    memcpy(a.block, lat->block, sizeof a.block);
-    memcpy(a.bc, bc, sizeof a.bc);
-    a.cb = lat->block_cb;
-    a.L = op->links->layout;
     /* MILC's asqtad coefficients for thin links without phases (doc/conventions.md), a
      * path of L links weighted by u0^-(L-1) */
     const double u2 = u0 * u0, u4 = u2 * u2;
-    a.c[TQ_KS_C1] = 5.0 / 8.0;
-    a.c[TQ_KS_NAIK] = -1.0 / 24.0 / u2;
-    a.c[TQ_KS_C3] = 1.0 / 16.0 / u2;
-    a.c[TQ_KS_C5] = 1.0 / 64.0 / u4;
-    a.c[TQ_KS_C7] = 1.0 / 384.0 / (u4 * u2);
-    a.c[TQ_KS_LEPAGE] = -1.0 / 16.0 / u4;
-    starpu_data_handle_t hl;   /* one rank: this rank's sites are the whole lattice */
-    starpu_vector_data_register(&hl, STARPU_MAIN_RAM, (uintptr_t)thin, (uint32_t)(lat->local_volume * 4), 18 * sizeof(double));
-    tq_status s = TQ_SUCCESS;
-    for (int b = 0; b < lat->nblocks && s == TQ_SUCCESS; b++) {
-        tq_block_grid_coords(lat, b, a.origin);
-        for (int mu = 0; mu < 4; mu++) a.origin[mu] *= lat->block[mu];
-        for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
-            a.parity = p;
-            const tq_task_options o = tq_internal_block_options(lat, b);
-            const int rc = tq_task_ks_build(&o, &a, hl, tq_field_handle(op->links, b, p));
-            if (rc) s = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
-        }
-    }
+    double c[TQ_KS_NCOEFF];
+    c[TQ_KS_C1] = 5.0 / 8.0;
+    c[TQ_KS_NAIK] = -1.0 / 24.0 / u2;
+    c[TQ_KS_C3] = 1.0 / 16.0 / u2;
+    c[TQ_KS_C5] = 1.0 / 64.0 / u4;
+    c[TQ_KS_C7] = 1.0 / 384.0 / (u4 * u2);
+    c[TQ_KS_LEPAGE] = -1.0 / 16.0 / u4;
+    starpu_data_handle_t hl = register_links(lat, thin);   /* one rank: its sites are the whole lattice */
+    const tq_status s = build_links(who, op, hl, c, bc);
     starpu_data_unregister(hl);   /* waits for the build tasks */
+    if (s != TQ_SUCCESS) {
+        tq_ks_op_destroy(op);
+        return s;
+    }
+    *out = op;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_ks_op_create_hisq(tq_lattice *lat, const double *thin, double eps, const double bc[4], tq_precision prec,
+                               tq_ks_op **out)
+{
+    const char *who = "tq_ks_op_create_hisq";
+    if (!lat || !thin || !bc || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
+    *out = NULL;
+    if (!(fabs(eps) < 1.0))
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: Naik epsilon %g (|eps| < 1; 0 for light quarks)", who, eps);
+    tq_ks_op *op = NULL;
+    TQ_CHECK(op_new(who, lat, prec, &op));
+    const int64_t vol = lat->local_volume, slice = vol / lat->dims[3];
+    double *w = malloc(sizeof(double) * 72 * (size_t)vol);
+    if (!w) {
+        tq_ks_op_destroy(op);
+        return tq_error(TQ_ERR_NOMEM, "%s: out of memory (the first level's links)", who);
+    }
+    /* level 1: W = fat7 links projected onto U(3), a task per time slice into its part of w */
+    tq_ks_smear_args a;
+    memset(&a, 0, sizeof a);
+    memcpy(a.b.dims, lat->dims, sizeof a.b.dims);
+    a.b.c[TQ_KS_C1] = 1.0 / 8.0;
+    a.b.c[TQ_KS_C3] = 1.0 / 16.0;
+    a.b.c[TQ_KS_C5] = 1.0 / 64.0;
+    a.b.c[TQ_KS_C7] = 1.0 / 384.0;
+    a.count = slice;
+    starpu_data_handle_t hu = register_links(lat, thin), hw = register_links(lat, w);
+    struct starpu_data_filter f = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)lat->dims[3]};
+    starpu_data_partition(hw, &f);
+    tq_status s = TQ_SUCCESS;
+    for (int t = 0; t < lat->dims[3] && s == TQ_SUCCESS; t++) {
+        a.first = t * slice;
+        const tq_task_options o = tq_internal_block_options(lat, t % lat->nblocks);
+        const int rc = tq_task_ks_hisq_w(&o, &a, hu, starpu_data_get_sub_data(hw, 1, t));
+        if (rc) s = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
+    }
+    starpu_data_unpartition(hw, STARPU_MAIN_RAM);   /* waits for them */
+    starpu_data_unregister(hu);
+    /* level 2: the asqtad-like links of W, the Lepage term doubled, no tadpole factor, the
+     * Naik epsilon on the one-link and Naik terms (doc/conventions.md) */
+    double c[TQ_KS_NCOEFF];
+    c[TQ_KS_C1] = 1.0 + eps / 8.0;
+    c[TQ_KS_NAIK] = -(1.0 + eps) / 24.0;
+    c[TQ_KS_C3] = 1.0 / 16.0;
+    c[TQ_KS_C5] = 1.0 / 64.0;
+    c[TQ_KS_C7] = 1.0 / 384.0;
+    c[TQ_KS_LEPAGE] = -1.0 / 8.0;
+    if (s == TQ_SUCCESS) s = build_links(who, op, hw, c, bc);
+    starpu_data_unregister(hw);   /* waits for the build tasks */
+    free(w);
     if (s != TQ_SUCCESS) {
         tq_ks_op_destroy(op);
         return s;
@@ -266,6 +344,14 @@ tq_status tq_staggered_create_asqtad(tq_lattice *lat, const double *thin, double
     static const double milc_bc[4] = {1, 1, 1, -1};   /* antiperiodic in time */
     if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_staggered_create_asqtad: call tq_init first");
     return tq_ks_op_create_asqtad(lat, thin, u0, bc ? bc : milc_bc, prec, out);
+}
+
+tq_status tq_staggered_create_hisq(tq_lattice *lat, const double *thin, double eps, const double bc[4], tq_precision prec,
+                                   tq_staggered **out)
+{
+    static const double milc_bc[4] = {1, 1, 1, -1};
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_staggered_create_hisq: call tq_init first");
+    return tq_ks_op_create_hisq(lat, thin, eps, bc ? bc : milc_bc, prec, out);
 }
 
 tq_status tq_staggered_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_staggered **out)

@@ -29,6 +29,11 @@ tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0,
                                  tq_ks_op **out);
 /* A copy of op's links in precision prec (a mixed-precision solve's sloppy operator). */
 tq_status tq_ks_op_copy(const tq_ks_op *op, tq_precision prec, tq_ks_op **out);
+/* The same for HISQ: fat7 links of thin projected onto U(3) (a task per time slice), then
+ * their asqtad-like smearing with the Lepage term doubled and the Naik links, eps the Naik
+ * epsilon (|eps| < 1; 0 for light quarks). */
+tq_status tq_ks_op_create_hisq(tq_lattice *lat, const double *thin, double eps, const double bc[4], tq_precision prec,
+                               tq_ks_op **out);
 void tq_ks_op_destroy(tq_ks_op *op);
 /* out = D in on full staggered fields of the operator's lattice and precision. */
 tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in);
