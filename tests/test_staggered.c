@@ -443,79 +443,115 @@ static void check_build(void)
     tq_host_gauge_free(&g);
 }
 
-/* The public API (include/taskqcd.h) on asqtad links built from random thin links: the
- * single-mass solve's and the multi-mass solve's full solutions solve M x = b (checked with
- * the reference's M) and agree with each other; a source with odd sites is refused by the
- * multi-mass solve, a bad tadpole factor by the constructor. */
-static void check_public_api(void)
+/* The public API's test problem: an 8^4 asqtad operator (tq_staggered_create_asqtad, u0
+ * 0.9) on random thin links, the reference's links to check against, a full source field
+ * bf, a full solution field xf and NM more (xs, a multi-mass solve's), and host arrays of
+ * one field each: b (the source), x, y, mx. */
+enum { NM_API = 2 };
+typedef struct api_fixture {
+    int dims[4];
+    size_t nv;
+    double *u, *fat, *lng, *b, *x, *y, *mx;
+    tq_lattice *lat;
+    tq_staggered *op;
+    tq_field *bf, *xf, *xs[NM_API];
+} api_fixture;
+
+static void fixture_close(api_fixture *f)
 {
-    const int dims[4] = {8, 8, 8, 8};
-    const int64_t vol = ref_volume(dims);
-    const size_t nv = 6 * (size_t)vol;
-    enum { NM = 2 };
-    const double masses[NM] = {0.2, 0.1};
-    double *u = malloc(sizeof(double) * 72 * (size_t)vol), *fat = malloc(sizeof(double) * 72 * (size_t)vol),
-           *lng = malloc(sizeof(double) * 72 * (size_t)vol), *b = calloc(nv, sizeof(double)), *x = malloc(sizeof(double) * nv),
-           *xm = malloc(sizeof(double) * nv), *mx = malloc(sizeof(double) * nv);
-    tq_lattice *lat = tq_test_lattice(dims, NULL);
-    tq_staggered *op = NULL;
-    tq_field *bf = NULL, *x1 = NULL, *xs[NM] = {NULL, NULL};
-    if (!u || !fat || !lng || !b || !x || !xm || !mx || !lat) { CHECK(0, "out of memory"); goto out; }
-    ref_gauge_random_su3(u, dims, 31);
-    ref_ks_fat_long(fat, lng, u, dims, 0.9, BC);
-    CHECK_OK(tq_staggered_create_asqtad(lat, u, 0.9, NULL, TQ_DOUBLE, &op));
+    for (int i = 0; i < NM_API; i++) tq_field_destroy(f->xs[i]);
+    tq_field_destroy(f->xf);
+    tq_field_destroy(f->bf);
+    tq_staggered_destroy(f->op);
+    tq_lattice_destroy(f->lat);
+    free(f->u);
+    free(f->fat);
+    free(f->lng);
+    free(f->b);
+    free(f->x);
+    free(f->y);
+    free(f->mx);
+}
+
+/* 0 when everything was made (b zero: the caller fills it and imports it into bf). */
+static int fixture_open(api_fixture *f, uint64_t seed)
+{
+    memset(f, 0, sizeof *f);
+    for (int mu = 0; mu < 4; mu++) f->dims[mu] = 8;
+    const size_t vol = (size_t)ref_volume(f->dims), nl = 72 * vol;
+    f->nv = 6 * vol;
+    f->u = malloc(sizeof(double) * nl), f->fat = malloc(sizeof(double) * nl), f->lng = malloc(sizeof(double) * nl);
+    f->b = calloc(f->nv, sizeof(double)), f->x = malloc(sizeof(double) * f->nv), f->y = malloc(sizeof(double) * f->nv);
+    f->mx = malloc(sizeof(double) * f->nv);
+    f->lat = tq_test_lattice(f->dims, NULL);
+    if (!f->u || !f->fat || !f->lng || !f->b || !f->x || !f->y || !f->mx || !f->lat) { CHECK(0, "out of memory"); return -1; }
+    ref_gauge_random_su3(f->u, f->dims, seed);
+    ref_ks_fat_long(f->fat, f->lng, f->u, f->dims, 0.9, BC);
+    CHECK_OK(tq_staggered_create_asqtad(f->lat, f->u, 0.9, NULL, TQ_DOUBLE, &f->op));
     const tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    CHECK_OK(tq_field_create(lat, &fp, &bf));
-    CHECK_OK(tq_field_create(lat, &fp, &x1));
-    for (int i = 0; i < NM; i++) CHECK_OK(tq_field_create(lat, &fp, &xs[i]));
-    if (!op || !bf || !x1 || !xs[0] || !xs[1]) goto out;
-    b[0] = 1.0;   /* a point source at the origin (an even site), color 0 */
-    CHECK_OK(tq_field_import(bf, b));
+    CHECK_OK(tq_field_create(f->lat, &fp, &f->bf));
+    CHECK_OK(tq_field_create(f->lat, &fp, &f->xf));
+    for (int i = 0; i < NM_API; i++) CHECK_OK(tq_field_create(f->lat, &fp, &f->xs[i]));
+    return f->op && f->bf && f->xf && f->xs[0] && f->xs[1] ? 0 : -1;
+}
+
+/* |b - M x| / |b| of the host solution x for mass m, with the reference's M. */
+static double fixture_residual(api_fixture *f, const double *x, double m)
+{
+    ref_ks_mat(f->mx, f->fat, f->lng, x, m, f->dims);
+    return sqrt(ref_vdiff2(f->mx, f->b, f->nv) / ref_vnorm2(f->b, f->nv));
+}
+
+static tq_solver_params cg_params(tq_precision sloppy)
+{
     tq_solver_params p;
     tq_solver_params_default(&p);
     p.inverter = TQ_INV_CG;
     p.tol = 1e-10;
-    p.maxiter = 2000;
-    tq_solver_result r1, rm[NM];
-    CHECK_OK(tq_staggered_solve(op, masses[1], x1, bf, &p, &r1));
-    CHECK_OK(tq_staggered_solve_multishift(op, NM, masses, xs, bf, &p, rm));
-    CHECK_OK(tq_field_export(x1, x));
-    for (int i = 0; i < NM; i++) {
-        CHECK_OK(tq_field_export(xs[i], xm));
-        ref_ks_mat(mx, fat, lng, xm, masses[i], dims);
-        const double res = sqrt(ref_vdiff2(mx, b, nv) / ref_vnorm2(b, nv));
+    p.maxiter = 4000;
+    p.prec_sloppy = sloppy;
+    return p;
+}
+
+/* The public API: the single-mass solve's and the multi-mass solve's full solutions solve
+ * M x = b (the reference's M) and agree with each other; a source with odd sites is
+ * refused by the multi-mass solve, a bad tadpole factor by the constructor. */
+static void check_public_api(void)
+{
+    const double masses[NM_API] = {0.2, 0.1};
+    api_fixture f;
+    if (fixture_open(&f, 31)) goto out;
+    f.b[0] = 1.0;   /* a point source at the origin (an even site), color 0 */
+    CHECK_OK(tq_field_import(f.bf, f.b));
+    const tq_solver_params p = cg_params((tq_precision)0);
+    tq_solver_result r1, rm[NM_API];
+    CHECK_OK(tq_staggered_solve(f.op, masses[1], f.xf, f.bf, &p, &r1));
+    CHECK_OK(tq_staggered_solve_multishift(f.op, NM_API, masses, f.xs, f.bf, &p, rm));
+    CHECK_OK(tq_field_export(f.xf, f.x));
+    for (int i = 0; i < NM_API; i++) {
+        CHECK_OK(tq_field_export(f.xs[i], f.y));
+        const double res = fixture_residual(&f, f.y, masses[i]);
         CHECK(res < 1e-8 && fabs(res - rm[i].true_residual) < 1e-9, "public multi-mass solve, m %.2f: true residual %.3g "
               "(reported %.3g)", masses[i], res, rm[i].true_residual);
         printf("  tq_staggered_solve_multishift, m %.2f: %d iterations, true residual %.2g (reference M)\n", masses[i],
                rm[i].iterations, res);
     }
-    const double d = sqrt(ref_vdiff2(xm, x, nv) / ref_vnorm2(x, nv));
+    const double d = sqrt(ref_vdiff2(f.y, f.x, f.nv) / ref_vnorm2(f.x, f.nv));
     CHECK(d < 1e-8, "public solves, m %.2f: the multi-mass solution differs from the single-mass one by %.3g", masses[1], d);
     CHECK(r1.true_residual < 1e-8 && r1.iterations > 0 && r1.flops > 0, "tq_staggered_solve: true residual %.3g, %d "
           "iterations, %.3g flops", r1.true_residual, r1.iterations, r1.flops);
     printf("  tq_staggered_solve, m %.2f: %d iterations, true residual %.2g; multi-mass solution within %.2g\n", masses[1],
            r1.iterations, r1.true_residual, d);
     /* bad input */
-    b[6 * 1] = 1.0;   /* site 1 (x = 1) is odd */
-    CHECK_OK(tq_field_import(bf, b));
-    CHECK_ERR(tq_staggered_solve_multishift(op, NM, masses, xs, bf, &p, rm), TQ_ERR_INVALID_ARG);
+    f.b[6 * 1] = 1.0;   /* site 1 (x = 1) is odd */
+    CHECK_OK(tq_field_import(f.bf, f.b));
+    CHECK_ERR(tq_staggered_solve_multishift(f.op, NM_API, masses, f.xs, f.bf, &p, rm), TQ_ERR_INVALID_ARG);
     printf("  refused, odd source               %s\n", tq_last_error());
     tq_staggered *bad = NULL;
-    CHECK_ERR(tq_staggered_create_asqtad(lat, u, -1.0, NULL, TQ_DOUBLE, &bad), TQ_ERR_INVALID_ARG);
+    CHECK_ERR(tq_staggered_create_asqtad(f.lat, f.u, -1.0, NULL, TQ_DOUBLE, &bad), TQ_ERR_INVALID_ARG);
     CHECK(bad == NULL, "a refused operator was returned");
 out:
-    for (int i = 0; i < NM; i++) tq_field_destroy(xs[i]);
-    tq_field_destroy(x1);
-    tq_field_destroy(bf);
-    tq_staggered_destroy(op);
-    tq_lattice_destroy(lat);
-    free(u);
-    free(fat);
-    free(lng);
-    free(b);
-    free(x);
-    free(xm);
-    free(mx);
+    fixture_close(&f);
 }
 
 /* Mixed precision: CG in single and in half with reliable updates on the double operator,
@@ -523,79 +559,44 @@ out:
  * solve's true residual (the reference's M) and solution. */
 static void check_mixed(void)
 {
-    const int dims[4] = {8, 8, 8, 8};
-    const int64_t vol = ref_volume(dims);
-    const size_t nv = 6 * (size_t)vol;
-    enum { NM = 2 };
-    const double masses[NM] = {0.1, 0.3};
-    double *u = malloc(sizeof(double) * 72 * (size_t)vol), *fat = malloc(sizeof(double) * 72 * (size_t)vol),
-           *lng = malloc(sizeof(double) * 72 * (size_t)vol), *b = calloc(nv, sizeof(double)), *x0 = malloc(sizeof(double) * nv),
-           *x = malloc(sizeof(double) * nv), *mx = malloc(sizeof(double) * nv);
-    tq_lattice *lat = tq_test_lattice(dims, NULL);
-    tq_staggered *op = NULL;
-    tq_field *bf = NULL, *xf = NULL, *xs[NM] = {NULL, NULL};
-    if (!u || !fat || !lng || !b || !x0 || !x || !mx || !lat) { CHECK(0, "out of memory"); goto out; }
-    ref_gauge_random_su3(u, dims, 37);
-    ref_ks_fat_long(fat, lng, u, dims, 0.9, BC);
-    CHECK_OK(tq_staggered_create_asqtad(lat, u, 0.9, NULL, TQ_DOUBLE, &op));
-    const tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
-    CHECK_OK(tq_field_create(lat, &fp, &bf));
-    CHECK_OK(tq_field_create(lat, &fp, &xf));
-    for (int i = 0; i < NM; i++) CHECK_OK(tq_field_create(lat, &fp, &xs[i]));
-    if (!op || !bf || !xf || !xs[0] || !xs[1]) goto out;
+    const double masses[NM_API] = {0.1, 0.3};
+    api_fixture f;
+    if (fixture_open(&f, 37)) goto out;
     uint64_t st = 0x3c6ef372fe94f82bull;
-    for (int64_t s = 0; s < vol; s++)   /* a source on even sites (the multi-mass solve's) */
-        if (!ref_site_parity(s, dims))
-            for (int i = 0; i < 6; i++) b[6 * s + i] = wref_rng_gaussian(&st);
-    CHECK_OK(tq_field_import(bf, b));
-    tq_solver_params p;
-    tq_solver_params_default(&p);
-    p.inverter = TQ_INV_CG;
-    p.tol = 1e-10;
-    p.maxiter = 4000;
-    p.prec_sloppy = (tq_precision)0;
+    for (int64_t s = 0; s < ref_volume(f.dims); s++)   /* a source on even sites (the multi-mass solve's) */
+        if (!ref_site_parity(s, f.dims))
+            for (int i = 0; i < 6; i++) f.b[6 * s + i] = wref_rng_gaussian(&st);
+    CHECK_OK(tq_field_import(f.bf, f.b));
     tq_solver_result r0, r;
-    CHECK_OK(tq_staggered_solve(op, masses[0], xf, bf, &p, &r0));
-    CHECK_OK(tq_field_export(xf, x0));
+    tq_solver_params p = cg_params((tq_precision)0);
+    CHECK_OK(tq_staggered_solve(f.op, masses[0], f.xf, f.bf, &p, &r0));
+    CHECK_OK(tq_field_export(f.xf, f.x));   /* the double solve's solution */
     for (int k = 0; k < 2; k++) {
-        p.prec_sloppy = k ? TQ_HALF : TQ_SINGLE;
-        CHECK_OK(tq_staggered_solve(op, masses[0], xf, bf, &p, &r));
-        CHECK_OK(tq_field_export(xf, x));
-        ref_ks_mat(mx, fat, lng, x, masses[0], dims);
-        const double res = sqrt(ref_vdiff2(mx, b, nv) / ref_vnorm2(b, nv)), d = sqrt(ref_vdiff2(x, x0, nv) / ref_vnorm2(x0, nv));
+        p = cg_params(k ? TQ_HALF : TQ_SINGLE);
+        CHECK_OK(tq_staggered_solve(f.op, masses[0], f.xf, f.bf, &p, &r));
+        CHECK_OK(tq_field_export(f.xf, f.y));
+        const double res = fixture_residual(&f, f.y, masses[0]), d = sqrt(ref_vdiff2(f.y, f.x, f.nv) / ref_vnorm2(f.x, f.nv));
         CHECK(res < 1e-9 && d < 1e-8, "CG with %s sloppy: true residual %.3g, %.3g from the double solve",
               tq_precision_name(p.prec_sloppy), res, d);
         printf("  CG, %s sloppy with reliable updates: %d iterations (double alone %d), true residual %.2g, %.2g from the "
                "double solve\n", tq_precision_name(p.prec_sloppy), r.iterations, r0.iterations, res, d);
     }
-    p.prec_sloppy = TQ_SINGLE;
-    tq_solver_result rm[NM];
-    CHECK_OK(tq_staggered_solve_multishift(op, NM, masses, xs, bf, &p, rm));
-    for (int i = 0; i < NM; i++) {
-        CHECK_OK(tq_field_export(xs[i], x));
-        ref_ks_mat(mx, fat, lng, x, masses[i], dims);
-        const double res = sqrt(ref_vdiff2(mx, b, nv) / ref_vnorm2(b, nv));
+    p = cg_params(TQ_SINGLE);
+    tq_solver_result rm[NM_API];
+    CHECK_OK(tq_staggered_solve_multishift(f.op, NM_API, masses, f.xs, f.bf, &p, rm));
+    for (int i = 0; i < NM_API; i++) {
+        CHECK_OK(tq_field_export(f.xs[i], f.y));
+        const double res = fixture_residual(&f, f.y, masses[i]);
         CHECK(res < 1e-9, "multi-shift in single refined, m %.2f: true residual %.3g", masses[i], res);
         if (i == 0) {
-            const double d = sqrt(ref_vdiff2(x, x0, nv) / ref_vnorm2(x0, nv));
+            const double d = sqrt(ref_vdiff2(f.y, f.x, f.nv) / ref_vnorm2(f.x, f.nv));
             CHECK(d < 1e-8, "multi-shift in single refined, m %.2f: %.3g from the double solve", masses[i], d);
         }
         printf("  multi-shift CG in single, refined, m %.2f: %d iterations in all, true residual %.2g\n", masses[i],
                rm[i].iterations, res);
     }
 out:
-    for (int i = 0; i < NM; i++) tq_field_destroy(xs[i]);
-    tq_field_destroy(xf);
-    tq_field_destroy(bf);
-    tq_staggered_destroy(op);
-    tq_lattice_destroy(lat);
-    free(u);
-    free(fat);
-    free(lng);
-    free(b);
-    free(x0);
-    free(x);
-    free(mx);
+    fixture_close(&f);
 }
 
 int main(void)

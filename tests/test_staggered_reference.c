@@ -106,6 +106,22 @@ static void test_abelian_field(void)
     free(lng);
 }
 
+/* The largest deviation of L2 (the links of the gauge-transformed field) from
+ * g(x) L_mu(x) g(x + hops mu)^dag, a `hops`-link field's covariance (want: work space). */
+static double covariance_deviation(const double *L, const double *L2, const double *g, int hops, double *want)
+{
+    const int64_t vol = ref_volume(DIMS);
+    for (int64_t s = 0; s < vol; s++)
+        for (int mu = 0; mu < 4; mu++) {
+            int d[4] = {0, 0, 0, 0};
+            d[mu] = hops;
+            double t[18];
+            wref_m3_mul(t, g + 18 * s, 0, wref_link(L, s, mu), 0);
+            wref_m3_mul(want + (s * 4 + mu) * 18, t, 0, g + 18 * wref_displace(s, DIMS, d), 1);
+        }
+    return max_abs_diff(L2, want, 72 * vol);
+}
+
 /* MILC's route (phases into the thin links, signed staples) equals phases after the paths. */
 static void test_phased_route(void)
 {
@@ -144,16 +160,7 @@ static void test_gauge_covariance(void)
     ref_ks_fat_long(fat2, lng2, u2, DIMS, 0.85, BC);
     /* V'_mu(x) = g(x) V_mu(x) g(x + mu)^dag; W'_mu(x) = g(x) W_mu(x) g(x + 3 mu)^dag */
     for (int h = 1; h <= 3; h += 2) {
-        const double *L = h == 1 ? fat : lng;
-        for (int64_t s = 0; s < vol; s++)
-            for (int mu = 0; mu < 4; mu++) {
-                int d[4] = {0, 0, 0, 0};
-                d[mu] = h;
-                double t[18];
-                wref_m3_mul(t, g + 18 * s, 0, wref_link(L, s, mu), 0);
-                wref_m3_mul(want + (s * 4 + mu) * 18, t, 0, g + 18 * wref_displace(s, DIMS, d), 1);
-            }
-        const double dev = max_abs_diff(h == 1 ? fat2 : lng2, want, 72 * vol);
+        const double dev = covariance_deviation(h == 1 ? fat : lng, h == 1 ? fat2 : lng2, g, h, want);
         CHECK(dev < 1e-13, "gauge covariance of the %s links: deviation %.3g", h == 1 ? "fat" : "long", dev);
         printf("  gauge covariance of the %s links: max dev %.2g\n", h == 1 ? "fat" : "long", dev);
     }
@@ -343,16 +350,7 @@ static void test_hisq(void)
     ref_hisq_fat_long(fat, lng, u, DIMS, 0.1, BC);
     ref_hisq_fat_long(fat2, lng2, u2, DIMS, 0.1, BC);
     for (int h = 1; h <= 3; h += 2) {
-        const double *L = h == 1 ? fat : lng;
-        for (int64_t x = 0; x < vol; x++)
-            for (int mu = 0; mu < 4; mu++) {
-                int d[4] = {0, 0, 0, 0};
-                d[mu] = h;
-                double t[18];
-                wref_m3_mul(t, g + 18 * x, 0, wref_link(L, x, mu), 0);
-                wref_m3_mul(want + (x * 4 + mu) * 18, t, 0, g + 18 * wref_displace(x, DIMS, d), 1);
-            }
-        const double dev = max_abs_diff(h == 1 ? fat2 : lng2, want, 72 * vol);
+        const double dev = covariance_deviation(h == 1 ? fat : lng, h == 1 ? fat2 : lng2, g, h, want);
         CHECK(dev < 1e-12, "HISQ: gauge covariance of the %s links: deviation %.3g", h == 1 ? "fat" : "long", dev);
         printf("  HISQ: gauge covariance of the %s links: max dev %.2g\n", h == 1 ? "fat" : "long", dev);
     }
