@@ -631,12 +631,14 @@ tq_status tq_multigrid_get_info(const tq_multigrid *mg, tq_multigrid_info *info)
  * MILC's conventions (doc/conventions.md): M = 2m + D, D the hopping term of the fat
  * (one-hop) and Naik (three-hop) links with the staggered phases eta_mu(x) and the boundary
  * factors folded in; D is anti-Hermitian. Fields: TQ_FIELD_STAGGERED (3 colors per site) of
- * the operator's lattice and precision. One rank so far; a block extent in a split
- * direction must be at least 3 (the Naik term's reach). The operator's tasks run on each
- * block's owner (a GPU where there is one), as the Wilson-type operators' do. */
+ * the operator's lattice and precision, on any rank grid (results bitwise the same for the
+ * same blocks); a block extent in a split direction must be at least 3 (the Naik term's
+ * reach). The operator's tasks run on each block's owner (a GPU where there is one), as
+ * the Wilson-type operators' do. */
 typedef struct tq_ks_op tq_staggered;
 /* From thin links without phases (72 doubles per site, the API's layout, the whole
- * lattice): asqtad fat and long links with MILC's coefficients, tadpole factor u0 (> 0;
+ * lattice on every rank: the paths around a rank's sites reach its neighbours'): asqtad
+ * fat and long links with MILC's coefficients, tadpole factor u0 (> 0;
  * e.g. the fourth root of the plaquette), boundary factors bc (NULL: {1, 1, 1, -1},
  * antiperiodic in time), built by tasks on the blocks' owners. */
 tq_status tq_staggered_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
@@ -648,7 +650,7 @@ tq_status tq_staggered_create_asqtad(tq_lattice *lat, const double *thin, double
 tq_status tq_staggered_create_hisq(tq_lattice *lat, const double *thin, double eps, const double bc[4], tq_precision prec,
                                    tq_staggered **out);
 /* From precomputed fat and long links, phases and boundary factors included (72 doubles
- * per site each, the API's layout). */
+ * per site each, the API's layout): one rank only so far (TQ_ERR_UNSUPPORTED otherwise). */
 tq_status tq_staggered_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec,
                               tq_staggered **out);
 void tq_staggered_destroy(tq_staggered *op);

@@ -93,7 +93,7 @@ void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p)
  * line asks for; the gauge field is the command's (whole lattice, host layout). */
 #define TQ_CLI_MAX_MASSES 16
 typedef struct tq_cli_ks {
-    int dims[4], block[4];
+    int dims[4], block[4], procs[4];
     tq_precision prec;
     tq_solver_params sp;        /* CG: tol, maxiter, verbosity */
     int nsrc;                   /* color point sources at the origin: 1 to 3 */

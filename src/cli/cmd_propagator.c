@@ -70,9 +70,10 @@ static void propagator_usage(FILE *o)
         "point source at the origin per source (--nsrc 1 to 3,\n"
         "default 3), CG on the even sites for --mass M (0.1), or multi-shift CG for all of\n"
         "--masses at once; per mass the iterations, true residuals and the staggered pion\n"
-        "correlator (|G|^2 summed over space and colors). One rank; --prec, --prec-sloppy (CG\n"
+        "correlator (|G|^2 summed over space and colors). --prec, --prec-sloppy (CG\n"
         "with reliable updates; multi-shift in it, each mass then refined), --tol, --maxiter,\n"
-        "--block and --where apply; no multigrid or --json yet.\n"
+        "--block, --gridsize and --where apply (under mpirun every rank holds the whole gauge\n"
+        "field); no multigrid or --json yet.\n"
         "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
         "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
         "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
@@ -278,6 +279,7 @@ static int settle_options(prop_opts *o, const char *me)
         if (o->ks.nmass == 0) o->ks.masses[o->ks.nmass++] = 0.1;
         memcpy(o->ks.dims, o->dims, sizeof o->ks.dims);
         memcpy(o->ks.block, o->block, sizeof o->ks.block);
+        memcpy(o->ks.procs, o->procs, sizeof o->ks.procs);
         o->ks.prec = o->prec;
         o->ks.nsrc = o->nsrc_given ? o->nsrc : 3;
         o->ks.where = o->where;
@@ -363,7 +365,9 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
     memset(hg, 0, sizeof *hg);
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
-    if (o->gauge_file && ri.mpi_size > 1) {
+    /* under mpirun each rank reads or makes only its part, except for the staggered
+     * operators, whose link construction reads the whole lattice on every rank */
+    if (o->gauge_file && ri.mpi_size > 1 && !o->staggered) {
         /* the lattice from the header now, each rank's sites once the lattice exists */
         tq_gauge_file_info fi;
         if (tq_gauge_read_info(o->gauge_file, TQ_FORMAT_AUTO, &fi)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
@@ -375,7 +379,7 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
         memcpy(o->dims, hg->dims, sizeof o->dims);
         tq_host_gauge_reunitarize(hg);
         snprintf(desc, desc_len, "%s", o->gauge_file);
-    } else if (o->weak > 0 && ri.mpi_size > 1) {
+    } else if (o->weak > 0 && ri.mpi_size > 1 && !o->staggered) {
         o->weak_parts = 1;
         snprintf(desc, desc_len, "weak field, epsilon %g, seed 1 (each rank makes its part)", o->weak);
     } else if (o->weak > 0) {

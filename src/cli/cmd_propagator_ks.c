@@ -4,7 +4,9 @@
  * point source at the origin per source, M x = b (M = 2m + D, MILC's normalisation) solved
  * for one mass by even-odd CG or for several by multi-shift CG, and per mass the staggered
  * pion correlator C(t) = sum over space, source and sink colors of |G(x, t)|^2 (the
- * Goldstone pion, gamma_5 x gamma_5: no phase) with its effective mass. One rank. */
+ * Goldstone pion, gamma_5 x gamma_5: no phase) with its effective mass. Under mpirun every
+ * rank holds the whole gauge field (the link construction reads around its part), solves
+ * on its part, and rank 0 prints. */
 #include "cli/cli.h"
 
 #include <math.h>
@@ -30,9 +32,11 @@ int tq_cli_parse_masses(const char *s, double *masses, int *n)
 /* What one run holds; freed by ks_run_free. */
 typedef struct ks_run {
     tq_lattice *lat;
+    tq_lattice_info li;    /* this rank's part */
     tq_staggered *op;
     tq_field *b, *x[TQ_CLI_MAX_MASSES];
-    double *host, *corr;   /* one field on the host; C(t) per mass, T values each */
+    double *host, *corr;   /* one field on the host (this rank's sites); C(t) per mass, T values each */
+    double *density, *global;   /* |x|^2 per site: this rank's, the whole lattice's */
 } ks_run;
 
 static void ks_run_free(ks_run *r)
@@ -43,20 +47,24 @@ static void ks_run_free(ks_run *r)
     tq_lattice_destroy(r->lat);
     free(r->host);
     free(r->corr);
+    free(r->density);
+    free(r->global);
 }
 
 /* The lattice, the operator and the fields; 0, or 1 after saying why not. */
 static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, double *u0, double *t_setup, const char *me)
 {
     if (!hg->links) {
-        fprintf(stderr, "%s: --dslash-type asqtad runs on one rank with the whole gauge field so far\n", me);
+        fprintf(stderr, "%s: the staggered operators need the whole gauge field on every rank\n", me);
         return 1;
     }
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);
     memcpy(lp.dims, k->dims, sizeof lp.dims);
     memcpy(lp.block, k->block, sizeof lp.block);
+    memcpy(lp.procs, k->procs, sizeof lp.procs);
     tq_status st = tq_lattice_create(&lp, &r->lat);
+    if (st == TQ_SUCCESS) st = tq_lattice_get_info(r->lat, &r->li);
     *u0 = k->u0;
     if (st == TQ_SUCCESS && !k->hisq && !(*u0 > 0)) {   /* MILC's choice: the fourth root of the plaquette */
         tq_plaquette pl;
@@ -72,25 +80,36 @@ static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, doubl
     for (int i = 0; i < k->nmass && st == TQ_SUCCESS; i++) st = tq_field_create(r->lat, &fp, &r->x[i]);
     if (st == TQ_SUCCESS) st = tq_blas_zero(r->b);
     *t_setup = tq_cli_now() - t0;
-    const size_t vol = (size_t)k->dims[0] * k->dims[1] * k->dims[2] * k->dims[3];
+    const size_t vol = st == TQ_SUCCESS ? (size_t)r->li.local_volume : 0, gvol = (size_t)r->li.global_volume;
     r->host = st == TQ_SUCCESS ? malloc(6 * vol * sizeof *r->host) : NULL;
     r->corr = st == TQ_SUCCESS ? calloc((size_t)k->nmass * k->dims[3], sizeof *r->corr) : NULL;
-    if (st != TQ_SUCCESS || !r->host || !r->corr) {
+    r->density = st == TQ_SUCCESS ? malloc(vol * sizeof *r->density) : NULL;
+    r->global = st == TQ_SUCCESS ? malloc(gvol * sizeof *r->global) : NULL;
+    if (st != TQ_SUCCESS || !r->host || !r->corr || !r->density || !r->global) {
         fprintf(stderr, "%s: %s\n", me, st != TQ_SUCCESS ? tq_last_error() : "out of memory");
         return 1;
     }
     return 0;
 }
 
-/* C(t) += |x(t)|^2 summed over space and colors (the API's site order: t slowest). */
-static void add_correlator(const tq_cli_ks *k, const double *x, double *corr)
+/* C(t) += |x|^2 summed over the time slice's sites and colors: x (r->host, this rank's
+ * sites) gathered as a density over the whole lattice (the API's site order: t slowest),
+ * the same sums in the same order on any rank grid. 0 on success. */
+static int add_correlator(const tq_cli_ks *k, ks_run *r, double *corr)
 {
-    const size_t slice = (size_t)k->dims[0] * k->dims[1] * k->dims[2];
+    for (int64_t site = 0; site < r->li.local_volume; site++) {
+        double a = 0;
+        for (int i = 0; i < 6; i++) a += r->host[6 * site + i] * r->host[6 * site + i];
+        r->density[site] = a;
+    }
+    if (tq_lattice_allgather_sites(r->lat, r->density, r->global, 1) != TQ_SUCCESS) return -1;
+    const int64_t slice = (int64_t)k->dims[0] * k->dims[1] * k->dims[2];
     for (int t = 0; t < k->dims[3]; t++) {
         double c = 0;
-        for (size_t i = 6 * slice * (size_t)t; i < 6 * slice * (size_t)(t + 1); i++) c += x[i] * x[i];
+        for (int64_t site = slice * t; site < slice * (t + 1); site++) c += r->global[site];
         corr[t] += c;
     }
+    return 0;
 }
 
 int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char *gauge_desc, const char *me)
@@ -104,25 +123,29 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     }
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
-    printf("taskqcd propagator: %s, mass%s", k->hisq ? "hisq" : "asqtad", k->nmass > 1 ? "es" : "");
-    for (int i = 0; i < k->nmass; i++) printf("%s%g", i ? "," : " ", k->masses[i]);
-    printf(", %dx%dx%dx%d, %s, %s, tol %g", k->dims[0], k->dims[1], k->dims[2], k->dims[3], tq_precision_name(k->prec),
+    const int talk = ri.mpi_rank == 0;   /* rank 0 prints */
+#define SAY(...) do { if (talk) printf(__VA_ARGS__); } while (0)
+    SAY("taskqcd propagator: %s, mass%s", k->hisq ? "hisq" : "asqtad", k->nmass > 1 ? "es" : "");
+    for (int i = 0; i < k->nmass; i++) SAY("%s%g", i ? "," : " ", k->masses[i]);
+    SAY(", %dx%dx%dx%d, %s, %s, tol %g", k->dims[0], k->dims[1], k->dims[2], k->dims[3], tq_precision_name(k->prec),
            k->nmass > 1 ? "multi-shift CG on the even sites" : "CG on the even sites", k->sp.tol);
-    if (k->sp.prec_sloppy) printf(", sloppy %s (%s)", tq_precision_name(k->sp.prec_sloppy),
+    if (k->sp.prec_sloppy) SAY(", sloppy %s (%s)", tq_precision_name(k->sp.prec_sloppy),
                                   k->nmass > 1 ? "each mass refined" : "reliable updates");
-    printf(", %d color source%s at the origin, where %s, %d CPU + %d CUDA workers\n", k->nsrc,
+    SAY(", %d color source%s at the origin, where %s, %d CPU + %d CUDA workers\n", k->nsrc,
            k->nsrc > 1 ? "s" : "", k->where, ri.ncpu_workers, ri.ncuda_workers);
-    printf("  gauge field: %s\n", gauge_desc);
-    if (k->hisq) printf("  set-up (HISQ links from the thin links, Naik epsilon %g): %.3f s\n", k->eps, t_setup);
-    else printf("  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", u0, t_setup);
-    const size_t vol = (size_t)k->dims[0] * k->dims[1] * k->dims[2] * k->dims[3];
+    SAY("  gauge field: %s\n", gauge_desc);
+    if (k->hisq) SAY("  set-up (HISQ links from the thin links, Naik epsilon %g): %.3f s\n", k->eps, t_setup);
+    else SAY("  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", u0, t_setup);
+    const size_t vol = (size_t)r.li.local_volume;
+    const int at_origin = r.li.coords[0] + r.li.coords[1] + r.li.coords[2] + r.li.coords[3] == 0;
     int failed = 0, iters = 0;
     double flops = 0;
     const double t0 = tq_cli_now();
     for (int c = 0; c < k->nsrc && !failed; c++) {
         memset(r.host, 0, 6 * vol * sizeof *r.host);
-        r.host[2 * c] = 1.0;   /* site 0 (even), color c */
+        if (at_origin) r.host[2 * c] = 1.0;   /* global site 0 (even), color c */
         tq_solver_result res[TQ_CLI_MAX_MASSES];
+        memset(res, 0, sizeof res);
         tq_status st = tq_field_import(r.b, r.host);
         if (st == TQ_SUCCESS)
             st = k->nmass == 1 ? tq_staggered_solve(r.op, k->masses[0], r.x[0], r.b, &k->sp, &res[0])
@@ -136,15 +159,18 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
         double src_flops = 0;
         for (int i = 0; i < k->nmass; i++) src_flops += res[i].flops;
         if (k->nmass > 1)
-            printf("  solve %d (color %d), multi-shift CG: %.3f s, %.1f GFLOPS\n", c, c, res[0].seconds,
+            SAY("  solve %d (color %d), multi-shift CG: %.3f s, %.1f GFLOPS\n", c, c, res[0].seconds,
                    res[0].seconds > 0 ? src_flops / res[0].seconds * 1e-9 : 0.0);
         for (int i = 0; i < k->nmass; i++) {
-            printf("  solve %d (color %d), mass %g: %5d iterations, true residual %.3e", c, c, k->masses[i],
+            SAY("  solve %d (color %d), mass %g: %5d iterations, true residual %.3e", c, c, k->masses[i],
                    res[i].iterations, res[i].true_residual);
             if (k->nmass == 1)
-                printf(", %.3f s, %.1f GFLOPS", res[i].seconds, res[i].seconds > 0 ? res[i].flops / res[i].seconds * 1e-9 : 0.0);
-            printf("\n");
-            if (!failed && tq_field_export(r.x[i], r.host) == TQ_SUCCESS) add_correlator(k, r.host, r.corr + i * k->dims[3]);
+                SAY(", %.3f s, %.1f GFLOPS", res[i].seconds, res[i].seconds > 0 ? res[i].flops / res[i].seconds * 1e-9 : 0.0);
+            SAY("\n");
+            if (!failed && (tq_field_export(r.x[i], r.host) != TQ_SUCCESS || add_correlator(k, &r, r.corr + i * k->dims[3]))) {
+                fprintf(stderr, "%s: the correlator: %s\n", me, tq_last_error());
+                failed = 1;
+            }
         }
         int its = 0;   /* the Krylov space's: the slowest mass's */
         for (int i = 0; i < k->nmass; i++) its = res[i].iterations > its ? res[i].iterations : its;
@@ -152,22 +178,23 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
         flops += src_flops;
     }
     const double wall = tq_cli_now() - t0;
-    printf("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, wall,
+    SAY("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, wall,
            wall > 0 ? flops / wall * 1e-9 : 0.0);
     if (failed) {
-        printf("  NO RESULT: a solve did not converge; no pion correlator\n");
+        SAY("  NO RESULT: a solve did not converge; no pion correlator\n");
     } else {
         for (int i = 0; i < k->nmass; i++) {
             const double *C = r.corr + i * k->dims[3];
-            printf("  pion correlator, mass %g (sum over space and the %d sources):\n"
+            SAY("  pion correlator, mass %g (sum over space and the %d sources):\n"
                    "      t  C(t)                    m_eff(t) = log C(t)/C(t+1)\n", k->masses[i], k->nsrc);
             for (int t = 0; t < k->dims[3]; t++) {
-                printf("  %5d  %.16e", t, C[t]);
-                if (t + 1 < k->dims[3]) printf("  %+.8f", log(C[t] / C[t + 1]));
-                printf("\n");
+                SAY("  %5d  %.16e", t, C[t]);
+                if (t + 1 < k->dims[3]) SAY("  %+.8f", log(C[t] / C[t + 1]));
+                SAY("\n");
             }
         }
     }
+#undef SAY
     ks_run_free(&r);
     return failed;
 }

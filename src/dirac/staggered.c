@@ -45,9 +45,6 @@ static tq_status op_new(const char *who, tq_lattice *lat, tq_precision prec, tq_
 {
     if (prec != TQ_DOUBLE && prec != TQ_SINGLE && prec != TQ_HALF)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: precision %d: double, single or half", who, (int)prec);
-    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
-        return tq_error(TQ_ERR_UNSUPPORTED, "%s: the staggered operator runs on one rank so far (this lattice has %d)", who,
-                        lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
     for (int mu = 0; mu < 4; mu++)
         if (lat->nb[mu] > 1 && lat->block[mu] < TQ_KS_DEPTH)
             return tq_error(TQ_ERR_INVALID_ARG, "%s: block extent %d in %c is split but less than the %d layers the Naik "
@@ -72,6 +69,10 @@ tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng,
     const char *who = "tq_ks_op_create";
     if (!lat || !fat || !lng || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     *out = NULL;
+    /* the backward links of a rank's lower boundary are its neighbour's (no link halo yet) */
+    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
+        return tq_error(TQ_ERR_UNSUPPORTED, "%s: precomputed fat and long links on one rank only so far (this lattice has "
+                        "%d; build them from thin links instead)", who, lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
     tq_ks_op *op = NULL;
     TQ_CHECK(op_new(who, lat, prec, &op));
     double *h = site_links(lat, fat, lng);
@@ -113,11 +114,12 @@ static tq_status build_links(const char *who, tq_ks_op *op, starpu_data_handle_t
     return TQ_SUCCESS;
 }
 
-/* Registers a whole lattice's links (4 x 18 doubles per site) as a StarPU vector. */
+/* Registers the whole lattice's links (4 x 18 doubles per site, every rank holding all of
+ * them) as a StarPU vector of this rank's. */
 static starpu_data_handle_t register_links(const tq_lattice *lat, const double *links)
 {
     starpu_data_handle_t h;
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(lat->local_volume * 4),
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, (uintptr_t)links, (uint32_t)(tq_volume4(lat->dims) * 4),
                                 18 * sizeof(double));
     return h;
 }
@@ -141,7 +143,7 @@ tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0,
     c[TQ_KS_C5] = 1.0 / 64.0 / u4;
     c[TQ_KS_C7] = 1.0 / 384.0 / (u4 * u2);
     c[TQ_KS_LEPAGE] = -1.0 / 16.0 / u4;
-    starpu_data_handle_t hl = register_links(lat, thin);   /* one rank: its sites are the whole lattice */
+    starpu_data_handle_t hl = register_links(lat, thin);
     const tq_status s = build_links(who, op, hl, c, bc);
     starpu_data_unregister(hl);   /* waits for the build tasks */
     if (s != TQ_SUCCESS) {
@@ -162,13 +164,18 @@ tq_status tq_ks_op_create_hisq(tq_lattice *lat, const double *thin, double eps, 
         return tq_error(TQ_ERR_INVALID_ARG, "%s: Naik epsilon %g (|eps| < 1; 0 for light quarks)", who, eps);
     tq_ks_op *op = NULL;
     TQ_CHECK(op_new(who, lat, prec, &op));
-    const int64_t vol = lat->local_volume, slice = vol / lat->dims[3];
+    const int64_t vol = tq_volume4(lat->dims), slice = vol / lat->dims[3];
     double *w = malloc(sizeof(double) * 72 * (size_t)vol);
     if (!w) {
         tq_ks_op_destroy(op);
         return tq_error(TQ_ERR_NOMEM, "%s: out of memory (the first level's links)", who);
     }
-    /* level 1: W = fat7 links projected onto U(3), a task per time slice into its part of w */
+    /* level 1: W = fat7 links projected onto U(3), a task per time slice into its part of w;
+     * every rank makes all of w (its blocks' second level reads W around them), on the
+     * owners of its blocks in turn */
+    int mine[64], nmine = 0;
+    for (int b = 0; b < lat->nblocks && nmine < 64; b++)
+        if (tq_block_is_local(lat, b)) mine[nmine++] = b;
     tq_ks_smear_args a;
     memset(&a, 0, sizeof a);
     memcpy(a.b.dims, lat->dims, sizeof a.b.dims);
@@ -183,7 +190,7 @@ tq_status tq_ks_op_create_hisq(tq_lattice *lat, const double *thin, double eps, 
     tq_status s = TQ_SUCCESS;
     for (int t = 0; t < lat->dims[3] && s == TQ_SUCCESS; t++) {
         a.first = t * slice;
-        const tq_task_options o = tq_internal_block_options(lat, t % lat->nblocks);
+        const tq_task_options o = tq_internal_block_options(lat, mine[t % nmine]);
         const int rc = tq_task_ks_hisq_w(&o, &a, hu, starpu_data_get_sub_data(hw, 1, t));
         if (rc) s = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, rc);
     }

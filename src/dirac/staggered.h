@@ -17,12 +17,12 @@ typedef struct tq_ks_op {
 } tq_ks_op;
 
 /* The operator on lat from fat and long links with their phases and boundary factors
- * (reference/staggered_reference.h's V and W: 72 doubles per site, site order of the API,
- * this rank's sites). One rank so far; every block extent in a split direction at least 3
+ * (reference/staggered_reference.h's V and W: 72 doubles per site, site order of the API).
+ * One rank only (no link halo yet); every block extent in a split direction at least 3
  * (the Naik term's reach). The tasks run on each block's owner (a GPU where there is one). */
 tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng, tq_precision prec, tq_ks_op **out);
 /* The same from thin links without phases (72 doubles per site, the API's layout, the whole
- * lattice): asqtad fat and long links with tadpole factor u0, the staggered phases and the
+ * lattice on every rank: the links near a rank's part come from its neighbours'): asqtad fat and long links with tadpole factor u0, the staggered phases and the
  * boundary factors bc[mu] (MILC: {1, 1, 1, -1}), built by tasks per block and parity
  * (kernels/staggered_links_site.h) straight into the operator's links. */
 tq_status tq_ks_op_create_asqtad(tq_lattice *lat, const double *thin, double u0, const double bc[4], tq_precision prec,
