@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (the device tool): every test binary (the CUDA ones run there
-# instead of skipping), then the BLAS benchmark; full logs under $OUT, a short table last.
+# instead of skipping), then the staggered and BLAS benchmarks; full logs under $OUT, a
+# short table last.
 # Prepare here with:  bash scripts/build && make -C build check TESTS= && make -C build bench
 # and carry build/.libs, build/tests/.libs, build/bench/.libs, build/examples/.libs and
 # .deps/starpu (all of build/ is over the 64 MiB limit).  Usage: bash bench/device-run.sh [bench_blas args]
@@ -48,11 +49,17 @@ if [ -x "$bench" ]; then
     STARPU_CALIBRATE=1 "$bench" "$@" > "$out/bench_blas.txt" 2>&1 || echo "bench_blas failed: see bench_blas.txt"
 fi
 
+# the improved staggered operator and link builds (issue 36)
+ksb="$top/build/bench/.libs/bench_staggered"
+[ -x "$ksb" ] && { timeout 300 "$ksb" --dim 32 32 32 32 > "$out/bench_staggered.txt" 2>&1 || echo "bench_staggered failed: see bench_staggered.txt"; }
+
 echo "== tests"
 printf '%s\n' "${summary[@]}"
 echo "== propagator (default job)"
 grep -E "all solves|^ +[0-9]+  " "$out/propagator.txt" | head -n 6
 echo "== demo (BLAS rows)"
 grep -E "plaquette|cuda|any" "$out/demo.txt" | head -n 20
+echo "== bench_staggered (32^4: link build and D per precision)"
+grep -E "^  (double|single|half)" "$out/bench_staggered.txt" 2>/dev/null
 echo "== bench_blas"
 cat "$out/bench_blas.txt" 2>/dev/null | tail -n 30
