@@ -1,13 +1,16 @@
 /* Improved staggered benchmark (issue 36): the asqtad link build from random thin links and
  * the hopping term D on a full field (both parities: one application is every site's 16
- * hops), per precision. Flops counted as QUDA does: 1146 per site for the improved
- * staggered dslash. Bytes: what an application reads and writes per site, each site's 16
- * links (18 reals each, uncompressed; in half a norm per 12-complex row: 12 floats), its 16
- * neighbours and its output (6 reals each; in half a norm each). Compare with the
- * device-to-device copy of bench_blas in the same call.
+ * hops), per precision; then the solves' time to solution: CG for one mass and multi-shift
+ * CG for 8 masses, double with --sloppy iterations (single by default), a point source.
+ * Flops counted as QUDA does: 1146 per site for the improved staggered dslash. Bytes: what
+ * an application reads and writes per site, each site's 16 links (18 reals each,
+ * uncompressed; in half a norm per 12-complex row: 12 floats), its 16 neighbours and its
+ * output (6 reals each; in half a norm each). Compare with the device-to-device copy of
+ * bench_blas in the same call.
  *
  * usage: bench_staggered [--dim X Y Z T] [--niter N] [--prec LIST] [--where cuda|cpu|any]
- * default: 32 32 32 32, 100 applications, double,single,half, cuda. */
+ *                        [--sloppy P|none] [--no-solve]
+ * default: 32 32 32 32, 100 applications, double,single,half, cuda, sloppy single. */
 #include "config.h"
 #include "taskqcd.h"
 #include "cli/cli.h"
@@ -54,9 +57,58 @@ static int run(tq_lattice *lat, const double *thin, const double *in, tq_precisi
     return rc;
 }
 
+/* CG for mass 0.1 and multi-shift CG for 8 masses (0.1 to 0.8) on a point source, double
+ * with sloppy iterations; 0 on success. */
+static int solves(tq_lattice *lat, const double *thin, tq_precision sloppy)
+{
+    enum { NM = 8 };
+    double masses[NM];
+    for (int i = 0; i < NM; i++) masses[i] = 0.1 * (i + 1);
+    const double bc[4] = {1, 1, 1, -1};
+    const tq_field_params fp = {TQ_FIELD_STAGGERED, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+    tq_staggered *op = NULL;
+    tq_field *b = NULL, *x[NM] = {NULL};
+    const size_t nv = 6 * (size_t)lat->local_volume;
+    double *h = calloc(nv, sizeof *h);
+    int rc = !h || tq_staggered_create_asqtad(lat, thin, 0.9, bc, TQ_DOUBLE, &op) || tq_field_create(lat, &fp, &b);
+    for (int i = 0; i < NM && !rc; i++) rc = tq_field_create(lat, &fp, &x[i]) != TQ_SUCCESS;
+    if (!rc) {
+        h[0] = 1.0;   /* site 0 (even), color 0 */
+        rc = tq_field_import(b, h) != TQ_SUCCESS;
+    }
+    tq_solver_params p;
+    tq_solver_params_default(&p);
+    p.inverter = TQ_INV_CG;
+    p.tol = 1e-8;
+    p.maxiter = 5000;
+    p.prec_sloppy = sloppy;
+    tq_solver_result r, rs[NM];
+    if (!rc) rc = tq_staggered_solve(op, masses[0], x[0], b, &p, &r) != TQ_SUCCESS;   /* warm-up */
+    if (!rc) rc = tq_staggered_solve(op, masses[0], x[0], b, &p, &r) != TQ_SUCCESS;
+    if (!rc)
+        printf("  CG, m 0.1, tol 1e-8, sloppy %s: %d iterations, %.3f s, %.1f GFLOPS, true residual %.2e\n",
+               sloppy ? tq_precision_name(sloppy) : "none", r.iterations, r.seconds, r.flops / r.seconds * 1e-9,
+               r.true_residual);
+    if (!rc) rc = tq_staggered_solve_multishift(op, NM, masses, x, b, &p, rs) != TQ_SUCCESS;
+    if (!rc) {
+        double flops = 0, worst = 0;
+        for (int i = 0; i < NM; i++) flops += rs[i].flops, worst = rs[i].true_residual > worst ? rs[i].true_residual : worst;
+        printf("  multi-shift CG, 8 masses 0.1 .. 0.8, sloppy %s: %d iterations (the lightest), %.3f s, %.1f GFLOPS, "
+               "worst true residual %.2e\n", sloppy ? tq_precision_name(sloppy) : "none", rs[0].iterations, rs[0].seconds,
+               flops / rs[0].seconds * 1e-9, worst);
+    }
+    if (rc) fprintf(stderr, "bench_staggered: the solves: %s\n", tq_last_error());
+    for (int i = 0; i < NM; i++) tq_field_destroy(x[i]);
+    tq_field_destroy(b);
+    tq_staggered_destroy(op);
+    free(h);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    int dims[4] = {32, 32, 32, 32}, niter = 100;
+    int dims[4] = {32, 32, 32, 32}, niter = 100, solve = 1;
+    tq_precision sloppy = TQ_SINGLE;
     const char *precs = "double,single,half", *where = "cuda";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dim")) {
@@ -67,6 +119,12 @@ int main(int argc, char **argv)
             precs = argv[++i];
         } else if (!strcmp(argv[i], "--where") && i + 1 < argc) {
             where = argv[++i];
+        } else if (!strcmp(argv[i], "--sloppy") && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "none")) sloppy = (tq_precision)0;
+            else if (tq_precision_parse(v, &sloppy)) { fprintf(stderr, "bench_staggered: --sloppy double|single|half|none\n"); return 2; }
+        } else if (!strcmp(argv[i], "--no-solve")) {
+            solve = 0;
         } else {
             fprintf(stderr, "bench_staggered: unknown option '%s'\n", argv[i]);
             return 2;
@@ -106,6 +164,7 @@ int main(int argc, char **argv)
         const tq_precision pr[3] = {TQ_DOUBLE, TQ_SINGLE, TQ_HALF};
         for (int k = 0; k < 3 && !rc; k++)
             if (tq_cli_list_has(precs, names[k])) rc = run(lat, thin, in, pr[k], niter);
+        if (!rc && solve) rc = solves(lat, thin, sloppy);
     }
     free(thin);
     free(in);

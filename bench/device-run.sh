@@ -60,6 +60,6 @@ grep -E "all solves|^ +[0-9]+  " "$out/propagator.txt" | head -n 6
 echo "== demo (BLAS rows)"
 grep -E "plaquette|cuda|any" "$out/demo.txt" | head -n 20
 echo "== bench_staggered (32^4: link build and D per precision)"
-grep -E "^  (double|single|half)" "$out/bench_staggered.txt" 2>/dev/null
+grep -E "^  (double|single|half|CG|multi-shift)" "$out/bench_staggered.txt" 2>/dev/null
 echo "== bench_blas"
 cat "$out/bench_blas.txt" 2>/dev/null | tail -n 30
