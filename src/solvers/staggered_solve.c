@@ -47,16 +47,14 @@ static int mixed(const tq_ks_op *op, const tq_solver_params *p)
     return p->prec_sloppy != 0 && p->prec_sloppy != op->prec;
 }
 
-/* L x = b (L: op's even-odd operator) by CG in p's sloppy precision with reliable updates
- * on L: the sloppy operator a copy of op's links in that precision. */
-static tq_status solve_mixed(const tq_ks_op *op, tq_linop *L, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                             tq_krylov_out *out)
+/* L x = b (L: an even-odd operator) by CG on sop (the same links in p's sloppy precision)
+ * with reliable updates on L. */
+static tq_status solve_on_sloppy(const tq_ks_op *sop, tq_linop *L, tq_field *x, const tq_field *b,
+                                 const tq_solver_params *p, tq_krylov_out *out)
 {
-    tq_ks_op *sop = NULL;
     tq_field *tmp = NULL;
-    const tq_field_params odd = {TQ_FIELD_STAGGERED, p->prec_sloppy, TQ_ODD, (tq_recon)0, 0};
-    tq_status st = tq_ks_op_copy(op, p->prec_sloppy, &sop);
-    if (st == TQ_SUCCESS) st = tq_field_create(op->lat, &odd, &tmp);
+    const tq_field_params odd = {TQ_FIELD_STAGGERED, sop->prec, TQ_ODD, (tq_recon)0, 0};
+    tq_status st = tq_field_create(sop->lat, &odd, &tmp);
     if (st == TQ_SUCCESS) {
         tq_linop Ls = *L;
         Ls.ks = sop;
@@ -65,6 +63,16 @@ static tq_status solve_mixed(const tq_ks_op *op, tq_linop *L, tq_field *x, const
         st = tq_krylov_solve_mixed(L, &Ls, TQ_KRYLOV_CG, x, b, p, out);
     }
     tq_field_destroy(tmp);
+    return st;
+}
+
+/* The same with a sloppy copy of op's links made for it. */
+static tq_status solve_mixed(const tq_ks_op *op, tq_linop *L, tq_field *x, const tq_field *b, const tq_solver_params *p,
+                             tq_krylov_out *out)
+{
+    tq_ks_op *sop = NULL;
+    tq_status st = tq_ks_op_copy(op, p->prec_sloppy, &sop);
+    if (st == TQ_SUCCESS) st = solve_on_sloppy(sop, L, x, b, p, out);
     tq_ks_op_destroy(sop);
     return st;
 }
@@ -165,7 +173,7 @@ static tq_status multishift_mixed(const tq_ks_op *op, int n, const double *masse
         q2.tol = fmin(0.5, p->tol / left);
         tq_krylov_out o2;
         memset(&o2, 0, sizeof o2);
-        const tq_status s2 = solve_mixed(op, &L, e, r, &q2, &o2);
+        const tq_status s2 = solve_on_sloppy(sop, &L, e, r, &q2, &o2);
         if (s2 != TQ_SUCCESS && s2 != TQ_ERR_NOT_CONVERGED) {
             st = s2;
             break;
