@@ -126,12 +126,12 @@ typedef struct prop_opts {
     int multigrid;           /* --inv-multigrid */
     int inv_given, solve_type_given, sloppy_given;
     tq_cli_mg mg;            /* the --mg-* options */
-    int staggered;           /* --dslash-type asqtad */
+    int staggered;           /* --dslash-type asqtad (1) or hisq (2) */
     int wilson_given;        /* --kappa, --csw, --matpc, --recon or --dslash-type wilson|clover */
     int ks_given;            /* --mass, --masses, --u0 or --naik-epsilon */
     int u0_given, eps_given;
     int nsrc_given;
-    tq_cli_ks ks;            /* --dslash-type asqtad's masses and u0 (the rest from these options) */
+    tq_cli_ks ks;            /* the staggered run (filled from these options by settle_options) */
 } prop_opts;
 
 /* What one run made: the lattice, operator and fields, the solves' results and the pion
