@@ -76,6 +76,10 @@ int tq_cuda_peer_enable(int from, int to);
 void *tq_cuda_alloc_zeroed(int device, size_t bytes);
 int tq_cuda_zero(int device, void *p, size_t bytes);   /* 0 or -1 */
 void tq_cuda_free_on(int device, void *p);
+/* bytes from src to dst, one of them on device and the other in host memory (pageable or
+ * pinned), before returning; 0 or -1. A field's import and export (src/core/field.c) go so
+ * straight to and from its owner's GPU, without a StarPU buffer in main memory. */
+int tq_cuda_copy_host(int device, void *dst, const void *src, size_t bytes);
 /* CUDA IPC (peer mode across ranks of one node, src/core/peer.c): the handle of memory p
  * that tq_cuda_alloc_zeroed made (into handle, TQ_CUDA_IPC_HANDLE_BYTES; 0 or -1), another
  * process's memory behind such a handle mapped for this process's kernels on device (NULL

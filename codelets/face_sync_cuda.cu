@@ -111,6 +111,24 @@ static int zero_on(void *p, size_t bytes)
     return ok ? 0 : -1;
 }
 
+extern "C" int tq_cuda_copy_host(int device, void *dst, const void *src, size_t bytes)
+{
+    int prev = 0;
+    cudaGetDevice(&prev);
+    cudaSetDevice(device);
+    /* a stream of its own, not blocking: the legacy default stream would wait for the
+     * workers' streams (and their value waits) */
+    cudaStream_t s;
+    int ok = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess;
+    if (ok) {
+        ok = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s) == cudaSuccess && cudaStreamSynchronize(s) == cudaSuccess;
+        cudaStreamDestroy(s);
+    }
+    cudaSetDevice(prev);
+    cudaGetLastError();
+    return ok ? 0 : -1;
+}
+
 extern "C" void *tq_cuda_alloc_zeroed(int device, size_t bytes)
 {
     int prev = 0;

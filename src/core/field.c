@@ -1,6 +1,9 @@
 /* Fields: one StarPU vector handle per block and parity, in the layout of
  * codelets/kernels/field_layout.h; import/export from the API's lexicographic host order. */
 #include "core/field_internal.h"
+#ifdef TQ_HAVE_CUDA
+#include "face_sync.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -226,14 +229,62 @@ static void copy_block_sites(int64_t begin, int64_t end, void *arg)
     }
 }
 
+tq_status tq_host_access_begin(tq_host_access *a, starpu_data_handle_t h, int worker, int write, void **staging,
+                               size_t *staging_bytes)
+{
+    *a = (tq_host_access){h, STARPU_MAIN_RAM, -1, write, NULL, NULL, starpu_vector_get_nx(h) * starpu_vector_get_elemsize(h)};
+#ifdef TQ_HAVE_CUDA
+    if (worker >= 0 && starpu_worker_get_type(worker) == STARPU_CUDA_WORKER) {
+        a->device = starpu_worker_get_devid(worker);
+        a->node = starpu_worker_get_memory_node(worker);
+    }
+#else
+    (void)worker;
+#endif
+    if (a->device >= 0 && a->bytes > *staging_bytes) {
+        free(*staging);
+        *staging_bytes = 0;
+        /* zeroed: the layout's padding goes to the GPU as zeros, the bits of a buffer
+         * written in main memory */
+        if (!(*staging = calloc(1, a->bytes)))
+            return tq_error(TQ_ERR_NOMEM, "field transfer: no host memory for a block of %zu bytes", a->bytes);
+        *staging_bytes = a->bytes;
+    }
+    if (starpu_data_acquire_on_node(h, (int)a->node, write ? STARPU_W : STARPU_R))
+        return tq_error(TQ_ERR_RUNTIME, "field transfer: cannot acquire a block in %s", a->device >= 0 ? "GPU memory" : "main memory");
+    a->buf = (void *)STARPU_VECTOR_GET_PTR(starpu_data_get_interface_on_node(h, a->node));
+    a->host = a->device >= 0 ? *staging : a->buf;
+#ifdef TQ_HAVE_CUDA
+    if (a->device >= 0 && !write && tq_cuda_copy_host(a->device, a->host, a->buf, a->bytes)) {
+        starpu_data_release_on_node(h, (int)a->node);
+        return tq_error(TQ_ERR_RUNTIME, "field transfer: copying a block from GPU %d failed", a->device);
+    }
+#endif
+    return TQ_SUCCESS;
+}
+
+tq_status tq_host_access_end(tq_host_access *a)
+{
+    tq_status st = TQ_SUCCESS;
+#ifdef TQ_HAVE_CUDA
+    if (a->device >= 0 && a->write && tq_cuda_copy_host(a->device, a->buf, a->host, a->bytes))
+        st = tq_error(TQ_ERR_RUNTIME, "field transfer: copying a block to GPU %d failed", a->device);
+#endif
+    starpu_data_release_on_node(a->h, (int)a->node);
+    return st;
+}
+
 /* Visit every local site of the field's parities, block by block (this rank's blocks), with
- * the block's buffer acquired in main memory (StarPU fetches or allocates it there); the
+ * the block's buffer seen from the host where its owner computes (tq_host_access); the
  * sites of a block are converted on host threads (at 64^4 one thread takes seconds). */
 static tq_status transfer(const tq_field *f, double *host_out, const double *host_in)
 {
     const tq_lattice *lat = f->lat;
     block_copy c = {f, NULL, {0}, 0, host_reals_per_site(f->p.kind, f->p.ndof), host_out, host_in};
-    for (int b = 0; b < lat->nblocks; b++) {
+    void *staging = NULL;
+    size_t staging_bytes = 0;
+    tq_status st = TQ_SUCCESS;
+    for (int b = 0; b < lat->nblocks && st == TQ_SUCCESS; b++) {
         const int rank = tq_block_rank(lat, b);
         if (rank != lat->rank) {
             /* every rank learns that the owner holds the block's new data */
@@ -243,18 +294,20 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
         }
         tq_block_grid_coords(lat, b, c.bx);
         for (int mu = 0; mu < 4; mu++) c.bx[mu] -= lat->coords[mu] * lat->nbl[mu];   /* in this rank's blocks */
-        for (int i = 0; i < f->nparity; i++) {
+        const int owner = tq_internal_block_options(lat, b).worker;
+        for (int i = 0; i < f->nparity && st == TQ_SUCCESS; i++) {
             starpu_data_handle_t h = tq_field_handle(f, b, i);
             if (host_in) tq_task_data_written_on(h, rank);
-            if (starpu_data_acquire(h, host_in ? STARPU_W : STARPU_R))
-                return tq_error(TQ_ERR_RUNTIME, "field transfer: cannot acquire block %d in main memory", b);
-            c.buf = (void *)STARPU_VECTOR_GET_PTR(starpu_data_get_interface_on_node(h, STARPU_MAIN_RAM));
+            tq_host_access a;
+            if ((st = tq_host_access_begin(&a, h, owner, host_in != NULL, &staging, &staging_bytes))) break;
+            c.buf = a.host;
             c.i = i;
             tq_host_parallel_for(tq_volume4(lat->block), copy_block_sites, &c);
-            starpu_data_release(h);
+            st = tq_host_access_end(&a);
         }
     }
-    return TQ_SUCCESS;
+    free(staging);
+    return st;
 }
 
 tq_status tq_field_import(tq_field *f, const double *host)

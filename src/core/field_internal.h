@@ -100,6 +100,24 @@ int tq_field_kind_is_vector(tq_field_kind k);
  * registered again): the BLAS and the parity operators take it as any field of subset p.
  * Released by tq_field_view_release only, never tq_field_destroy; valid while f lives. */
 tq_status tq_field_parity_view(const tq_field *f, int p, tq_field **out);
+
+/* A buffer (vector handle h) read or written by the host where its owner computes: begin
+ * acquires it in the memory of `worker` (its GPU's for a CUDA worker; main memory for a CPU
+ * worker or none) and sets a->host: the buffer itself in main memory, else *staging (grown
+ * as needed, zeroed when made; the caller frees it) holding, when reading, a copy of the
+ * GPU's. end copies a written staging to the GPU and releases h. A GPU-owned buffer so
+ * gets no StarPU buffer in main memory, whose accounting there may allow far less than the
+ * host has (8 GB of 128 on the GPU machine) and, once full, stalls every transfer. */
+typedef struct tq_host_access {
+    starpu_data_handle_t h;
+    unsigned node;
+    int device, write;   /* device: the GPU, or -1 (main memory) */
+    void *buf, *host;
+    size_t bytes;
+} tq_host_access;
+tq_status tq_host_access_begin(tq_host_access *a, starpu_data_handle_t h, int worker, int write, void **staging,
+                               size_t *staging_bytes);
+tq_status tq_host_access_end(tq_host_access *a);
 void tq_field_view_release(tq_field *v);
 /* One site's four links: the host's 4 x 18 reals <-> the stored recon x 4 (18, 12 or 8
  * reals per link; src/core/gauge_field.c). */

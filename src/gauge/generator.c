@@ -13,6 +13,7 @@
  * are added in slab order on every rank, so the results are the same bits on any number of
  * ranks. */
 #include "core/tq_internal.h"
+#include "core/field_internal.h"
 #include "core/placement.h"
 #include "core/rng.h"
 
@@ -240,15 +241,19 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
 {
     const int *d = g->dims, *l = g->local;
     const int t_first = g->rank * l[3];
-    for (int f = 0; f < 8; f++) {
+    void *staging = NULL;   /* tq_host_access: a slab on a GPU is seen through it */
+    size_t staging_bytes = 0;
+    tq_status st = TQ_SUCCESS;
+    for (int f = 0; f < 8 && st == TQ_SUCCESS; f++) {
         const int mu = f / 2, par = f % 2;
-        for (int s = 0; s < g->nslab; s++) {
+        for (int s = 0; s < g->nslab && st == TQ_SUCCESS; s++) {
             starpu_data_handle_t h = g->fields[f][s];
             if (host_in) tq_task_data_written_on(h, slab_rank(g, s));   /* every rank learns who holds it */
             if (slab_rank(g, s) != g->rank) continue;
-            if (starpu_data_acquire(h, host_in ? STARPU_W : STARPU_R))
-                return tq_error(TQ_ERR_RUNTIME, "generator: cannot acquire its links in main memory");
-            double *buf = (double *)starpu_data_get_local_ptr(h);
+            tq_host_access a;
+            if ((st = tq_host_access_begin(&a, h, slab_options(g, s).worker, host_in != NULL, &staging, &staging_bytes)))
+                break;
+            double *buf = a.host;
             for (int64_t i = 0; i < g->slab_len; i++) {
                 const int64_t cb = (int64_t)s * g->slab_len + i;
                 int x[4];
@@ -257,10 +262,11 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
                 if (host_in) memcpy(buf + i * 18, host_in + (lex * 4 + mu) * 18, 18 * sizeof(double));
                 else memcpy(host_out + (lex * 4 + mu) * 18, buf + i * 18, 18 * sizeof(double));
             }
-            starpu_data_release(h);
+            st = tq_host_access_end(&a);
         }
     }
-    return TQ_SUCCESS;
+    free(staging);
+    return st;
 }
 
 /* The host field h is this rank's part (g->local) or, under MPI, the whole lattice on every
