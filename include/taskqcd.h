@@ -550,7 +550,8 @@ typedef struct tq_mg_params {
                                                  operator itself */
     tq_precision coarse_prec;                 /* the coarse levels' links, vectors, smoothers and
                                                  solves: TQ_SINGLE (paper 000, default), TQ_DOUBLE
-                                                 or TQ_HALF (vectors half, links single) */
+                                                 or TQ_HALF (links half, a norm per 12 complex;
+                                                 vectors single) */
     tq_where where[TQ_MG_MAX_LEVELS];         /* where level l's work runs: TQ_WHERE_ANY (default)
                                                  the blocks' owners as for the operator (GPUs where
                                                  there are), TQ_WHERE_CPU CPU workers, TQ_WHERE_CUDA

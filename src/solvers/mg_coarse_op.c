@@ -183,6 +183,31 @@ tq_status tq_mg_coarse_op_prepare_eo(tq_mg_coarse_op *op)
     return TQ_SUCCESS;
 }
 
+/* *f converted into a new half-precision field (the old one destroyed). */
+static tq_status field_to_half(tq_field **f)
+{
+    tq_field_params hp = (*f)->p;
+    hp.prec = TQ_HALF;
+    tq_field *h = NULL;
+    TQ_CHECK(tq_field_create((*f)->lat, &hp, &h));
+    const tq_status s = tq_blas_copy(h, *f);
+    if (s != TQ_SUCCESS) {
+        tq_field_destroy(h);
+        return s;
+    }
+    tq_field_destroy(*f);
+    *f = h;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_mg_coarse_op_store_half(tq_mg_coarse_op *op)
+{
+    if (!op || op->shares_links) return tq_error(TQ_ERR_INVALID_ARG, "tq_mg_coarse_op_store_half: NULL or work copy");
+    if (op->links->p.prec == TQ_HALF) return TQ_SUCCESS;
+    TQ_CHECK(field_to_half(&op->links));
+    return op->hat ? field_to_half(&op->hat) : TQ_SUCCESS;
+}
+
 /* Checks a single-parity field of op's vectors; its parity, or -1 with the error set. */
 static int vector_parity(const char *who, const tq_mg_coarse_op *op, const tq_field *f, const char *name)
 {

@@ -97,6 +97,13 @@ tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_
  * single-parity fields (tq_field_parity_view for parts of full ones): out = Yhat in, from
  * in's parity to the other (out's), and out = X^-1 in on one parity. */
 tq_status tq_mg_coarse_op_prepare_eo(tq_mg_coarse_op *op);
+/* op's links (and its even-odd form's, when made) stored in half precision from now on, a
+ * norm per 12 complex of a row (field_layout.h), converted from their present precision:
+ * a hop then reads about half the bytes of single links (coarse hops are bound by the
+ * links' bandwidth). The vectors keep their precision. Made before: the even-odd form
+ * (its kernel builds from single or double links) and the Galerkin products of the levels
+ * below (they read op's links). */
+tq_status tq_mg_coarse_op_store_half(tq_mg_coarse_op *op);
 tq_status tq_mg_coarse_hop_hat(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 tq_status tq_mg_coarse_xinv(const tq_mg_coarse_op *op, tq_field *out, const tq_field *in);
 /* Around a solve or smoother on S, for full fields b and x: bh = X_ee^-1 b_e - Yhat_eo yo

@@ -10,7 +10,7 @@
  * solves themselves: src/solvers/mg_solve_sources.c); saving and loading a set-up. The
  * outer solve on the fine level in double, its cycle and set-up solves in smoother_prec
  * (the set-up's with reliable updates), the coarse levels in coarse_prec (links and
- * vectors; half vectors with single links). May call: src/core, src/blas, src/dirac and the
+ * vectors; half links with single vectors). May call: src/core, src/blas, src/dirac and the
  * solvers' frame. */
 #include "solvers/mg_multigrid.h"
 #include "solvers/solver_internal.h"
@@ -51,9 +51,12 @@ void tq_multigrid_destroy(tq_multigrid *mg)
     free(mg);
 }
 
-/* The coarse levels' links: half-precision vectors go with single-precision links (a link
- * matrix of 2 nvec x 2 nvec complex has no common scale a half-precision norm could keep). */
+/* The coarse levels' links while the set-up makes them, and the levels' vectors: half
+ * precision means half links (converted once made: finish_setup) with single vectors (a
+ * hop reads the links, n^2 complex per matrix, and a vector n; single vectors keep the
+ * kernel a thread per row and matrix). */
 static tq_precision coarse_link_prec(const tq_mg_params *p) { return p->coarse_prec == TQ_HALF ? TQ_SINGLE : p->coarse_prec; }
+static tq_precision coarse_vec_prec(const tq_mg_params *p) { return p->coarse_prec == TQ_HALF ? TQ_SINGLE : p->coarse_prec; }
 
 /* Complex degrees of freedom per site of level l's vectors. */
 static int level_ndof(const tq_multigrid *mg, int l) { return l == 0 ? 12 : 2 * mg->p.nvec[l - 1]; }
@@ -167,7 +170,7 @@ static tq_status create_levels(const char *who, tq_multigrid *mg)
         char what[96];
         snprintf(what, sizeof what, "%s: level %d", who, l + 1);
         TQ_CHECK(tq_internal_lattice_set_placement(lat, mg->p.where[l + 1], what));
-        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, coarse_link_prec(&mg->p), mg->p.coarse_prec, &mg->op[l + 1]));
+        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, coarse_link_prec(&mg->p), coarse_vec_prec(&mg->p), &mg->op[l + 1]));
     }
     return TQ_SUCCESS;
 }
@@ -223,6 +226,12 @@ tq_status tq_mg_slot_build(tq_multigrid *mg, mg_slot *S, int copies)
 static tq_status finish_setup(tq_multigrid *mg)
 {
     const tq_mg_params *p = &mg->p;
+    if (p->coarse_prec == TQ_HALF)
+        for (int l = 1; l < p->levels; l++) {
+            /* the even-odd links the cycles will use, made from single links first */
+            if (l + 1 < p->levels ? p->smoother_eo : p->coarsest_eo) TQ_CHECK(tq_mg_coarse_op_prepare_eo(mg->op[l]));
+            TQ_CHECK(tq_mg_coarse_op_store_half(mg->op[l]));
+        }
     if (p->smoother_prec != TQ_DOUBLE) {
         const tq_field *g = tq_internal_dirac_gauge(mg->d);
         TQ_CHECK(tq_internal_dirac_sloppy(mg->d, p->smoother_prec, g->p.recon, &mg->smooth_d));
