@@ -452,6 +452,12 @@ run 0 $ks_args --mass 0.1 --block 4 4 4 4 && {
     ks_correlator "$out" 0.1 > "$tmp/ks3"
     same_ks_correlator "$tmp/ks1" "$tmp/ks3" "propagator asqtad --block 4 4 4 4"
 }
+# four CPU workers: the worker mix would split t into blocks of 2, thinner than the Naik
+# term's reach; without --block the command keeps such a direction whole
+run 0 $ks_args --mass 0.1 --ncpus 4 && {
+    ks_correlator "$out" 0.1 > "$tmp/ks4"
+    same_ks_correlator "$tmp/ks1" "$tmp/ks4" "propagator asqtad --ncpus 4 (blocks from the worker mix)"
+}
 run 2 $ks_args --mass -0.1 && expect "$err" "bad value for --mass" "propagator asqtad: negative mass"
 run 2 $ks_args --masses 0.1,,0.2 && expect "$err" "bad value for --masses" "propagator asqtad: empty mass in the list"
 run 2 $ks_args --kappa 0.12 && expect "$err" "does not take --kappa" "propagator asqtad with --kappa"

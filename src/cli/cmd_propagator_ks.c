@@ -65,6 +65,19 @@ static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, doubl
     memcpy(lp.procs, k->procs, sizeof lp.procs);
     tq_status st = tq_lattice_create(&lp, &r->lat);
     if (st == TQ_SUCCESS) st = tq_lattice_get_info(r->lat, &r->li);
+    /* blocks chosen from the worker mix (no --block) may split a short direction into
+     * blocks thinner than the Naik term's three layers: that direction stays whole then */
+    int thin = 0;
+    for (int mu = 0; mu < 4 && st == TQ_SUCCESS && !k->block[0]; mu++)
+        if (r->li.block[mu] < r->li.local[mu] && r->li.block[mu] < 3) thin = 1;
+    if (thin) {
+        for (int mu = 0; mu < 4; mu++)
+            lp.block[mu] = r->li.block[mu] < r->li.local[mu] && r->li.block[mu] < 3 ? r->li.local[mu] : r->li.block[mu];
+        tq_lattice_destroy(r->lat);
+        r->lat = NULL;
+        st = tq_lattice_create(&lp, &r->lat);
+        if (st == TQ_SUCCESS) st = tq_lattice_get_info(r->lat, &r->li);
+    }
     *u0 = k->u0;
     if (st == TQ_SUCCESS && !k->hisq && !(*u0 > 0)) {   /* MILC's choice: the fourth root of the plaquette */
         tq_plaquette pl;
