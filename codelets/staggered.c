@@ -21,26 +21,39 @@ static void ks_pack_cpu(void *buffers[], void *cl_arg)
     for (int64_t s = 0; s < a->cb; s++) tq_ks_pack_site(a, PTR(0), faces, s);
 }
 
+/* The sites of one kind (exterior 0: no hop across a split direction; 1: some), each
+ * computed whole by tq_ks_site in double whatever the storage precision (the reference's
+ * order: bitwise the reference in double), one instantiation per precision so that the
+ * per-site loads resolve their branches. */
+#define KS_SITES(P, FACES)                                                                        \
+    do {                                                                                        \
+        for (int64_t s = 0; s < a->cb; s++) {                                                   \
+            int x[4];                                                                           \
+            tq_block_coords(a->B, a->parity, s, x);                                             \
+            if (tq_ks_on_face(a, x) == (FACES)) tq_ks_site(a, in, links, from, out, s, x, P, FACES); \
+        }                                                                                       \
+    } while (0)
+
 static void ks_interior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_ks_args *a = (const tq_ks_args *)cl_arg;
-    for (int64_t s = 0; s < a->cb; s++) {
-        int x[4];
-        tq_block_coords(a->B, a->parity, s, x);
-        if (!tq_ks_on_face(a, x)) tq_ks_site(a, PTR(0), PTR(1), NULL, PTR(2), s);
-    }
+    const void *in = PTR(0), *links = PTR(1), *const *from = NULL;
+    void *out = PTR(2);
+    if (a->L_in.prec == 8) KS_SITES(8, 0);
+    else if (a->L_in.prec == 4) KS_SITES(4, 0);
+    else KS_SITES(2, 0);
 }
 
 static void ks_exterior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_ks_args *a = (const tq_ks_args *)cl_arg;
-    const void *from[8];
-    for (int i = 0; i < a->nfaces && i < 8; i++) from[i] = PTR(3 + i);
-    for (int64_t s = 0; s < a->cb; s++) {
-        int x[4];
-        tq_block_coords(a->B, a->parity, s, x);
-        if (tq_ks_on_face(a, x)) tq_ks_site(a, PTR(0), PTR(1), from, PTR(2), s);
-    }
+    const void *faces[8] = {NULL};
+    for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(3 + i);
+    const void *in = PTR(0), *links = PTR(1), *const *from = faces;
+    void *out = PTR(2);
+    if (a->L_in.prec == 8) KS_SITES(8, 1);
+    else if (a->L_in.prec == 4) KS_SITES(4, 1);
+    else KS_SITES(2, 1);
 }
 
 static void ks_build_cpu(void *buffers[], void *cl_arg)

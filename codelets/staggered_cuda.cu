@@ -1,15 +1,21 @@
 /* Improved staggered codelets on GPUs (CPU versions and buffer orders: codelets/staggered.c),
- * asynchronous on tq_cuda_stream(): a thread per site running the same per-site functions
- * (kernels/staggered_site.h, kernels/staggered_links_site.h). A first version, correct before
- * fast: the operator keeps one direction's four links (72 reals) per thread and the link
- * builds (asqtad, HISQ's first level) their nested staples in local memory. Double agrees with the CPU to rounding (the GPU
- * contracts products into fused multiply-adds); a site is computed whole by one thread of
- * one kernel, interior or exterior alike, so results are bitwise the same for every block
- * decomposition. */
+ * asynchronous on tq_cuda_stream(), running the per-site functions of
+ * kernels/staggered_site.h and kernels/staggered_links_site.h.
+ *
+ * The hopping term: four consecutive threads per site, thread mu computing direction mu's
+ * four products (its 72 reals of links, four neighbours) in registers, in float for single
+ * and half fields and double for double ones; a warp holds 8 sites, and the running sum
+ * passes from thread 0 to 3 by shuffles, each adding its products in the reference's order
+ * (kernels/staggered_site_real.h), so the sum is rounded exactly as the CPU's loop rounds it
+ * (the products differ from the CPU's in double only by fused multiply-adds). The interior
+ * and exterior kernels run the same code for a site, whichever computes it, so results are
+ * bitwise the same for every block decomposition. Pack and the link builds: a thread per
+ * site or entry (the link builds keep their nested staples in local memory). */
 #include "config.h"
 #include "tq_codelets.h"
 
 #include <cuda_runtime.h>
+#include <type_traits>
 
 #define KS_THREADS 128
 #define KS_BUILD_THREADS 64
@@ -26,22 +32,73 @@ static void check_launch(void)
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
 
-__global__ void __launch_bounds__(KS_THREADS) ks_pack_kernel(tq_ks_args a, const void *in, ks_ptr8 faces)
+__global__ void __launch_bounds__(KS_THREADS) ks_pack_kernel(tq_ks_args a, const void *in, const __grid_constant__ ks_ptr8 faces)
 {
     const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (s < a.cb) tq_ks_pack_site(&a, in, faces.p, s);
 }
 
-/* exterior 0: the sites without a hop across a split direction; 1: those with one. */
-__global__ void __launch_bounds__(KS_THREADS) ks_site_kernel(tq_ks_args a, const void *in, const void *links,
-                                                             ks_ptr8c from, void *out, int exterior)
+/* Typed entry points, picked by the real type (double fields: double; others: float). */
+__device__ __forceinline__ void ks_terms(const tq_ks_dir *d, const void *in, const tq_layout *Lin, const void *links,
+                                         const tq_layout *Ll, int64_t cb, int64_t s, int faces, double t[4][6])
 {
-    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (s >= a.cb) return;
-    int x[4];
-    tq_block_coords(a.B, a.parity, s, x);
-    if (tq_ks_on_face(&a, x) != exterior) return;
-    tq_ks_site(&a, in, links, exterior ? from.p : NULL, out, s);
+    tq_ks_dir_terms(d, in, Lin, links, Ll, cb, s, faces, t);
+}
+__device__ __forceinline__ void ks_terms(const tq_ks_dir *d, const void *in, const tq_layout *Lin, const void *links,
+                                         const tq_layout *Ll, int64_t cb, int64_t s, int faces, float t[4][6])
+{
+    tq_ks_dir_terms_f(d, in, Lin, links, Ll, cb, s, faces, t);
+}
+__device__ __forceinline__ void ks_accumulate(double acc[6], double t[4][6]) { tq_ks_accumulate(acc, t); }
+__device__ __forceinline__ void ks_accumulate(float acc[6], float t[4][6]) { tq_ks_accumulate_f(acc, t); }
+__device__ __forceinline__ void ks_store(void *out, const tq_layout *L, int64_t s, const double *v) { tq_store_site(out, L, s, v); }
+__device__ __forceinline__ void ks_store(void *out, const tq_layout *L, int64_t s, const float *v) { tq_store_site_f(out, L, s, v); }
+
+/* The hopping term on the sites of one kind (EXT 0: no hop across a split direction; 1:
+ * some; the others are skipped), KS_THREADS / 4 sites per block, thread 4 i + mu of a warp
+ * on its site i's direction mu. Lanes of skipped or absent sites still take part in the
+ * shuffles (adding zeros nobody stores); a warp with no site of its kind leaves at once. */
+template <int PREC, int EXT>
+__global__ void __launch_bounds__(KS_THREADS)
+ks_dslash_kernel(tq_ks_args a, const void *in, const void *links, const __grid_constant__ ks_ptr8c from, void *out)
+{
+    typedef typename std::conditional<PREC == 8, double, float>::type R;
+    const int mu = threadIdx.x & 3;
+    const int64_t s = blockIdx.x * (int64_t)(KS_THREADS / 4) + (threadIdx.x >> 2);
+    int x[4] = {0, 0, 0, 0}, mine = 0;
+    if (s < a.cb) {
+        tq_block_coords(a.B, a.parity, s, x);
+        mine = tq_ks_on_face(&a, x) == EXT;
+    }
+    if (!__any_sync(0xffffffffu, mine)) return;   /* warp-uniform: the shuffles below see every lane */
+    R t[4][6];
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+#pragma unroll
+        for (int i = 0; i < 6; i++) t[k][i] = 0;
+    tq_layout Lin, Lout, Ll;
+    tq_ks_layouts(&a, PREC, &Lin, &Lout, &Ll);
+    if (mine) {
+        tq_ks_dir d;
+        tq_ks_dir_init(&a, from.p, x, mu, PREC, EXT, &d);
+        ks_terms(&d, in, &Lin, links, &Ll, a.cb, s, EXT, t);
+    }
+    /* direction 0 adds its products to zero, then 1, 2, 3 each to the sum the previous
+     * lane passes up: the CPU's order, sum for sum */
+    R acc[6] = {0, 0, 0, 0, 0, 0};
+    if (mu == 0) ks_accumulate(acc, t);
+#pragma unroll
+    for (int k = 1; k < 4; k++) {
+        R up[6];
+#pragma unroll
+        for (int i = 0; i < 6; i++) up[i] = __shfl_up_sync(0xffffffffu, acc[i], 1, 4);
+        if (mu == k) {
+#pragma unroll
+            for (int i = 0; i < 6; i++) acc[i] = up[i];
+            ks_accumulate(acc, t);
+        }
+    }
+    if (mine && mu == 3) ks_store(out, &Lout, s, acc);
 }
 
 __global__ void __launch_bounds__(KS_BUILD_THREADS) ks_build_kernel(tq_ks_build_args a, const double *thin, void *out)
@@ -65,25 +122,31 @@ extern "C" void tq_ks_pack_cuda(void *buffers[], void *cl_arg)
     check_launch();
 }
 
-static void site_launch(const tq_ks_args *a, void *buffers[], int exterior)
+template <int EXT>
+static void site_launch(const tq_ks_args *a, void *buffers[])
 {
     ks_ptr8c from = {{NULL}};
-    if (exterior)
+    if (EXT)
         for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(3 + i);
-    if (a->cb > 0)
-        ks_site_kernel<<<grid_for(a->cb, KS_THREADS), KS_THREADS, 0, tq_cuda_stream()>>>(*a, PTR(0), PTR(1), from, PTR(2),
-                                                                                      exterior);
+    const unsigned grid = grid_for(a->cb, KS_THREADS / 4);
+    cudaStream_t st = tq_cuda_stream();
+    /* with no split direction no site has a hop across one: nothing to launch */
+    if (a->cb > 0 && (!EXT || a->nfaces > 0)) {
+        if (a->L_in.prec == 8) ks_dslash_kernel<8, EXT><<<grid, KS_THREADS, 0, st>>>(*a, PTR(0), PTR(1), from, PTR(2));
+        else if (a->L_in.prec == 4) ks_dslash_kernel<4, EXT><<<grid, KS_THREADS, 0, st>>>(*a, PTR(0), PTR(1), from, PTR(2));
+        else ks_dslash_kernel<2, EXT><<<grid, KS_THREADS, 0, st>>>(*a, PTR(0), PTR(1), from, PTR(2));
+    }
     check_launch();
 }
 
 extern "C" void tq_ks_interior_cuda(void *buffers[], void *cl_arg)
 {
-    site_launch((const tq_ks_args *)cl_arg, buffers, 0);
+    site_launch<0>((const tq_ks_args *)cl_arg, buffers);
 }
 
 extern "C" void tq_ks_exterior_cuda(void *buffers[], void *cl_arg)
 {
-    site_launch((const tq_ks_args *)cl_arg, buffers, 1);
+    site_launch<1>((const tq_ks_args *)cl_arg, buffers);
 }
 
 extern "C" void tq_ks_build_cuda(void *buffers[], void *cl_arg)

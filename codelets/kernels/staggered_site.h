@@ -6,7 +6,9 @@
  * from the block itself or, across a split direction, from the neighbour block's face three
  * layers deep. A site is computed whole by one task (the interior for sites with no hop
  * across a split direction, the exterior for the others), in the reference's order, so
- * results are bitwise the reference's in double and the same for every decomposition.
+ * results are bitwise the reference's in double on CPUs and the same for every
+ * decomposition. The arithmetic, per direction and per site, in both real types:
+ * staggered_site_real.h (a CUDA thread per direction: codelets/staggered_cuda.cu).
  *
  * Links: a coarse field of 144 complex per site (12 rows of 12 complex, row j of site s at
  * site j cb + s): 16 3x3 matrices, row-major, matrix m at complex 9 m, direction-major:
@@ -43,75 +45,73 @@ typedef struct tq_ks_args {
 /* Whether site x of the block has a hop across a split direction. */
 TQ_HD int tq_ks_on_face(const tq_ks_args *a, const int x[4])
 {
+    TQ_UNROLL
     for (int mu = 0; mu < 4; mu++)
         if (a->split[mu] && (x[mu] < TQ_KS_DEPTH || x[mu] >= a->B[mu] - TQ_KS_DEPTH)) return 1;
     return 0;
 }
 
-/* The four links of direction mu at site s (72 reals: TQ_KS_FAT .. TQ_KS_LONG_BACK). */
-TQ_HD void tq_ks_load_dir_links(const tq_ks_args *a, const void *links, int64_t s, int mu, double *u)
+/* Index arithmetic of a site and its neighbours: 32-bit on GPUs as in tq_block_cb (blocks
+ * hold fewer than 2^31 sites), 64-bit on CPUs. */
+#ifdef __CUDA_ARCH__
+typedef int tq_ks_index;
+#else
+typedef int64_t tq_ks_index;
+#endif
+
+/* The task's layouts with a compile-time precision filled in (callers pass a literal, so
+ * the typed loads and stores resolve their branches and unroll). */
+TQ_HD void tq_ks_layouts(const tq_ks_args *a, int prec, tq_layout *Lin, tq_layout *Lout, tq_layout *Ll)
 {
-    for (int j = 0; j < TQ_KS_DIR_ROWS; j++)
-        tq_load_site(links, &a->L_links, (TQ_KS_DIR_ROWS * mu + j) * a->cb + s, u + 24 * j);
+    *Lin = a->L_in; Lin->prec = prec; Lin->nreal = 6; Lin->vec = 2; Lin->has_norm = prec == 2;
+    *Lout = a->L_out; Lout->prec = prec; Lout->nreal = 6; Lout->vec = 2; Lout->has_norm = prec == 2;
+    /* a coarse field: rows of 12 complex, a norm per row in half precision */
+    *Ll = a->L_links; Ll->prec = prec; Ll->nreal = 24; Ll->vec = tq_layout_vec(prec, 24); Ll->has_norm = prec == 2;
 }
 
-/* out = u in for a 3x3 complex matrix and a colour vector (reference/wilson_reference.h's
- * product order). */
-TQ_HD void tq_ks_mat_vec(const double *u, const double *in, double *out)
+/* What site x needs to reach its neighbours along one direction mu. mu may differ from
+ * one GPU thread to the next (a thread per direction), so it is never an array index
+ * here: the per-direction values are picked by comparisons in unrolled loops, which keep
+ * everything in registers instead of a local-memory copy of the arguments. */
+typedef struct tq_ks_dir {
+    int mu, xm, Bm, split;   /* x_mu, the block's extent and whether mu is split */
+    tq_ks_index lex, step;   /* x's lexicographic index in the block; that of one hop in mu */
+    int64_t fi, fs;          /* faces only: x's face index (its neighbours' in mu too), sites of a layer */
+    const void *lo, *hi;     /* faces only: the block below's upper face, the block above's lower one */
+    tq_layout Lf;
+} tq_ks_dir;
+
+/* faces 0: the caller knows no hop crosses (from unused). */
+TQ_HD void tq_ks_dir_init(const tq_ks_args *a, const void *const *from, const int x[4], int mu, int prec, int faces,
+                          tq_ks_dir *d)
 {
-    for (int i = 0; i < 3; i++) {
-        double re = 0, im = 0;
-        for (int k = 0; k < 3; k++) {
-            const double ur = u[(i * 3 + k) * 2], ui = u[(i * 3 + k) * 2 + 1];
-            re += ur * in[2 * k] - ui * in[2 * k + 1];
-            im += ur * in[2 * k + 1] + ui * in[2 * k];
+    d->mu = mu;
+    d->xm = 0, d->Bm = 1, d->split = 0, d->step = 1, d->lex = 0;
+    d->fi = 0, d->fs = 0, d->lo = d->hi = NULL;
+    d->Lf = a->L_face[0];
+    d->Lf.prec = prec; d->Lf.nreal = 6; d->Lf.vec = 2; d->Lf.has_norm = prec == 2;
+    int k = 0;   /* split directions before mu: its faces are from[2 k], from[2 k + 1] */
+    int64_t other = 1;
+    TQ_UNROLL
+    for (int nu = 3; nu >= 0; nu--) d->lex = d->lex * a->B[nu] + x[nu];
+    TQ_UNROLL
+    for (int nu = 0; nu < 4; nu++) {
+        if (nu == mu) {
+            d->xm = x[nu], d->Bm = a->B[nu], d->split = a->split[nu];
+            d->Lf.stride = a->L_face[nu].stride;
+        } else {
+            other *= a->B[nu];
         }
-        out[2 * i] = re;
-        out[2 * i + 1] = im;
+        if (nu < mu) d->step *= a->B[nu], k += a->split[nu];
     }
-}
-
-/* The input vector `step` sites from x in mu (step +-1 or +-3), from the block (in) or a
- * face (from[2 k + side], side 0: the block below's upper face, 1: the block above's lower
- * face), into v. */
-TQ_HD void tq_ks_load_neighbour(const tq_ks_args *a, const void *in, const void *const *from, const int x[4], int mu,
-                                int step, double *v)
-{
-    int y[4] = {x[0], x[1], x[2], x[3]};
-    y[mu] += step;
-    if ((y[mu] < 0 || y[mu] >= a->B[mu]) && a->split[mu]) {
-        int k = 0;
-        for (int nu = 0; nu < mu; nu++) k += a->split[nu];
-        const int below = y[mu] < 0;
-        const int layer = below ? -1 - y[mu] : y[mu] - a->B[mu];
-        const int64_t fs = layer * tq_face_sites(a->B, mu) + tq_face_index(a->B, mu, y);
-        tq_load_site(from[2 * k + (below ? 0 : 1)], &a->L_face[mu], fs, v);
-        return;
+    if (!faces || !d->split) return;
+    d->fs = other / 2;   /* tq_face_sites */
+    d->fi = tq_face_index(a->B, mu, x);
+    TQ_UNROLL
+    for (int j = 0; j < 8; j++) {
+        if (j == 2 * k) d->lo = from[j];
+        if (j == 2 * k + 1) d->hi = from[j];
     }
-    y[mu] = (y[mu] + a->B[mu]) % a->B[mu];   /* periodic inside an unsplit direction */
-    tq_load_site(in, &a->L_in, tq_block_cb(a->B, y), v);
-}
-
-/* Site s (parity a->parity) computed whole; from NULL where the caller knows no hop crosses. */
-TQ_HD void tq_ks_site(const tq_ks_args *a, const void *in, const void *links, const void *const *from, void *out,
-                      int64_t s)
-{
-    int x[4];
-    tq_block_coords(a->B, a->parity, s, x);
-    double u[72], v[6], t[6], acc[6] = {0, 0, 0, 0, 0, 0};
-    for (int mu = 0; mu < 4; mu++) {
-        tq_ks_load_dir_links(a, links, s, mu, u);
-        for (int h = 1; h <= 3; h += 2) {
-            const int fwd = h == 1 ? TQ_KS_FAT : TQ_KS_LONG;   /* V_mu(x) or W_mu(x), then its backward partner */
-            tq_ks_load_neighbour(a, in, from, x, mu, h, v);
-            tq_ks_mat_vec(u + 18 * fwd, v, t);
-            for (int i = 0; i < 6; i++) acc[i] += t[i];
-            tq_ks_load_neighbour(a, in, from, x, mu, -h, v);
-            tq_ks_mat_vec(u + 18 * (fwd + 1), v, t);
-            for (int i = 0; i < 6; i++) acc[i] -= t[i];
-        }
-    }
-    tq_store_site(out, &a->L_out, s, acc);
 }
 
 /* Pack: the input's sites (parity a->parity: the one the readers hop to) in the three
@@ -134,5 +134,22 @@ TQ_HD void tq_ks_pack_site(const tq_ks_args *a, const void *in, void *const *fac
         k++;
     }
 }
+
+/* The typed per-site pieces: double (plain names) and float (names ending in _f); TQ_RM(fn)
+ * the math function of that type. */
+#define TQ_R double
+#define TQ_RF(name) name
+#define TQ_RM(fn) fn
+#include "kernels/staggered_site_real.h"
+#undef TQ_R
+#undef TQ_RF
+#undef TQ_RM
+#define TQ_R float
+#define TQ_RF(name) name##_f
+#define TQ_RM(fn) fn##f
+#include "kernels/staggered_site_real.h"
+#undef TQ_R
+#undef TQ_RF
+#undef TQ_RM
 
 #endif
