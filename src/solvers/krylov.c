@@ -105,6 +105,7 @@ static const tq_krylov_method *method_table(int method)
 static int linop_can_chain(const tq_linop *L)
 {
     if (L->d) return tq_internal_dirac_can_chain(L->d);
+    if (L->ks) return tq_internal_lattice_can_chain(L->ks->lat);
     return L->coarse && tq_internal_lattice_can_chain(L->coarse->lat);
 }
 
