@@ -462,17 +462,20 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
         b.p[i] = i < nop ? (void *)STARPU_VECTOR_GET_PTR(buffers[i]) : NULL;
     const int64_t n = a->L[0].stride;
     cudaStream_t stream = tq_cuda_stream();
-    /* Specialised kernels for the common shapes (color-spinors in one precision, or in two
-     * for the mixed-precision operations); everything else takes the run-time path. */
+    /* Specialised kernels for the common shapes (color-spinors and staggered color vectors
+     * in one precision, or spinors in two for the mixed-precision operations); everything
+     * else takes the run-time path, whose per-site arrays live in local memory (a staggered
+     * CG's updates took 4-5 times their bandwidth time there). */
     int prec = a->L[0].prec;
+    const int nreal = a->L[0].nreal;
     for (int i = 1; i < nop; i++)
-        if (a->L[i].prec != prec) prec = 0;
-    if (a->L[0].nreal != 24) prec = 0;
+        if (a->L[i].prec != prec || a->L[i].nreal != nreal) prec = 0;
+    if (nreal != 24 && nreal != 6) prec = 0;
     switch (a->op) {
 #define TQ_BLAS_CASE(OP) case OP: \
-        if (prec == 8) launch<OP, 8, 24>(a, b, n, buffers, stream); \
-        else if (prec == 4) launch<OP, 4, 24>(a, b, n, buffers, stream); \
-        else if (prec == 2) launch<OP, 2, 24>(a, b, n, buffers, stream); \
+        if (prec == 8) nreal == 24 ? launch<OP, 8, 24>(a, b, n, buffers, stream) : launch<OP, 8, 6>(a, b, n, buffers, stream); \
+        else if (prec == 4) nreal == 24 ? launch<OP, 4, 24>(a, b, n, buffers, stream) : launch<OP, 4, 6>(a, b, n, buffers, stream); \
+        else if (prec == 2) nreal == 24 ? launch<OP, 2, 24>(a, b, n, buffers, stream) : launch<OP, 2, 6>(a, b, n, buffers, stream); \
         else launch_mixed<OP>(mixed_prec(a), a, b, n, buffers, stream); \
         break;
     TQ_BLAS_FOR_EACH_OP(TQ_BLAS_CASE)
