@@ -22,7 +22,7 @@ grep -E "multigrid set-up:|all solves" "$res/setup.txt"
 inject=$top/build/bench/libtq_cupti_trace.so
 [ -f "$inject" ] || { echo "no $inject: GPU timeline left out"; inject=; }
 # shellcheck disable=SC2086
-TQ_TASK_LOG=$res/tasks.tsv ${inject:+CUDA_INJECTION64_PATH=$inject TQ_CUPTI_API=0 TQ_CUPTI_TRACE=/tmp/mg-profile-gpu.tsv} \
+env TQ_TASK_LOG="$res/tasks.tsv" ${inject:+CUDA_INJECTION64_PATH=$inject TQ_CUPTI_API=0 TQ_CUPTI_TRACE=/tmp/mg-profile-gpu.tsv} \
     timeout 300 "$tool" $common $mg --nsrc 1 --mg-load /tmp/mg-profile.set > "$res/solve.txt" 2>&1 || echo "profiled run failed: see $res/solve.txt"
 grep -E "multigrid GCR|all solves" "$res/solve.txt"
 echo "== the solve's tasks (window: from 20 ms before the first coarse iteration to the last task)"
