@@ -55,8 +55,7 @@ void tq_multigrid_destroy(tq_multigrid *mg)
  * precision means half links (converted once made: finish_setup) with single vectors (a
  * hop reads the links, n^2 complex per matrix, and a vector n; single vectors keep the
  * kernel a thread per row and matrix). */
-static tq_precision coarse_link_prec(const tq_mg_params *p) { return p->coarse_prec == TQ_HALF ? TQ_SINGLE : p->coarse_prec; }
-static tq_precision coarse_vec_prec(const tq_mg_params *p) { return p->coarse_prec == TQ_HALF ? TQ_SINGLE : p->coarse_prec; }
+static tq_precision coarse_made_prec(const tq_mg_params *p) { return p->coarse_prec == TQ_HALF ? TQ_SINGLE : p->coarse_prec; }
 
 /* Complex degrees of freedom per site of level l's vectors. */
 static int level_ndof(const tq_multigrid *mg, int l) { return l == 0 ? 12 : 2 * mg->p.nvec[l - 1]; }
@@ -170,7 +169,7 @@ static tq_status create_levels(const char *who, tq_multigrid *mg)
         char what[96];
         snprintf(what, sizeof what, "%s: level %d", who, l + 1);
         TQ_CHECK(tq_internal_lattice_set_placement(lat, mg->p.where[l + 1], what));
-        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, coarse_link_prec(&mg->p), coarse_vec_prec(&mg->p), &mg->op[l + 1]));
+        TQ_CHECK(tq_mg_coarse_op_create(who, lat, 2 * nvec, coarse_made_prec(&mg->p), coarse_made_prec(&mg->p), &mg->op[l + 1]));
     }
     return TQ_SUCCESS;
 }
