@@ -62,7 +62,8 @@ extern struct starpu_codelet tq_cl_scalar_combine;
  * and the scratch they need (doubles). */
 #define TQ_REDUCE_THREADS 256
 #define TQ_REDUCE_MAX_BLOCKS 4096
-#define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * TQ_EPI_MAX_RESULTS)   /* >= TQ_BLAS_MAX_RESULTS */
+/* room for either kind of reduction's per-block sums */
+#define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * (TQ_EPI_MAX_RESULTS > TQ_BLAS_MAX_RESULTS ? TQ_EPI_MAX_RESULTS : TQ_BLAS_MAX_RESULTS))
 
 /* Wilson hopping term of one block (codelets/dslash_wilson.c documents the buffers). */
 extern struct starpu_codelet tq_cl_dslash_wilson_pack;

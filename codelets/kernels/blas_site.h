@@ -52,6 +52,14 @@ enum tq_blas_op {
     TQ_OP_CG_X_DIRECTION_SET, /* x = a p; p = r + b p                   [r, p, x]       */
     TQ_OP_BICGSTAB_STEP_SET,  /* x = alpha p + omega s; the rest as TQ_OP_BICGSTAB_STEP
                                                                      [p, s, t, r, q, x] */
+    /* Several vectors in one pass (GCR's orthogonalisation: classical Gram-Schmidt over a
+     * group of directions reads y once for the group, not once per direction): */
+    TQ_OP_MCDOT2,             /* sum conj(x_i) y, i = 0, 1              [x0, x1, y]     */
+    TQ_OP_MCDOT3,             /*   i = 0 .. 2                           [x0, x1, x2, y] */
+    TQ_OP_MCDOT4,             /*   i = 0 .. 3                       [x0, .., x3, y]     */
+    TQ_OP_MCAXPY2,            /* y += sum a_i x_i, a_i complex (c[2i], c[2i + 1]) [x0, x1, y] */
+    TQ_OP_MCAXPY3,            /*   i = 0 .. 2                           [x0, x1, x2, y] */
+    TQ_OP_MCAXPY4,            /*   i = 0 .. 3                       [x0, .., x3, y]     */
     TQ_NUM_BLAS_OPS
 };
 
@@ -64,17 +72,27 @@ enum tq_blas_op {
     CASE(TQ_OP_BICGSTAB_UPDATE) CASE(TQ_OP_BICGSTAB_DIRECTION) CASE(TQ_OP_CDOT_NORM2)             \
     CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP) CASE(TQ_OP_ACCUMULATE)      \
     CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO_QP)        \
-    CASE(TQ_OP_CG_X_DIRECTION_SET) CASE(TQ_OP_BICGSTAB_STEP_SET)
+    CASE(TQ_OP_CG_X_DIRECTION_SET) CASE(TQ_OP_BICGSTAB_STEP_SET) CASE(TQ_OP_MCDOT2) CASE(TQ_OP_MCDOT3)          \
+    CASE(TQ_OP_MCDOT4) CASE(TQ_OP_MCAXPY2) CASE(TQ_OP_MCAXPY3) CASE(TQ_OP_MCAXPY4)
 
 #define TQ_BLAS_MAX_OPERANDS 6
 #define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
-#define TQ_BLAS_MAX_RESULTS 5
+#define TQ_BLAS_MAX_RESULTS 8      /* TQ_OP_MCDOT4 */
 #define TQ_BLAS_MAX_COEFS 8
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
+
+/* Vectors x_i of a multi-vector op (TQ_OP_MCDOT2 .. TQ_OP_MCAXPY4); 0 for the others. */
+TQ_HD_CONSTEXPR int tq_blas_multi(int op)
+{
+    return op >= TQ_OP_MCDOT2 && op <= TQ_OP_MCDOT4 ? op - TQ_OP_MCDOT2 + 2
+         : op >= TQ_OP_MCAXPY2 && op <= TQ_OP_MCAXPY4 ? op - TQ_OP_MCAXPY2 + 2 : 0;
+}
+TQ_HD_CONSTEXPR int tq_blas_multi_dot(int op) { return op >= TQ_OP_MCDOT2 && op <= TQ_OP_MCDOT4; }
 
 /* Operands per op, bit masks of operands read and written, and number of results. */
 TQ_HD_CONSTEXPR int tq_blas_noperands(int op)
 {
+    if (tq_blas_multi(op)) return tq_blas_multi(op) + 1;
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
     case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 4;
@@ -89,6 +107,7 @@ TQ_HD_CONSTEXPR int tq_blas_noperands(int op)
 
 TQ_HD_CONSTEXPR unsigned tq_blas_reads(int op)
 {
+    if (tq_blas_multi(op)) return (2u << tq_blas_multi(op)) - 1u;
     switch (op) {
     case TQ_OP_ZERO: return 0u;
     case TQ_OP_COPY: return 1u;
@@ -106,6 +125,7 @@ TQ_HD_CONSTEXPR unsigned tq_blas_reads(int op)
 
 TQ_HD_CONSTEXPR unsigned tq_blas_writes(int op)
 {
+    if (tq_blas_multi(op)) return tq_blas_multi_dot(op) ? 0u : 1u << tq_blas_multi(op);
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: return 1u;
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_CDOT: case TQ_OP_CDOT_NORM2: return 0u;
@@ -123,6 +143,7 @@ TQ_HD_CONSTEXPR unsigned tq_blas_writes(int op)
 
 TQ_HD_CONSTEXPR int tq_blas_nresults(int op)
 {
+    if (tq_blas_multi_dot(op)) return 2 * tq_blas_multi(op);
     switch (op) {
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_AXPY_NORM2: case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL:
         return 1;
@@ -148,9 +169,11 @@ TQ_HD_CONSTEXPR unsigned tq_blas_other_precision(int op)
     }
 }
 
-/* Coefficients per op: 4 (c[0..3]), 8 for TQ_OP_BICGSTAB_STEP(_SET) (alpha, omega, beta, delta). */
+/* Coefficients per op: 4 (c[0..3]), 8 for TQ_OP_BICGSTAB_STEP(_SET) (alpha, omega, beta,
+ * delta), 2 per vector for TQ_OP_MCAXPY3 and 4. */
 TQ_HD int tq_blas_ncoefs(int op)
 {
+    if (op == TQ_OP_MCAXPY3 || op == TQ_OP_MCAXPY4) return 2 * tq_blas_multi(op);
     return op == TQ_OP_BICGSTAB_STEP || op == TQ_OP_BICGSTAB_STEP_SET ? 8 : 4;
 }
 

@@ -116,6 +116,25 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
             acc[4] += v[5][0] * v[3][1] - v[5][1] * v[3][0];
         }
         break;
+    case TQ_OP_MCDOT2: case TQ_OP_MCDOT3: case TQ_OP_MCDOT4: {
+        const int m = tq_blas_multi(op);
+        TQ_UNROLL
+        for (int i = 0; i < m; i++) {
+            acc[2 * i] += v[i][0] * v[m][0] + v[i][1] * v[m][1];
+            acc[2 * i + 1] += v[i][0] * v[m][1] - v[i][1] * v[m][0];
+        }
+        break;
+    }
+    case TQ_OP_MCAXPY2: case TQ_OP_MCAXPY3: case TQ_OP_MCAXPY4: {
+        /* added in order i = 0, 1, ..: the sum of the single-vector caxpys */
+        const int m = tq_blas_multi(op);
+        TQ_UNROLL
+        for (int i = 0; i < m; i++) {
+            v[m][0] += c[2 * i] * v[i][0] - c[2 * i + 1] * v[i][1];
+            v[m][1] += c[2 * i] * v[i][1] + c[2 * i + 1] * v[i][0];
+        }
+        break;
+    }
     case TQ_OP_CDOT_NORM2:
         acc[0] += v[0][0] * v[1][0] + v[0][1] * v[1][1];
         acc[1] += v[0][0] * v[1][1] - v[0][1] * v[1][0];

@@ -7,10 +7,15 @@
 
 #include <math.h>
 
+/* Directions orthogonalised against in one pass (classical Gram-Schmidt inside a group,
+ * modified between groups; kernels/blas_site.h: TQ_OP_MCDOT4, TQ_OP_MCAXPY4). */
+#define GCR_GROUP 4
+
 /* Scalar slots (complex values take two), GCR's and its MR preconditioner's. */
 enum {
-    GCR_RR = 0, GCR_C = 1, GCR_NC = 3, GCR_N2 = 5, GCR_INV = 6, GCR_ALPHA = 7,
-    PMR_ARR = 12   /* .. 16: tq_mr_steps's */
+    GCR_RR = 0, GCR_N2 = 1, GCR_INV = 2, GCR_ALPHA = 3,
+    GCR_C = 5,      /* .. 12: a group's <Az_j, Az> */
+    PMR_ARR = 13    /* .. 17: tq_mr_steps's */
 };
 
 static tq_status gcr_create_fields(tq_krylov *k, const tq_field *b, tq_precision sp)
@@ -33,18 +38,33 @@ static tq_status precondition_mr(tq_krylov *k, tq_field *z, tq_field *az)
 }
 
 /* Az -= <Az_j, Az> Az_j and z alike for the cycle's earlier directions j < j0 (their Az_j
- * are unit vectors), then both scaled to |Az| = 1. */
+ * are unit vectors), then both scaled to |Az| = 1. A group of up to GCR_GROUP directions
+ * takes one reduction and one update pass of Az and of z: the fine level's vectors are read
+ * a third as often as with a reduction and two updates per direction, and a coarse level
+ * (latency bound) launches a third of the kernels. */
 static tq_status orthonormalise(tq_krylov *k, int j0, tq_field *z, tq_field *az)
 {
-    static const tq_scalar_instr nc_prog[] = {{TQ_SC_CNEG, GCR_NC, GCR_C, 0}};
+    static const int dot_op[GCR_GROUP + 1] = {0, TQ_OP_CDOT, TQ_OP_MCDOT2, TQ_OP_MCDOT3, TQ_OP_MCDOT4};
+    static const int axpy_op[GCR_GROUP + 1] = {0, TQ_OP_CAXPY, TQ_OP_MCAXPY2, TQ_OP_MCAXPY3, TQ_OP_MCAXPY4};
     static const tq_scalar_instr inv_prog[] = {{TQ_SC_RSQRT, GCR_INV, GCR_N2, 0}};
     const double one[4] = {1, 1, 1, 1};
-    const signed char nc_slots[4] = {GCR_NC + 1, GCR_NC + 2, 0, 0};
     const signed char inv_slot[4] = {GCR_INV + 1, 0, 0, 0};
-    for (int j = 0; j < j0; j++) {
-        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT, k->az[j], az, NULL, NULL, GCR_C, nc_prog, 1));
-        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, k->az[j], az, one, nc_slots, 0, NULL, 0));
-        TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, k->z[j], z, one, nc_slots, 0, NULL, 0));
+    double minus[2 * GCR_GROUP];
+    signed char beta_slots[2 * GCR_GROUP];   /* -<Az_j, Az>: 1 + slot index */
+    for (int i = 0; i < 2 * GCR_GROUP; i++) {
+        minus[i] = -1.0;
+        beta_slots[i] = (signed char)(GCR_C + 1 + i);
+    }
+    for (int j = 0; j < j0; j += GCR_GROUP) {
+        const int g = j0 - j < GCR_GROUP ? j0 - j : GCR_GROUP;
+        tq_field *f[GCR_GROUP + 1];
+        for (int i = 0; i < g; i++) f[i] = k->az[j + i];
+        f[g] = az;
+        TQ_CHECK(tq_blas_submit(k->who, dot_op[g], NULL, NULL, f, k->sc, GCR_C, NULL, 0));
+        TQ_CHECK(tq_blas_submit(k->who, axpy_op[g], minus, beta_slots, f, k->sc, 0, NULL, 0));
+        for (int i = 0; i < g; i++) f[i] = k->z[j + i];
+        f[g] = z;
+        TQ_CHECK(tq_blas_submit(k->who, axpy_op[g], minus, beta_slots, f, k->sc, 0, NULL, 0));
     }
     TQ_CHECK(tq_krylov_blas(k, TQ_OP_NORM2, az, NULL, NULL, NULL, GCR_N2, inv_prog, 1));
     TQ_CHECK(tq_krylov_blas(k, TQ_OP_SCALE, az, NULL, one, inv_slot, 0, NULL, 0));
