@@ -14,6 +14,9 @@
 #             on GPUs the default is half, as paper 000)
 #   mg2-chalf   two levels with the coarse level's links and solves in half (single is the
 #             default)
+#   mg3-chalf   three levels, coarse links in half
+#   mg2-outer-double  two levels with the outer GCR iterating in double (the default: single
+#             with reliable updates)
 # Each row's log under $OUT/mg-light; the table last: iterations and seconds of all NSRC
 # solves, seconds per solve, the set-up, the speed-up over BiCGstab per solve after the
 # set-up, and with the set-up amortised over 12 sources.
@@ -57,6 +60,8 @@ for kappa in ${KAPPAS:-0.1452 0.1445 0.1435}; do
             mg2-1) row "$kappa" mg2-1 $mg --mg-solves-at-once 1 ;;
             mg2-double) row "$kappa" mg2-double $mg --mg-smoother-prec double --mg-nullvec-prec double ;;
             mg2-chalf) row "$kappa" mg2-chalf $mg --mg-coarse-prec half ;;
+            mg2-outer-double) row "$kappa" mg2-outer-double $mg --prec-sloppy double ;;
+            mg3-chalf) row "$kappa" mg3-chalf $mg --mg-levels 3 --mg-nvec 1 "$nvec" --mg-block-size 1 2 2 2 2 --mg-coarse-prec half ;;
             mg3) row "$kappa" mg3 $mg --mg-levels 3 --mg-nvec 1 "$nvec" --mg-block-size 1 2 2 2 2 ;;
             *) echo "unknown row $r" ;;
         esac

@@ -590,7 +590,10 @@ tq_status tq_multigrid_create(const tq_dirac *d, const tq_mg_params *p, uint64_t
 void tq_multigrid_destroy(tq_multigrid *mg);
 /* M x = b for full spinor fields x, b of the operator's lattice and precision: flexible GCR
  * (p's tol, maxiter and gcr_nkrylov; p's inverter must be GCR) preconditioned by the
- * multigrid cycle; result as tq_solve's (true residual of M, on the full lattice). */
+ * multigrid cycle; result as tq_solve's (true residual of M, on the full lattice). With
+ * p->prec_sloppy (and recon_sloppy) GCR iterates on a sloppy copy of the operator (made at
+ * the first such solve, kept with it) with reliable updates (p->delta) in the operator's
+ * precision; 0 or the operator's precision: GCR in that precision. */
 tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_solver_result *result);
 /* The n systems M x[i] = b[i] (a propagator's sources) with one set-up: up to solves_at_once

@@ -46,7 +46,8 @@ static void propagator_usage(FILE *o)
         "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
         "all solves in one batch. --json prints one JSON object instead of the tables.\n"
         "--inv-multigrid: flexible GCR on M preconditioned by adaptive aggregation multigrid\n"
-        "(one set-up for all sources, timed apart; the outer GCR in double): --mg-levels N\n"
+        "(one set-up for all sources, timed apart; the outer GCR on double fields iterating in\n"
+        "--prec-sloppy, single by default, with reliable updates): --mg-levels N\n"
         "levels (2; 3 or 4: a K-cycle, each coarse solve preconditioned by the next level's\n"
         "cycle); level L (0 the fine one) has aggregates of --mg-block-size L X Y Z T sites\n"
         "(default 4 4 4 4 on level 0, 2 2 2 2 above), --mg-nvec L N null vectors (24, a multiple\n"
@@ -287,18 +288,16 @@ static int settle_options(prop_opts *o, const char *me)
     }
     if (o->batch <= 0 || o->batch > o->nsrc) o->batch = o->nsrc;
     if (o->multigrid) {
-        /* flexible GCR on the full system, preconditioned by the cycle, in double */
+        /* flexible GCR on the full system in double, preconditioned by the cycle, iterating
+         * in --prec-sloppy (single by default) with reliable updates */
         if ((o->inv_given && sp->inverter != TQ_INV_GCR) || (o->solve_type_given && sp->solve_type != TQ_SOLVE_DIRECT) ||
-            o->sloppy_given || o->prec != TQ_DOUBLE) {
+            o->prec != TQ_DOUBLE) {
             fprintf(stderr, "%s: --inv-multigrid is flexible GCR on the full system in double precision: not with "
-                    "%s\n", me, o->prec != TQ_DOUBLE ? "--prec single or half" : o->sloppy_given ? "--prec-sloppy or --recon-sloppy"
-                    : "another --inv-type or --solve-type");
+                    "%s\n", me, o->prec != TQ_DOUBLE ? "--prec single or half" : "another --inv-type or --solve-type");
             return 2;
         }
         sp->inverter = TQ_INV_GCR;
         sp->solve_type = TQ_SOLVE_DIRECT;
-        sp->prec_sloppy = (tq_precision)0;
-        sp->recon_sloppy = (tq_recon)0;
     } else if (o->mg.given) {
         fprintf(stderr, "%s: the --mg-* options set up multigrid: add --inv-multigrid\n", me);
         return 2;

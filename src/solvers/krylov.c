@@ -624,7 +624,8 @@ tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *
 }
 
 tq_status tq_krylov_solve_mixed(tq_linop *L, tq_linop *Ls, int method, tq_field *x, const tq_field *b,
-                                const tq_solver_params *p, tq_krylov_out *out)
+                                const tq_solver_params *p, tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
+                                void *ctx, tq_krylov_out *out)
 {
-    return krylov_run(L, Ls, method, x, b, p, NULL, NULL, out);
+    return krylov_run(L, Ls, method, x, b, p, precond, ctx, out);
 }

@@ -138,7 +138,15 @@ tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, co
     tq_linop L;
     int method = 0;
     TQ_CHECK(fine_setup("tq_mg_fine_solve", d, x, b, p, precond != NULL, &L, &method));
-    return tq_krylov_solve(&L, method, x, b, p, precond, ctx, out);
+    const tq_field *g = tq_internal_dirac_gauge(d);
+    if (!p->prec_sloppy || p->prec_sloppy == g->p.prec) return tq_krylov_solve(&L, method, x, b, p, precond, ctx, out);
+    /* mixed precision: the iterations (and precond's fields) on d's sloppy copy (made once
+     * and kept with d), reliable updates on d */
+    const tq_dirac *ds = NULL;
+    TQ_CHECK(tq_internal_dirac_sloppy_cached(d, p->prec_sloppy, p->recon_sloppy ? p->recon_sloppy : g->p.recon, &ds));
+    tq_linop Ls;
+    tq_mg_linop(NULL, ds, &Ls);
+    return tq_krylov_solve_mixed(&L, &Ls, method, x, b, p, precond, ctx, out);
 }
 
 /* n solves side by side on op's level (op) or the fine level (d), in groups that fit the

@@ -23,12 +23,12 @@ static tq_status true_residual(const tq_dirac *d, const tq_field *x, const tq_fi
     return TQ_SUCCESS;
 }
 
-/* The outer GCR's preconditioner: slot ctx's cycle, in smoother_prec (r and z converted)
- * where it is not double. */
+/* The outer GCR's preconditioner: slot ctx's cycle, in its precision (smoother_prec; r and z
+ * converted where the outer GCR's sloppy fields have another). */
 static tq_status outer_precond(void *ctx, tq_field *z, const tq_field *r)
 {
     mg_slot *S = ctx;
-    if (!S->rs) return tq_mg_two_level_apply(S->cycle[0], z, r);
+    if (!S->rs || S->rs->p.prec == r->p.prec) return tq_mg_two_level_apply(S->cycle[0], z, r);
     TQ_CHECK(tq_blas_copy(S->rs, r));
     TQ_CHECK(tq_mg_two_level_apply(S->cycle[0], S->zs, S->rs));
     return tq_blas_copy(z, S->zs);
@@ -65,6 +65,20 @@ static tq_status slot_solve(tq_multigrid *mg, mg_slot *S, int alone, tq_field *x
     long coarse0[MG_MAX_TRANSFERS];
     double flops0 = 0;
     for (int l = 0; l + 1 < mg->p.levels; l++) coarse0[l] = S->cycle[l]->coarse_iterations, flops0 += S->cycle[l]->flops;
+    if (q.prec_sloppy == TQ_DOUBLE) q.prec_sloppy = (tq_precision)0;
+    if (q.prec_sloppy && !S->rs) {
+        /* a double cycle under a sloppy outer GCR: its fields converted (outer_precond) */
+        const tq_field_params dp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
+        tq_field *rs = NULL, *zs = NULL;
+        tq_status st = tq_field_create(mg->lat, &dp, &rs);
+        if (st == TQ_SUCCESS) st = tq_field_create(mg->lat, &dp, &zs);
+        if (st != TQ_SUCCESS) {
+            tq_field_destroy(rs);
+            return st;
+        }
+        S->rs = rs;
+        S->zs = zs;
+    }
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
     tq_status st = tq_mg_fine_solve(S->outer_d, x, b, &q, outer_precond, S, &out);

@@ -100,9 +100,11 @@ void tq_krylov_free(tq_krylov *k);
 tq_status tq_krylov_solve(tq_linop *L, int method, tq_field *x, const tq_field *b, const tq_solver_params *p,
                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out);
 /* The same in mixed precision: the iterations on Ls, an operator in p->prec_sloppy (the
- * sloppy copy of L's), with reliable updates (or defect correction, p->mixed) on L. */
+ * sloppy copy of L's), with reliable updates (or defect correction, p->mixed) on L; the
+ * preconditioner (may be NULL; GCR) works on sloppy fields. */
 tq_status tq_krylov_solve_mixed(tq_linop *L, tq_linop *Ls, int method, tq_field *x, const tq_field *b,
-                                const tq_solver_params *p, tq_krylov_out *out);
+                                const tq_solver_params *p, tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
+                                void *ctx, tq_krylov_out *out);
 
 /* Multi-shift CG (src/solvers/multishift_cg.c): (A + op->shift + delta[i]) x[i] = b for
  * delta[0] = 0 <= delta[i], A Hermitian positive; out[i] per system. */

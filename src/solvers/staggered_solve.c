@@ -60,7 +60,7 @@ static tq_status solve_on_sloppy(const tq_ks_op *sop, tq_linop *L, tq_field *x, 
         Ls.ks = sop;
         Ls.tmp = tmp;
         Ls.applications = 0;
-        st = tq_krylov_solve_mixed(L, &Ls, TQ_KRYLOV_CG, x, b, p, out);
+        st = tq_krylov_solve_mixed(L, &Ls, TQ_KRYLOV_CG, x, b, p, NULL, NULL, out);
     }
     tq_field_destroy(tmp);
     return st;
