@@ -157,11 +157,11 @@ tq_status tq_mg_level_solve(const tq_mg_coarse_op *op, tq_field *x, const tq_fie
 /* The same on the fine level as the Wilson-clover operator itself: M of d (tq_dirac_mat) on
  * full spinor fields in d's precision (the smoother, the null vectors' set-up solves and the
  * outer solve; the stencil form of the fine level serves only the Galerkin product). With
- * p->prec_sloppy (not d's precision) the iterations run on d's sloppy copy with reliable
- * updates, and precond gets sloppy fields. */
-tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx,
-                           struct tq_krylov_out *out);
+ * ds (a sloppy copy of d; NULL or d: none) the iterations run on ds with reliable updates on
+ * d, and precond gets fields in ds's precision. */
+tq_status tq_mg_fine_solve(const tq_dirac *d, const tq_dirac *ds, tq_field *x, const tq_field *b,
+                           const tq_solver_params *p, tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
+                           void *ctx, struct tq_krylov_out *out);
 tq_status tq_mg_fine_solve_many(const tq_dirac *d, int n, tq_field *const *x, const tq_field *const *b,
                                 const tq_solver_params *p, tq_status *status, struct tq_krylov_out *out);
 

@@ -14,12 +14,15 @@ enum { MG_MAX_TRANSFERS = TQ_MG_MAX_LEVELS - 1 };
  * copies (their own faces and temporaries, the links shared), so that two threads' tasks
  * never share a buffer. */
 enum { MG_MAX_SLOTS = TQ_MG_MAX_SOLVES_AT_ONCE };
+/* Sloppy copies of the operator for the outer GCR, one per (precision, compression) asked. */
+enum { MG_MAX_SLOPPY = 4 };
 typedef struct mg_slot {
     const tq_dirac *outer_d, *fine_d;   /* the outer GCR's operator, the fine level's cycle's */
     const tq_mg_coarse_op *op[TQ_MG_MAX_LEVELS];   /* level l >= 1's operator */
     tq_mg_two_level *cycle[MG_MAX_TRANSFERS];   /* level l's cycle; cycle[l + 1] preconditions its coarse solve */
     tq_field *w;             /* the true residual's work field */
     tq_field *rs, *zs;       /* the outer GCR's r and z in smoother_prec (with smooth_d) */
+    tq_dirac *sloppy[MG_MAX_SLOPPY];   /* with copies: work copies of the set-up's outer_sloppy */
     int copies;              /* outer_d, fine_d and op are work copies owned here */
 } mg_slot;
 
@@ -30,6 +33,8 @@ struct tq_multigrid {
     tq_mg_transfer *t[MG_MAX_TRANSFERS];        /* level l to l + 1 */
     tq_mg_coarse_op *op[TQ_MG_MAX_LEVELS];      /* level l's operator, l >= 1 (level 0: d) */
     tq_dirac *smooth_d;      /* the fine level's cycle operator in smoother_prec (NULL: d itself) */
+    /* the outer GCR's sloppy operators (made at the first solve asking for each; lock) */
+    tq_dirac *outer_sloppy[MG_MAX_SLOPPY];
     mg_slot slot[MG_MAX_SLOTS];   /* slot 0 made with the set-up, the others for solves side by side */
     int nslots;
     pthread_mutex_t lock;    /* outer_iterations, from solves side by side */

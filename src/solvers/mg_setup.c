@@ -31,6 +31,7 @@ void tq_mg_slot_destroy(mg_slot *S)
     tq_field_destroy(S->w);
     tq_field_destroy(S->rs);
     tq_field_destroy(S->zs);
+    for (int i = 0; i < MG_MAX_SLOPPY; i++) tq_dirac_destroy(S->sloppy[i]);
     if (S->copies) {
         for (int l = 0; l < TQ_MG_MAX_LEVELS; l++) tq_mg_coarse_op_destroy((tq_mg_coarse_op *)S->op[l]);
         if (S->fine_d != S->outer_d) tq_dirac_destroy((tq_dirac *)S->fine_d);
@@ -45,6 +46,7 @@ void tq_multigrid_destroy(tq_multigrid *mg)
     for (int i = MG_MAX_SLOTS - 1; i >= 0; i--) tq_mg_slot_destroy(&mg->slot[i]);
     pthread_mutex_destroy(&mg->lock);
     tq_dirac_destroy(mg->smooth_d);
+    for (int i = 0; i < MG_MAX_SLOPPY; i++) tq_dirac_destroy(mg->outer_sloppy[i]);
     for (int l = 0; l < TQ_MG_MAX_LEVELS; l++) tq_mg_coarse_op_destroy(mg->op[l]);
     /* the coarsest first: transfer l + 1's basis lives on transfer l's coarse lattice */
     for (int l = MG_MAX_TRANSFERS - 1; l >= 0; l--) tq_mg_transfer_destroy(mg->t[l]);

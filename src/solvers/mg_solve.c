@@ -132,21 +132,20 @@ tq_status tq_mg_level_solve_eo(const tq_mg_coarse_op *op, tq_field *x, const tq_
     return st;
 }
 
-tq_status tq_mg_fine_solve(const tq_dirac *d, tq_field *x, const tq_field *b, const tq_solver_params *p,
-                           tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r), void *ctx, tq_krylov_out *out)
+tq_status tq_mg_fine_solve(const tq_dirac *d, const tq_dirac *ds, tq_field *x, const tq_field *b,
+                           const tq_solver_params *p, tq_status (*precond)(void *ctx, tq_field *z, const tq_field *r),
+                           void *ctx, tq_krylov_out *out)
 {
     tq_linop L;
     int method = 0;
     TQ_CHECK(fine_setup("tq_mg_fine_solve", d, x, b, p, precond != NULL, &L, &method));
-    const tq_field *g = tq_internal_dirac_gauge(d);
-    if (!p->prec_sloppy || p->prec_sloppy == g->p.prec) return tq_krylov_solve(&L, method, x, b, p, precond, ctx, out);
-    /* mixed precision: the iterations (and precond's fields) on d's sloppy copy (made once
-     * and kept with d), reliable updates on d */
-    const tq_dirac *ds = NULL;
-    TQ_CHECK(tq_internal_dirac_sloppy_cached(d, p->prec_sloppy, p->recon_sloppy ? p->recon_sloppy : g->p.recon, &ds));
+    if (!ds || ds == d) return tq_krylov_solve(&L, method, x, b, p, precond, ctx, out);
+    /* mixed precision: the iterations (and precond's fields) on ds, reliable updates on d */
+    tq_solver_params q = *p;
+    q.prec_sloppy = tq_internal_dirac_gauge(ds)->p.prec;
     tq_linop Ls;
     tq_mg_linop(NULL, ds, &Ls);
-    return tq_krylov_solve_mixed(&L, &Ls, method, x, b, p, precond, ctx, out);
+    return tq_krylov_solve_mixed(&L, &Ls, method, x, b, &q, precond, ctx, out);
 }
 
 /* n solves side by side on op's level (op) or the fine level (d), in groups that fit the

@@ -34,6 +34,43 @@ static tq_status outer_precond(void *ctx, tq_field *z, const tq_field *r)
     return tq_blas_copy(z, S->zs);
 }
 
+/* The outer GCR's sloppy operator in prec and recon for slot S (*out NULL: none, prec is
+ * the operator's): the cycle's own where it has them, else the set-up's copy, made once for
+ * every slot at the first solve asking for it (a slot past the first gets a work copy
+ * sharing its links, as its other operators). */
+static tq_status outer_sloppy(tq_multigrid *mg, mg_slot *S, tq_precision prec, tq_recon recon, const tq_dirac **out)
+{
+    *out = NULL;
+    const tq_field *g = tq_internal_dirac_gauge(mg->d);
+    if (!prec) return TQ_SUCCESS;
+    if (!recon) recon = g->p.recon;
+    if (prec == g->p.prec && recon == g->p.recon) return TQ_SUCCESS;
+    const tq_field *f = tq_internal_dirac_gauge(S->fine_d);
+    if (f->p.prec == prec && f->p.recon == recon) {
+        *out = S->fine_d;
+        return TQ_SUCCESS;
+    }
+    pthread_mutex_lock(&mg->lock);
+    int i = 0;
+    for (; i < MG_MAX_SLOPPY && mg->outer_sloppy[i]; i++) {
+        const tq_field *h = tq_internal_dirac_gauge(mg->outer_sloppy[i]);
+        if (h->p.prec == prec && h->p.recon == recon) break;
+    }
+    tq_status st = i < MG_MAX_SLOPPY ? TQ_SUCCESS
+                 : tq_error(TQ_ERR_UNSUPPORTED, "tq_multigrid_solve: more than %d sloppy precisions for one set-up",
+                            MG_MAX_SLOPPY);
+    if (st == TQ_SUCCESS && !mg->outer_sloppy[i]) st = tq_internal_dirac_sloppy(mg->d, prec, recon, &mg->outer_sloppy[i]);
+    pthread_mutex_unlock(&mg->lock);
+    TQ_CHECK(st);
+    if (!S->copies) {
+        *out = mg->outer_sloppy[i];
+        return TQ_SUCCESS;
+    }
+    if (!S->sloppy[i]) TQ_CHECK(tq_internal_dirac_work(mg->outer_sloppy[i], &S->sloppy[i]));
+    *out = S->sloppy[i];
+    return TQ_SUCCESS;
+}
+
 /* Checks one system's arguments. */
 static tq_status check_system(const char *who, const tq_multigrid *mg, const tq_field *x, const tq_field *b,
                               const tq_solver_params *p)
@@ -65,8 +102,9 @@ static tq_status slot_solve(tq_multigrid *mg, mg_slot *S, int alone, tq_field *x
     long coarse0[MG_MAX_TRANSFERS];
     double flops0 = 0;
     for (int l = 0; l + 1 < mg->p.levels; l++) coarse0[l] = S->cycle[l]->coarse_iterations, flops0 += S->cycle[l]->flops;
-    if (q.prec_sloppy == TQ_DOUBLE) q.prec_sloppy = (tq_precision)0;
-    if (q.prec_sloppy && !S->rs) {
+    const tq_dirac *ds = NULL;
+    TQ_CHECK(outer_sloppy(mg, S, q.prec_sloppy, q.recon_sloppy, &ds));
+    if (ds && !S->rs) {
         /* a double cycle under a sloppy outer GCR: its fields converted (outer_precond) */
         const tq_field_params dp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, (tq_recon)0, 0};
         tq_field *rs = NULL, *zs = NULL;
@@ -81,7 +119,7 @@ static tq_status slot_solve(tq_multigrid *mg, mg_slot *S, int alone, tq_field *x
     }
     tq_krylov_out out;
     memset(&out, 0, sizeof out);
-    tq_status st = tq_mg_fine_solve(S->outer_d, x, b, &q, outer_precond, S, &out);
+    tq_status st = tq_mg_fine_solve(S->outer_d, ds, x, b, &q, outer_precond, S, &out);
     if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
     const tq_status solve_st = st;
     pthread_mutex_lock(&mg->lock);
