@@ -596,6 +596,10 @@ void tq_multigrid_destroy(tq_multigrid *mg);
  * precision; 0 or the operator's precision: GCR in that precision. */
 tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_solver_result *result);
+/* Makes now what solves with p will need beyond the set-up (the outer GCR's sloppy copy of
+ * the operator: a few tenths of a second at 32^4), so that the first solve does not pay for
+ * it. Optional. */
+tq_status tq_multigrid_prepare(tq_multigrid *mg, const tq_solver_params *p);
 /* The n systems M x[i] = b[i] (a propagator's sources) with one set-up: up to solves_at_once
  * of them side by side, each on its own host thread with its own cycle work fields and
  * operator work copies (made at the first call, kept with the set-up), so that one system's

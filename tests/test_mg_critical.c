@@ -86,6 +86,8 @@ int main(void)
         res[k] = residual_of(d, x, hb, w, h, n);
         /* the outer GCR iterating in single precision (reliable updates in double) */
         sp.prec_sloppy = TQ_SINGLE;
+        CHECK_OK(tq_multigrid_prepare(mg, &sp));   /* the sloppy operator made before the solve */
+        CHECK_ERR(tq_multigrid_prepare(NULL, &sp), TQ_ERR_INVALID_ARG);
         CHECK_OK(tq_blas_zero(x));
         CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));
         outer_single[k] = r.iterations;

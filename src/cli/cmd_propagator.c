@@ -466,6 +466,11 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
             fprintf(stderr, "%s: saving the multigrid set-up: %s\n", me, tq_last_error());
             return 1;
         }
+        /* the outer GCR's sloppy operator with the set-up, not in the first solve */
+        if (tq_multigrid_prepare(r->mg, &o->sp)) {
+            fprintf(stderr, "%s: multigrid: %s\n", me, tq_last_error());
+            return 1;
+        }
         r->t_mg_setup = tq_cli_now() - r->t_mg_setup;
     }
     const int at_origin = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;

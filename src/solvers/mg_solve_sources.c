@@ -156,6 +156,13 @@ static tq_status slot_solve(tq_multigrid *mg, mg_slot *S, int alone, tq_field *x
     return TQ_SUCCESS;
 }
 
+tq_status tq_multigrid_prepare(tq_multigrid *mg, const tq_solver_params *p)
+{
+    if (!mg || !p) return tq_error(TQ_ERR_INVALID_ARG, "tq_multigrid_prepare: NULL argument");
+    const tq_dirac *ds = NULL;
+    return outer_sloppy(mg, &mg->slot[0], p->prec_sloppy, p->recon_sloppy, &ds);
+}
+
 tq_status tq_multigrid_solve(tq_multigrid *mg, tq_field *x, const tq_field *b, const tq_solver_params *p,
                              tq_solver_result *result)
 {
