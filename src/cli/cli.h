@@ -79,7 +79,7 @@ typedef struct tq_cli_mg {
     unsigned long long seed;            /* --mg-seed */
     const char *save, *load;            /* --mg-save FILE, --mg-load FILE */
     int given;                          /* any --mg-* option */
-    int smoother_prec_given, nullvec_prec_given;
+    int smoother_prec_given, nullvec_prec_given, coarse_prec_given;
 } tq_cli_mg;
 void tq_cli_mg_defaults(tq_cli_mg *o);
 /* The option at argv[*i] if it is a --mg-* one: -1 when it is none of them, else 1 for a
