@@ -8,7 +8,8 @@
  * levels the cycles nest as a K-cycle: level l's coarse solve is flexible GCR on level l + 1
  * preconditioned by level l + 1's cycle; the coarsest level is solved by plain GCR (the
  * solves themselves: src/solvers/mg_solve_sources.c); saving and loading a set-up. The
- * outer solve on the fine level in double, its cycle and set-up solves in smoother_prec
+ * outer solve on the fine level on double fields (iterating in the solve's prec_sloppy
+ * where given: mg_solve_sources.c), its cycle and set-up solves in smoother_prec
  * (the set-up's with reliable updates), the coarse levels in coarse_prec (links and
  * vectors; half links with single vectors). May call: src/core, src/blas, src/dirac and the
  * solvers' frame. */
