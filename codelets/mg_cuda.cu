@@ -84,15 +84,21 @@ static unsigned agg_threads(const tq_mg_transfer_args *a)
     return (unsigned)(t < AGG_THREADS ? t : AGG_THREADS);
 }
 
-/* The coarse site (both parities: blockIdx.x) of this thread block: its parity, index and
- * block coordinates. */
+/* The coarse site of this thread block: its parity, index and block coordinates. Blocks go
+ * through the coarse block in lexicographic order, x fastest, both parities together, so
+ * that aggregates side by side along x run at the same time: in the checkerboard order an
+ * aggregate's fine sites of one parity lie in runs of 2 (half a 32-byte sector of a half
+ * precision basis row), and the neighbour's run fills the sector's other half, read from L2
+ * instead of memory again. The arithmetic of a block does not depend on the order. */
 __device__ __forceinline__ int64_t agg_block_site(const tq_mg_transfer_args &a, int *pc, int xc[4])
 {
-    const int64_t ic = blockIdx.x;
-    *pc = (int)(ic / a.coarse_cb);
-    const int64_t sc = ic - *pc * a.coarse_cb;
-    tq_block_coords(a.coarse_block, *pc, sc, xc);
-    return sc;
+    unsigned i = blockIdx.x;   /* fewer than 2^31 coarse sites: 32-bit divisions */
+    for (int mu = 0; mu < 4; mu++) {
+        xc[mu] = (int)(i % (unsigned)a.coarse_block[mu]);
+        i /= (unsigned)a.coarse_block[mu];
+    }
+    *pc = (xc[0] + xc[1] + xc[2] + xc[3]) & 1;
+    return tq_block_cb(a.coarse_block, xc);
 }
 
 /* R = P^dag: a thread block per coarse site (both parities), a thread per fine site of its
