@@ -10,7 +10,9 @@
 # measurements and checkpoints. Gauge files read by parts (test_mpi_gauge_io). A multigrid
 # set-up saved on 1 and 2 ranks and read on the other count. CPU workers
 # only;
-# ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun.
+# ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun. Quick
+# (TQ_TEST_QUICK, the sanitizer run): the rank grids 2x1x1x1 and 1x1x1x4 of test_mpi_dirac,
+# the propagator's --gridsize run and the HISQ propagator on 4 ranks left out.
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
 prog=$builddir/tests/test_mpi_dirac
@@ -36,7 +38,13 @@ run() {
 run np1 1 --procs 1 1 1 1
 [ $rc -eq 0 ] || { echo "test_mpi_dirac: FAIL: one rank (exit $rc)"; exit 1; }
 # np1c2: one rank, two CPU workers (its blocks' tasks spread, not chained on one worker)
-for c in "np1c2 1 --procs 1 1 1 1 --ncpus 2" "np2 2" "np2x 2 --procs 2 1 1 1" "np4 4" "np4xt 4 --procs 2 1 1 2"; do
+quick=${TQ_TEST_QUICK:-}
+[ "$quick" = 0 ] && quick=
+grids='"np1c2 1 --procs 1 1 1 1 --ncpus 2" "np2 2" "np2x 2 --procs 2 1 1 1" "np4 4" "np4xt 4 --procs 2 1 1 2"'
+[ -n "$quick" ] && { grids='"np1c2 1 --procs 1 1 1 1 --ncpus 2" "np2 2" "np4xt 4 --procs 2 1 1 2"'
+    echo "test_mpi_dirac: quick: rank grids 2x1x1x1 and 1x1x1x4, the propagator's --gridsize run and HISQ on 4 ranks left out"; }
+eval "set -- $grids"
+for c in "$@"; do
     set -- $c
     run "$@"
     name=$1
@@ -61,7 +69,10 @@ done
 # 2 ranks (and with a grid given), dslash checked against the reference on 2 ranks (each
 # rank makes its own part of the weak field and the source)
 tool=$builddir/taskqcd
-for c in "1:" "2:" "2:--gridsize 2 1 1 1"; do
+props='"1:" "2:" "2:--gridsize 2 1 1 1"'
+[ -n "$quick" ] && props='"1:" "2:"'
+eval "set -- $props"
+for c in "$@"; do
     np=${c%%:*} grid=${c#*:}
     timeout 600 mpirun $extra -np "$np" "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --block 4 4 4 4 --nsrc 3 \
         --ncpus 1 --where cpu $grid > "$tmp/prop.log" 2>&1
@@ -78,7 +89,10 @@ done
 # a multi-mass solve in mixed precision: the correlators bitwise the same on 1, 2 and 4
 # ranks (the same 4 blocks)
 ks="propagator --dslash-type hisq --dim 4 4 8 8 --weak-field 0.2 --block 4 4 4 4 --nsrc 1 --masses 0.1,0.3 --ncpus 1 --where cpu"
+ksnp="2 4"
+[ -n "$quick" ] && ksnp=2
 for c in "1:" "2:--gridsize 1 1 1 2" "4:--gridsize 1 1 2 2"; do
+    [ -n "$quick" ] && [ "${c%%:*}" = 4 ] && continue
     np=${c%%:*} grid=${c#*:}
     # shellcheck disable=SC2086
     timeout 600 mpirun $extra -np "$np" "$tool" $ks $grid > "$tmp/ks$np.log" 2>&1
@@ -86,7 +100,7 @@ for c in "1:" "2:--gridsize 1 1 1 2" "4:--gridsize 1 1 2 2"; do
     grep -E '^ +[0-9]+  [0-9]' "$tmp/ks$np.log" > "$tmp/ks$np"
     if [ $rc -ne 0 ] || [ "$(wc -l < "$tmp/ks$np")" -ne 16 ]; then cat "$tmp/ks$np.log"; echo "test_mpi_dirac: FAIL: staggered propagator on $np rank(s) (exit $rc)"; fail=1; fi
 done
-for np in 2 4; do
+for np in $ksnp; do
     if cmp -s "$tmp/ks1" "$tmp/ks$np"; then echo "test_mpi_dirac: HISQ propagator, two masses: bitwise the same on $np ranks as on one"
     else echo "test_mpi_dirac: FAIL: the HISQ propagator's correlators differ between 1 and $np ranks"; fail=1; fi
 done

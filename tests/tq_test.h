@@ -100,6 +100,15 @@ static inline const char *tq_test_milc_file(const char *name, char *buf, size_t 
     return buf;
 }
 
+/* Non-zero where TQ_TEST_QUICK is set (scripts/run-sanitizers sets it): the longest tests then
+ * leave out the parts that run code they already ran at other parameters, and print what
+ * they left out; everything else, every check of the parts they run, stays. */
+static inline int tq_test_quick(void)
+{
+    const char *q = getenv("TQ_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 /* A lattice with the given dims and block (NULL: automatic); NULL and a failed check on error. */
 static inline tq_lattice *tq_test_lattice(const int dims[4], const int *block)
 {
