@@ -1,9 +1,10 @@
 /* Improved staggered hopping-term codelets (CUDA versions in codelets/staggered_cuda.cu;
  * per-site arithmetic in kernels/staggered_site.h): per block and output parity, pack,
  * interior and exterior, as the stencil layer (src/core/stencil.h) submits them. Buffers:
- *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
+ *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces less the peer
+ *              faces (tq_ks_face_args: written where its sync says)
  *   interior:  in of the other parity (R), links of the output's parity (R), out (W)
- *   exterior:  the same with out (RW), then the faces read (R) x nfaces
+ *   exterior:  the same with out (RW), then the faces read (R) x nfaces less the peer faces
  *   build:     the thin links of the whole lattice in the host API layout (R), the links
  *              field's block and parity (W) (kernels/staggered_links_site.h)
  *   hisq_w:    the thin links of the whole lattice (R), HISQ's first-level links of a range
@@ -13,12 +14,14 @@
 
 #define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
 
+/* (Peer faces, face_sync.h, are only ever GPU memory: on CPU workers every face is a
+ * buffer of the task; tq_ks_face_pointers maps them all the same.) */
 static void ks_pack_cpu(void *buffers[], void *cl_arg)
 {
-    const tq_ks_args *a = (const tq_ks_args *)cl_arg;
-    void *faces[8];
-    for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(1 + i);
-    for (int64_t s = 0; s < a->cb; s++) tq_ks_pack_site(a, PTR(0), faces, s);
+    const tq_ks_face_args *fa = (const tq_ks_face_args *)cl_arg;
+    void *faces[8] = {NULL};
+    tq_ks_face_pointers(fa, buffers, 1, faces);
+    for (int64_t s = 0; s < fa->a.cb; s++) tq_ks_pack_site(&fa->a, PTR(0), faces, s);
 }
 
 /* The sites of one kind (exterior 0: no hop across a split direction; 1: some), each
@@ -46,10 +49,11 @@ static void ks_interior_cpu(void *buffers[], void *cl_arg)
 
 static void ks_exterior_cpu(void *buffers[], void *cl_arg)
 {
-    const tq_ks_args *a = (const tq_ks_args *)cl_arg;
-    const void *faces[8] = {NULL};
-    for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(3 + i);
-    const void *in = PTR(0), *links = PTR(1), *const *from = faces;
+    const tq_ks_face_args *fa = (const tq_ks_face_args *)cl_arg;
+    const tq_ks_args *a = &fa->a;
+    void *faces[8] = {NULL};
+    tq_ks_face_pointers(fa, buffers, 3, faces);
+    const void *in = PTR(0), *links = PTR(1), *const *from = (const void *const *)faces;
     void *out = PTR(2);
     if (a->L_in.prec == 8) KS_SITES(8, 1);
     else if (a->L_in.prec == 4) KS_SITES(4, 1);

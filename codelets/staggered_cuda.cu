@@ -113,21 +113,27 @@ __global__ void __launch_bounds__(KS_BUILD_THREADS) ks_hisq_w_kernel(tq_ks_smear
     if (i < a.count) tq_ks_hisq_w_site(&a, thin, w, i);
 }
 
+/* Peer faces (face_sync.h): the pack waits until their readers are done with the set's
+ * last use, writes them into the readers' GPUs and signals; the exterior waits for them and
+ * signals back once it has read them. */
 extern "C" void tq_ks_pack_cuda(void *buffers[], void *cl_arg)
 {
-    const tq_ks_args *a = (const tq_ks_args *)cl_arg;
+    const tq_ks_face_args *fa = (const tq_ks_face_args *)cl_arg;
+    const tq_ks_args *a = &fa->a;
     ks_ptr8 faces = {{NULL}};
-    for (int i = 0; i < a->nfaces && i < 8; i++) faces.p[i] = PTR(1 + i);
+    tq_ks_face_pointers(fa, buffers, 1, faces.p);
+    tq_face_sync_wait(&fa->sync);
     if (a->cb > 0) ks_pack_kernel<<<grid_for(a->cb, KS_THREADS), KS_THREADS, 0, tq_cuda_stream()>>>(*a, PTR(0), faces);
     check_launch();
+    tq_face_sync_signal(&fa->sync);
 }
 
 template <int EXT>
-static void site_launch(const tq_ks_args *a, void *buffers[])
+static void site_launch(const tq_ks_args *a, void *buffers[], void *const faces[8])
 {
     ks_ptr8c from = {{NULL}};
     if (EXT)
-        for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(3 + i);
+        for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = faces[i];
     const unsigned grid = grid_for(a->cb, KS_THREADS / 4);
     cudaStream_t st = tq_cuda_stream();
     /* with no split direction no site has a hop across one: nothing to launch */
@@ -141,12 +147,18 @@ static void site_launch(const tq_ks_args *a, void *buffers[])
 
 extern "C" void tq_ks_interior_cuda(void *buffers[], void *cl_arg)
 {
-    site_launch<0>((const tq_ks_args *)cl_arg, buffers);
+    void *none[8] = {NULL};
+    site_launch<0>((const tq_ks_args *)cl_arg, buffers, none);
 }
 
 extern "C" void tq_ks_exterior_cuda(void *buffers[], void *cl_arg)
 {
-    site_launch<1>((const tq_ks_args *)cl_arg, buffers);
+    const tq_ks_face_args *fa = (const tq_ks_face_args *)cl_arg;
+    void *faces[8] = {NULL};
+    tq_ks_face_pointers(fa, buffers, 3, faces);
+    tq_face_sync_wait(&fa->sync);
+    site_launch<1>(&fa->a, buffers, faces);
+    tq_face_sync_signal(&fa->sync);
 }
 
 extern "C" void tq_ks_build_cuda(void *buffers[], void *cl_arg)

@@ -104,6 +104,22 @@ extern struct starpu_codelet tq_cl_coarse_exterior;
 extern struct starpu_codelet tq_cl_ks_pack;
 extern struct starpu_codelet tq_cl_ks_interior;
 extern struct starpu_codelet tq_cl_ks_exterior;
+/* The pack and exterior tasks' argument: the operator's, then the order of their peer
+ * faces (face_sync.h; zeroed: every face is a StarPU buffer). */
+typedef struct tq_ks_face_args {
+    tq_ks_args a;
+    tq_face_sync sync;
+} tq_ks_face_args;
+/* Their faces in the kernels' order (2 k + side for the k-th split direction): a peer
+ * face's pointer from sync, the others the task's buffers from `first` on. */
+static inline void tq_ks_face_pointers(const tq_ks_face_args *fa, void *buffers[], int first, void *faces[8])
+{
+    for (int mu = 0, i = 0; mu < 4; mu++) {
+        if (!fa->a.split[mu]) continue;
+        for (int side = 0; side < 2 && i < 8; side++, i++)
+            faces[i] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[first++]);
+    }
+}
 /* Its links field's block and parity from the thin links (codelets/staggered.c). */
 extern struct starpu_codelet tq_cl_ks_build;
 /* HISQ's first level (fat7, U(3) projection) of a range of sites (codelets/staggered.c). */

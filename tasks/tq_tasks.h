@@ -220,13 +220,14 @@ int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a,
                             starpu_data_handle_t *from);
 
 /* The improved staggered hopping term on one block (codelets/staggered.c): pack of in's
- * sites in the three layers at each split boundary into faces[0 .. a->nfaces - 1]; the
+ * sites in the three layers at each split boundary into faces[0 .. fa->a.nfaces - 1]; the
  * interior and exterior of out (parity a->parity) from in (the other parity), the links of
- * out's parity, and for the exterior the faces read. */
-int tq_task_ks_pack(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in, starpu_data_handle_t *faces);
+ * out's parity, and for the exterior the faces read. A NULL face is a peer face, written or
+ * read where fa->sync.ptr says (face_sync.h). */
+int tq_task_ks_pack(const tq_task_options *opt, const tq_ks_face_args *fa, starpu_data_handle_t in, starpu_data_handle_t *faces);
 int tq_task_ks_interior(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in,
                         starpu_data_handle_t links, starpu_data_handle_t out);
-int tq_task_ks_exterior(const tq_task_options *opt, const tq_ks_args *a, starpu_data_handle_t in,
+int tq_task_ks_exterior(const tq_task_options *opt, const tq_ks_face_args *fa, starpu_data_handle_t in,
                         starpu_data_handle_t links, starpu_data_handle_t out, starpu_data_handle_t *from);
 /* The asqtad links of one block and parity (out) from the whole lattice's thin links in the
  * host API layout (thin). */

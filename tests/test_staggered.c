@@ -15,7 +15,8 @@
  * test_staggered_cuda (this file with TQ_TEST_CUDA): the same with the blocks on a GPU
  * (their owner; the test checks that CUDA workers ran the tasks), where double agrees with
  * the reference to rounding (the GPU contracts products into fused multiply-adds) and the
- * decompositions are still bitwise the same. */
+ * decompositions are still bitwise the same; with two GPUs the faces between them are peer
+ * faces (written GPU to GPU, core/stencil.h), checked to have been used. */
 #include "tq_test.h"
 #ifdef TQ_TEST_CUDA
 #define TEST_NAME "test_staggered_cuda"
@@ -54,6 +55,9 @@ static void check_ran_on_gpu(const char *what)
 static void check_ran_on_gpu(const char *what) { (void)what; }
 #endif
 
+/* Operators apply() made whose faces between GPUs were peer faces (core/stencil.h). */
+static int peer_ops;
+
 /* D in on `block` in precision prec, exported into got; 0 on success. */
 static int apply(const int dims[4], const int block[4], tq_precision prec, const double *fat, const double *lng,
                  const double *in, double *got)
@@ -64,6 +68,7 @@ static int apply(const int dims[4], const int block[4], tq_precision prec, const
     tq_field *x = NULL, *y = NULL;
     tq_field_params fp = {TQ_FIELD_STAGGERED, prec, TQ_FULL, (tq_recon)0, 0};
     CHECK_OK(tq_ks_op_create(lat, fat, lng, prec, &op));
+    if (op && op->stencil.peer) peer_ops++;
     CHECK_OK(tq_field_create(lat, &fp, &x));
     CHECK_OK(tq_field_create(lat, &fp, &y));
     const int ok = op && x && y;
@@ -621,6 +626,14 @@ int main(void)
     const int blocks2[3][4] = {{8, 8, 8, 8}, {4, 8, 4, 8}, {4, 4, 4, 4}};
     check_operator(d2, blocks2, 3);
     check_ran_on_gpu("the operator");
+#ifdef TQ_TEST_CUDA
+    /* with two GPUs the split decompositions' faces between them go GPU to GPU (peer
+     * faces), and those results were bitwise one block's above */
+    if (starpu_cuda_worker_get_count() >= 2) {
+        CHECK(peer_ops > 0, "%u GPUs: no staggered operator used peer faces", starpu_cuda_worker_get_count());
+        printf("  %d operators with peer faces between %u GPUs\n", peer_ops, starpu_cuda_worker_get_count());
+    }
+#endif
     check_build();
     check_ran_on_gpu("the link build and its operator");
     check_solve();

@@ -56,6 +56,10 @@ static tq_status op_new(const char *who, tq_lattice *lat, tq_precision prec, tq_
     tq_field_params lp = {TQ_FIELD_COARSE, prec, TQ_FULL, (tq_recon)0, TQ_KS_LINK_NDOF};
     tq_status s = tq_field_create(lat, &lp, &op->links);
     if (s == TQ_SUCCESS) s = tq_stencil_create(lat, TQ_KS_DEPTH, (int)prec, 6, &op->stencil);
+    /* faces between GPUs of this process (or of the ranks of one node) go straight into
+     * the reader's memory: the pack and exterior codelets follow face_sync.h */
+    if (s == TQ_SUCCESS && tq_stencil_use_peer_faces(&op->stencil) < 0)
+        s = tq_error(TQ_ERR_NOMEM, "%s: out of memory for the peer faces", who);
     if (s != TQ_SUCCESS) {
         tq_ks_op_destroy(op);
         return s;
@@ -254,14 +258,24 @@ typedef struct ks_ctx {
     tq_ks_args base;
 } ks_ctx;
 
+/* The pack and exterior tasks' argument: the application's, and the order of the
+ * block's peer faces (none: zeroed) */
+static tq_ks_face_args face_args(const tq_ks_args *base, const tq_face_sync *sync)
+{
+    tq_ks_face_args fa;
+    memset(&fa, 0, sizeof fa);
+    fa.a = *base;
+    if (sync) fa.sync = *sync;
+    return fa;
+}
+
 static int ks_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
-    (void)sync;   /* no peer faces here */
     const ks_ctx *c = (const ks_ctx *)ctx;
-    tq_ks_args a = c->base;
-    a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
+    tq_ks_face_args fa = face_args(&c->base, sync);
+    fa.a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
     const tq_task_options o = tq_internal_block_options(c->op->lat, b);
-    return tq_task_ks_pack(&o, &a, parity_handle(c->in, b, a.parity), faces);
+    return tq_task_ks_pack(&o, &fa, parity_handle(c->in, b, fa.a.parity), faces);
 }
 
 static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
@@ -276,11 +290,12 @@ static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
 
 static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
 {
-    (void)nfrom, (void)sync;
+    (void)nfrom;
     const ks_ctx *c = (const ks_ctx *)ctx;
     const int p = c->base.parity;
+    const tq_ks_face_args fa = face_args(&c->base, sync);
     const tq_task_options o = tq_internal_block_options(c->op->lat, b);
-    return tq_task_ks_exterior(&o, &c->base, parity_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
+    return tq_task_ks_exterior(&o, &fa, parity_handle(c->in, b, 1 - p), tq_field_handle(c->op->links, b, p),
                                parity_handle(c->out, b, p), from);
 }
 
