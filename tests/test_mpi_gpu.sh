@@ -5,7 +5,7 @@
 # propagator's correlator on the two ranks must be bitwise the same as through StarPU-MPI
 # (TQ_PEER=0) and as one rank with the same global blocks, the run must say it used peer
 # mode, and dslash on the two ranks must agree with the plain-loop reference in every
-# precision, Wilson and clover. Skips (77) without mpirun, MPI or a GPU (run it on the GPU
+# precision, Wilson and clover; the HISQ propagator's correlators likewise bitwise. Skips (77) without mpirun, MPI or a GPU (run it on the GPU
 # machine: bench/device-run.sh).
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
@@ -51,6 +51,27 @@ a=$(corr "$tmp/peer.json")
     bad "correlator through CUDA IPC differs from StarPU-MPI's"
 [ -n "$a" ] && [ "$a" = "$(corr "$tmp/one.json")" ] && good "correlator on 2 ranks bitwise the same as one rank with the same blocks" ||
     bad "correlator on 2 ranks differs from one rank's"
+
+# the improved staggered operator (HISQ, two masses in mixed precision) on the same 2
+# ranks: its faces between the ranks go through CUDA IPC too, and the correlators are
+# bitwise those through StarPU-MPI and of one rank with the same blocks
+ks="propagator --dslash-type hisq --dim 8 8 8 16 --block 8 8 8 4 --weak-field 0.2 --nsrc 1 --masses 0.1,0.3 --where cuda --ncpus 2"
+ks_corr() { grep -E '^ +[0-9]+  [0-9]' "$1"; }
+TQ_PEER=1 timeout 300 mpirun $extra -np 2 "$tool" $ks --gridsize 1 1 1 2 > "$tmp/ks-peer.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/ks-peer.log"; bad "HISQ propagator on 2 ranks (exit $rc)"; }
+if [ "$ngpu" -ge 2 ]; then
+    grep -q "peer mode: .* 2 ranks through CUDA IPC" "$tmp/ks-peer.log" && good "HISQ, 2 ranks, 2 GPUs: peer mode across ranks in use" ||
+        { cat "$tmp/ks-peer.log"; bad "HISQ, 2 ranks, 2 GPUs: peer mode across ranks not in use"; }
+fi
+TQ_PEER=0 timeout 300 mpirun $extra -np 2 "$tool" $ks --gridsize 1 1 1 2 > "$tmp/ks-mpi.log" 2>&1 || { cat "$tmp/ks-mpi.log"; bad "HISQ propagator on 2 ranks through StarPU-MPI"; }
+timeout 300 "$tool" $ks --ncuda 1 > "$tmp/ks-one.log" 2>&1 || { cat "$tmp/ks-one.log"; bad "HISQ propagator on one rank"; }
+a=$(ks_corr "$tmp/ks-peer.log")
+[ "$(printf '%s\n' "$a" | grep -c .)" -eq 32 ] || bad "HISQ on 2 ranks: not 2 x 16 correlator lines"
+[ -n "$a" ] && [ "$a" = "$(ks_corr "$tmp/ks-mpi.log")" ] && good "HISQ correlators through CUDA IPC bitwise the same as through StarPU-MPI" ||
+    bad "HISQ correlators through CUDA IPC differ from StarPU-MPI's"
+[ -n "$a" ] && [ "$a" = "$(ks_corr "$tmp/ks-one.log")" ] && good "HISQ correlators on 2 ranks bitwise the same as one rank with the same blocks" ||
+    bad "HISQ correlators on 2 ranks differ from one rank's"
 
 # dslash on 2 ranks against the plain-loop reference, every test and precision
 for op in wilson clover; do
