@@ -11,11 +11,11 @@
 
 struct blas_bufs { void *p[TQ_BLAS_MAX_OPERANDS]; };
 
-/* A mixed-precision operation (tq_blas_other_precision) on a color-spinor site: operand 0
- * and the others in precision P, those tq_blas_other_precision names in Q. The read
- * operands come 4 reals at a time, the written ones are kept whole (a half-precision
- * output's norm is the site's largest magnitude) and stored at the end; the arithmetic is
- * tq_blas_pair's in double, as on the CPU. Each operand's layout is a compile-time constant
+/* A mixed-precision operation (tq_blas_other_precision) on a color-spinor or staggered
+ * site: operand 0 and the others in precision P, those tq_blas_other_precision names in Q.
+ * The read operands come a group of reals at a time (mixed_group), the written ones are
+ * kept whole (a half-precision output's norm is the site's largest magnitude) and stored at
+ * the end; the arithmetic is tq_blas_pair's in double, as on the CPU. Each operand's layout is a compile-time constant
  * (mixed_operand), so the site stays in registers: the run-time path, even with constant
  * layouts in an array, kept the site on the stack and ran at a sixth of the copy rate
  * (H200, 32^4 even sites: a half <-> double copy 184-193 us, the reliable update's
@@ -28,15 +28,23 @@ struct mixed_operand {
 };
 #define TQ_MIXED_EACH(F) F(0) F(1) F(2) F(3) F(4) F(5)
 
-template <int OP, int P, int Q, int I>
-__device__ __forceinline__ void mixed_load4(const blas_bufs &b, int64_t s, int64_t stride, int j, double hs[],
-                                            double in[][4])
+/* The reals of a site go in groups of G (4 for color-spinors, 2 for 6-real staggered
+ * vectors): every operand's layout holds a group in one chunk, or (double, G = 4) in two. */
+template <int NREAL>
+__host__ __device__ constexpr int mixed_group(void)
+{
+    return NREAL % 4 == 0 ? 4 : 2;
+}
+
+template <int OP, int P, int Q, int I, int NREAL>
+__device__ __forceinline__ void mixed_load(const blas_bufs &b, int64_t s, int64_t stride, int j, double hs[],
+                                           double in[][4])
 {
     typedef mixed_operand<OP, P, Q, I> o;
     if constexpr (o::read) {
-        const tq_layout L = tq_layout_make(o::prec, 24, 1, stride);
+        const tq_layout L = tq_layout_make(o::prec, NREAL, 1, stride);
         if (j == 0 && o::prec == 2) hs[I] = tq_half_scale(b.p[I], &L, s);
-        if constexpr (o::prec == 8) {
+        if constexpr (mixed_group<NREAL>() == 4 && o::prec == 8) {
             tq_load_chunk(b.p[I], &L, s, 2 * j, hs[I], in[I]);
             tq_load_chunk(b.p[I], &L, s, 2 * j + 1, hs[I], in[I] + 2);
         } else {
@@ -45,8 +53,8 @@ __device__ __forceinline__ void mixed_load4(const blas_bufs &b, int64_t s, int64
     }
 }
 
-template <int OP, int P, int Q, int I>
-__device__ __forceinline__ void mixed_keep(const double v[][2], int k, double w[][24])
+template <int OP, int P, int Q, int I, int NREAL>
+__device__ __forceinline__ void mixed_keep(const double v[][2], int k, double w[][NREAL])
 {
     if constexpr (mixed_operand<OP, P, Q, I>::written) {
         w[I][k] = v[I][0];
@@ -54,37 +62,38 @@ __device__ __forceinline__ void mixed_keep(const double v[][2], int k, double w[
     }
 }
 
-template <int OP, int P, int Q, int I>
-__device__ __forceinline__ void mixed_store(const blas_bufs &b, int64_t s, int64_t stride, const double w[][24])
+template <int OP, int P, int Q, int I, int NREAL>
+__device__ __forceinline__ void mixed_store(const blas_bufs &b, int64_t s, int64_t stride, const double w[][NREAL])
 {
     typedef mixed_operand<OP, P, Q, I> o;
     if constexpr (o::written) {
-        const tq_layout L = tq_layout_make(o::prec, 24, 1, stride);
+        const tq_layout L = tq_layout_make(o::prec, NREAL, 1, stride);
         tq_store_site(b.p[I], &L, s, w[I]);
     }
 }
 
-template <int OP, int P, int Q>
+template <int OP, int P, int Q, int NREAL>
 __device__ __forceinline__ void mixed_site(const double *c, const blas_bufs &b, int64_t s, int64_t stride, double *acc)
 {
-    double hs[TQ_BLAS_MAX_OPERANDS], w[TQ_BLAS_MAX_OPERANDS][24];
+    constexpr int G = mixed_group<NREAL>();
+    double hs[TQ_BLAS_MAX_OPERANDS], w[TQ_BLAS_MAX_OPERANDS][NREAL];
     double site_acc[TQ_BLAS_MAX_RESULTS] = {0.0};
 #pragma unroll
-    for (int j = 0; j < 6; j++) {
+    for (int j = 0; j < NREAL / G; j++) {
         double in[TQ_BLAS_MAX_OPERANDS][4];
-#define TQ_LOAD(I) mixed_load4<OP, P, Q, I>(b, s, stride, j, hs, in);
+#define TQ_LOAD(I) mixed_load<OP, P, Q, I, NREAL>(b, s, stride, j, hs, in);
         TQ_MIXED_EACH(TQ_LOAD)
 #undef TQ_LOAD
 #pragma unroll
-        for (int p = 0; p < 4; p += 2) {
+        for (int p = 0; p < G; p += 2) {
             double v[TQ_BLAS_MAX_OPERANDS][2];
             tq_blas_chunk_pair(OP, c, in, p, v, site_acc);
-#define TQ_KEEP(I) mixed_keep<OP, P, Q, I>(v, 4 * j + p, w);
+#define TQ_KEEP(I) mixed_keep<OP, P, Q, I, NREAL>(v, G * j + p, w);
             TQ_MIXED_EACH(TQ_KEEP)
 #undef TQ_KEEP
         }
     }
-#define TQ_STORE(I) mixed_store<OP, P, Q, I>(b, s, stride, w);
+#define TQ_STORE(I) mixed_store<OP, P, Q, I, NREAL>(b, s, stride, w);
     TQ_MIXED_EACH(TQ_STORE)
 #undef TQ_STORE
 #pragma unroll
@@ -102,7 +111,7 @@ __device__ __forceinline__ void site_op(const tq_blas_args &a, const double *c, 
     if constexpr (PREC == 0) {
         tq_blas_site(OP, c, b.p, a.L, s, acc);
     } else if constexpr (PREC >= 100) {
-        mixed_site<OP, PREC / 100, PREC % 100>(c, b, s, a.L[0].stride, acc);
+        mixed_site<OP, PREC / 100, PREC % 100, NREAL>(c, b, s, a.L[0].stride, acc);
     } else {
         tq_layout L[TQ_BLAS_MAX_OPERANDS];
 #pragma unroll
@@ -413,17 +422,18 @@ static void launch(const tq_blas_args *a, const blas_bufs &b, int64_t n, void *b
     }
 }
 
-/* 100 P + Q when the task's operands are color-spinors (with norms in half precision) in
- * precision P (operand 0 and the others) and Q (those tq_blas_other_precision names), P != Q;
- * else 0. */
+/* 100 P + Q when the task's operands are color-spinors or staggered color vectors (24 or 6
+ * reals, all alike; with norms in half precision) in precision P (operand 0 and the
+ * others) and Q (those tq_blas_other_precision names), P != Q; else 0. */
 static int mixed_prec(const tq_blas_args *a)
 {
     const unsigned other = tq_blas_other_precision(a->op);
-    const int nop = tq_blas_noperands(a->op), p = a->L[0].prec;
+    const int nop = tq_blas_noperands(a->op), p = a->L[0].prec, nreal = a->L[0].nreal;
     int q = 0;
+    if (nreal != 24 && nreal != 6) return 0;
     for (int i = 0; i < nop; i++) {
         const tq_layout *L = &a->L[i];
-        if (L->nreal != 24 || L->has_norm != (L->prec == 2)) return 0;
+        if (L->nreal != nreal || L->has_norm != (L->prec == 2)) return 0;
         if (!(other >> i & 1u)) {
             if (L->prec != p) return 0;
         } else if (q && L->prec != q) {
@@ -435,20 +445,29 @@ static int mixed_prec(const tq_blas_args *a)
     return q && q != p ? 100 * p + q : 0;
 }
 
+template <int OP, int NREAL>
+static bool launch_mixed_shape(int code, const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
+                               cudaStream_t stream)
+{
+    switch (code) {
+    case 804: launch<OP, 804, NREAL>(a, b, n, buffers, stream); return true;
+    case 802: launch<OP, 802, NREAL>(a, b, n, buffers, stream); return true;
+    case 408: launch<OP, 408, NREAL>(a, b, n, buffers, stream); return true;
+    case 402: launch<OP, 402, NREAL>(a, b, n, buffers, stream); return true;
+    case 208: launch<OP, 208, NREAL>(a, b, n, buffers, stream); return true;
+    case 204: launch<OP, 204, NREAL>(a, b, n, buffers, stream); return true;
+    default: return false;
+    }
+}
+
 template <int OP>
 static void launch_mixed(int code, const tq_blas_args *a, const blas_bufs &b, int64_t n, void *buffers[],
                          cudaStream_t stream)
 {
     if constexpr (tq_blas_other_precision(OP) != 0u) {   /* may mix precisions: mixed_site */
-        switch (code) {
-        case 804: launch<OP, 804, 24>(a, b, n, buffers, stream); return;
-        case 802: launch<OP, 802, 24>(a, b, n, buffers, stream); return;
-        case 408: launch<OP, 408, 24>(a, b, n, buffers, stream); return;
-        case 402: launch<OP, 402, 24>(a, b, n, buffers, stream); return;
-        case 208: launch<OP, 208, 24>(a, b, n, buffers, stream); return;
-        case 204: launch<OP, 204, 24>(a, b, n, buffers, stream); return;
-        default: break;
-        }
+        if (code && (a->L[0].nreal == 24 ? launch_mixed_shape<OP, 24>(code, a, b, n, buffers, stream)
+                                         : launch_mixed_shape<OP, 6>(code, a, b, n, buffers, stream)))
+            return;
     }
     launch<OP, 0, 0>(a, b, n, buffers, stream);
 }
@@ -462,8 +481,8 @@ extern "C" void tq_blas_cuda(void *buffers[], void *cl_arg)
         b.p[i] = i < nop ? (void *)STARPU_VECTOR_GET_PTR(buffers[i]) : NULL;
     const int64_t n = a->L[0].stride;
     cudaStream_t stream = tq_cuda_stream();
-    /* Specialised kernels for the common shapes (color-spinors and staggered color vectors
-     * in one precision, or spinors in two for the mixed-precision operations); everything
+    /* Specialised kernels for the common shapes (color-spinors and staggered color vectors,
+     * in one precision or in two for the mixed-precision operations); everything
      * else takes the run-time path, whose per-site arrays live in local memory (a staggered
      * CG's updates took 4-5 times their bandwidth time there). */
     int prec = a->L[0].prec;
