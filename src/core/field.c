@@ -294,12 +294,13 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
         }
         tq_block_grid_coords(lat, b, c.bx);
         for (int mu = 0; mu < 4; mu++) c.bx[mu] -= lat->coords[mu] * lat->nbl[mu];   /* in this rank's blocks */
-        const int owner = tq_internal_block_options(lat, b).worker;
         for (int i = 0; i < f->nparity && st == TQ_SUCCESS; i++) {
             starpu_data_handle_t h = tq_field_handle(f, b, i);
             if (host_in) tq_task_data_written_on(h, rank);
+            const int worker = tq_internal_access_worker(tq_internal_block_options(lat, b), tq_block_local_index(lat, b), h,
+                                                         host_in != NULL);
             tq_host_access a;
-            if ((st = tq_host_access_begin(&a, h, owner, host_in != NULL, &staging, &staging_bytes))) break;
+            if ((st = tq_host_access_begin(&a, h, worker, host_in != NULL, &staging, &staging_bytes))) break;
             c.buf = a.host;
             c.i = i;
             tq_host_parallel_for(tq_volume4(lat->block), copy_block_sites, &c);

@@ -264,6 +264,23 @@ tq_task_options tq_internal_block_options_cpu(const tq_lattice *lat, int block)
     return o;
 }
 
+/* Why not main memory whenever a block has no owner (one GPU and nothing else): StarPU
+ * accounts main memory from hwloc, which in the GPU machine's sandbox reports a few GB of
+ * 128; the 12 solutions of a 32^4 propagator exported through main memory filled that, and
+ * the next export waited for ever for memory StarPU could not free. */
+int tq_internal_access_worker(tq_task_options o, int index, starpu_data_handle_t h, int write)
+{
+    if (o.worker >= 0 || !tq_is_initialized()) return o.worker;
+    find_owners();
+    if (owners.ncuda == 0) return -1;
+    if (write)
+        return o.where == TQ_WHERE_CUDA ? owners.cuda[index % owners.ncuda] : -1;
+    if (starpu_data_is_on_node(h, STARPU_MAIN_RAM)) return -1;
+    for (int i = 0; i < owners.ncuda; i++)
+        if (starpu_data_is_on_node(h, starpu_worker_get_memory_node(owners.cuda[i]))) return owners.cuda[i];
+    return -1;
+}
+
 tq_status tq_internal_lattice_set_placement(tq_lattice *lat, tq_where w, const char *who)
 {
     if (w != TQ_WHERE_ANY && w != TQ_WHERE_CPU && w != TQ_WHERE_CUDA)

@@ -250,9 +250,9 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
             starpu_data_handle_t h = g->fields[f][s];
             if (host_in) tq_task_data_written_on(h, slab_rank(g, s));   /* every rank learns who holds it */
             if (slab_rank(g, s) != g->rank) continue;
+            const int worker = tq_internal_access_worker(slab_options(g, s), s % g->per_rank, h, host_in != NULL);
             tq_host_access a;
-            if ((st = tq_host_access_begin(&a, h, slab_options(g, s).worker, host_in != NULL, &staging, &staging_bytes)))
-                break;
+            if ((st = tq_host_access_begin(&a, h, worker, host_in != NULL, &staging, &staging_bytes))) break;
             double *buf = a.host;
             for (int64_t i = 0; i < g->slab_len; i++) {
                 const int64_t cb = (int64_t)s * g->slab_len + i;
