@@ -80,6 +80,10 @@ void tq_cuda_free_on(int device, void *p);
  * pinned), before returning; 0 or -1. A field's import and export (src/core/field.c) go so
  * straight to and from its owner's GPU, without a StarPU buffer in main memory. */
 int tq_cuda_copy_host(int device, void *dst, const void *src, size_t bytes);
+/* Page-locks host memory p of bytes for every device (copies at the bus's rate), and undoes
+ * it; 0 or -1. */
+int tq_cuda_host_register(void *p, size_t bytes);
+void tq_cuda_host_unregister(void *p);
 /* CUDA IPC (peer mode across ranks of one node, src/core/peer.c): the handle of memory p
  * that tq_cuda_alloc_zeroed made (into handle, TQ_CUDA_IPC_HANDLE_BYTES; 0 or -1), another
  * process's memory behind such a handle mapped for this process's kernels on device (NULL

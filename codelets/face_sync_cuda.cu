@@ -129,6 +129,19 @@ extern "C" int tq_cuda_copy_host(int device, void *dst, const void *src, size_t 
     return ok ? 0 : -1;
 }
 
+extern "C" int tq_cuda_host_register(void *p, size_t bytes)
+{
+    const int ok = cudaHostRegister(p, bytes, cudaHostRegisterPortable) == cudaSuccess;
+    cudaGetLastError();
+    return ok ? 0 : -1;
+}
+
+extern "C" void tq_cuda_host_unregister(void *p)
+{
+    cudaHostUnregister(p);
+    cudaGetLastError();
+}
+
 extern "C" void *tq_cuda_alloc_zeroed(int device, size_t bytes)
 {
     int prev = 0;

@@ -103,11 +103,12 @@ tq_status tq_field_parity_view(const tq_field *f, int p, tq_field **out);
 
 /* A buffer (vector handle h) read or written by the host where its owner computes: begin
  * acquires it in the memory of `worker` (its GPU's for a CUDA worker; main memory for a CPU
- * worker or none) and sets a->host: the buffer itself in main memory, else *staging (grown
- * as needed, zeroed when made; the caller frees it) holding, when reading, a copy of the
- * GPU's. end copies a written staging to the GPU and releases h. A GPU-owned buffer so
- * gets no StarPU buffer in main memory, whose accounting there may allow far less than the
- * host has (8 GB of 128 on the GPU machine) and, once full, stalls every transfer. */
+ * worker or none) and sets a->host: the buffer itself in main memory, else the process's
+ * staging buffer (page-locked, kept between accesses; zeroed for a write) holding, when
+ * reading, a copy of the GPU's; one access holds it at a time, from begin to end. end copies
+ * a written staging to the GPU and releases h. A GPU-owned buffer so gets no StarPU buffer
+ * in main memory, whose accounting there may allow far less than the host has (5-8 GB of
+ * 128 on the GPU machine) and, once full, stalls every transfer. */
 typedef struct tq_host_access {
     starpu_data_handle_t h;
     unsigned node;
@@ -115,8 +116,7 @@ typedef struct tq_host_access {
     void *buf, *host;
     size_t bytes;
 } tq_host_access;
-tq_status tq_host_access_begin(tq_host_access *a, starpu_data_handle_t h, int worker, int write, void **staging,
-                               size_t *staging_bytes);
+tq_status tq_host_access_begin(tq_host_access *a, starpu_data_handle_t h, int worker, int write);
 tq_status tq_host_access_end(tq_host_access *a);
 void tq_field_view_release(tq_field *v);
 /* One site's four links: the host's 4 x 18 reals <-> the stored recon x 4 (18, 12 or 8

@@ -241,8 +241,6 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
 {
     const int *d = g->dims, *l = g->local;
     const int t_first = g->rank * l[3];
-    void *staging = NULL;   /* tq_host_access: a slab on a GPU is seen through it */
-    size_t staging_bytes = 0;
     tq_status st = TQ_SUCCESS;
     for (int f = 0; f < 8 && st == TQ_SUCCESS; f++) {
         const int mu = f / 2, par = f % 2;
@@ -252,7 +250,7 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
             if (slab_rank(g, s) != g->rank) continue;
             const int worker = tq_internal_access_worker(slab_options(g, s), s % g->per_rank, h, host_in != NULL);
             tq_host_access a;
-            if ((st = tq_host_access_begin(&a, h, worker, host_in != NULL, &staging, &staging_bytes))) break;
+            if ((st = tq_host_access_begin(&a, h, worker, host_in != NULL))) break;
             double *buf = a.host;
             for (int64_t i = 0; i < g->slab_len; i++) {
                 const int64_t cb = (int64_t)s * g->slab_len + i;
@@ -265,7 +263,6 @@ static tq_status transfer(tq_generator *g, double *host_out, const double *host_
             st = tq_host_access_end(&a);
         }
     }
-    free(staging);
     return st;
 }
 
