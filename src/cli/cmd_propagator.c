@@ -487,6 +487,11 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     return 0;
 }
 
+/* Seconds of the job's phases (print_clock). */
+typedef struct prop_clock {
+    double init, gauge, problem, setup, solves, correlator, finalize;
+} prop_clock;
+
 static void prop_run_free(prop_run *r)
 {
     tq_multigrid_destroy(r->mg);
@@ -734,21 +739,29 @@ static void print_table_summary(const prop_opts *o, const prop_run *r)
 
 /* Everything after tq_init and the gauge field: operator, solves, correlator, output.
  * Returns the exit code. */
-static int run_propagator(const prop_opts *o, const tq_host_gauge *hg, const char *gauge_desc, const char *me)
+static int run_propagator(const prop_opts *o, const tq_host_gauge *hg, const char *gauge_desc, const char *me,
+                          prop_clock *clk)
 {
     prop_run r;
     memset(&r, 0, sizeof r);
     int rc = 1;
+    double t = tq_cli_now();
     if (!make_problem(o, hg, &r, me)) {
+        clk->problem = tq_cli_now() - t;
+        clk->setup = r.t_setup + r.t_mg_setup;
         if (!o->json) print_table_header(o, &r, gauge_desc);
         r.st = o->warmup ? warm_up(o, &r, me) : TQ_SUCCESS;
         tq_status st = solve_batches(o, &r, me);
+        clk->solves = r.wall;
         if (r.st == TQ_SUCCESS) r.st = st;
         char why[96];
         if (r.st != TQ_SUCCESS)
             fprintf(stderr, "%s: %s: no pion correlator (unconverged solutions are not a result)\n", me,
                     failure_phrase(o, &r, why, sizeof why));
-        if (r.st != TQ_SUCCESS || !pion_correlator(o, &r, me)) {
+        t = tq_cli_now();
+        const int corr_failed = r.st == TQ_SUCCESS && pion_correlator(o, &r, me);
+        clk->correlator = tq_cli_now() - t;
+        if (r.st != TQ_SUCCESS || !corr_failed) {
             if (o->json) print_json(o, &r, gauge_desc);
             else print_table_summary(o, &r);
             rc = r.st == TQ_SUCCESS ? 0 : 1;
@@ -758,9 +771,21 @@ static int run_propagator(const prop_opts *o, const tq_host_gauge *hg, const cha
     return rc;
 }
 
+/* Where the job's wall clock went (the last lines of the table): what a user waits for
+ * besides the solves. */
+static void print_clock(const prop_clock *c, double total)
+{
+    const double other = total - c->init - c->gauge - c->problem - c->solves - c->correlator - c->finalize;
+    printf("  wall clock %.2f s: StarPU start %.2f, gauge field %.2f, set-up and sources %.2f (operator %.2f), "
+           "solves %.2f, correlator %.2f, shutdown %.2f, rest %.2f\n",
+           total, c->init, c->gauge, c->problem, c->setup, c->solves, c->correlator, c->finalize, other);
+}
+
 int tq_cmd_propagator(int argc, char **argv)
 {
     const char *me = "taskqcd propagator";
+    const double t_start = tq_cli_now();
+    prop_clock clk = {0};
     tq_init_params ip;
     tq_init_params_default(&ip);
     if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 2; }
@@ -768,8 +793,11 @@ int tq_cmd_propagator(int argc, char **argv)
     int rc = parse_propagator_args(argc, argv, &o, me);
     if (rc >= 0) return rc;
     tq_cli_workers_for_placement(&ip, o.where);
+    double t = tq_cli_now();
     const int init = tq_cli_init(me, &ip);
     if (init) return init;
+    clk.init = tq_cli_now() - t;
+    t = tq_cli_now();
     /* read after tq_init: under mpirun every rank must learn that one could not read it */
     tq_host_gauge hg;
     char gauge_desc[512];
@@ -789,11 +817,15 @@ int tq_cmd_propagator(int argc, char **argv)
             return 1;
         }
     }
+    clk.gauge = tq_cli_now() - t;
     o.sp.verbosity = o.json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
     o.ks.sp = o.sp;
-    rc = o.staggered ? tq_cli_ks_propagator(&o.ks, &hg, gauge_desc, me) : run_propagator(&o, &hg, gauge_desc, me);
+    rc = o.staggered ? tq_cli_ks_propagator(&o.ks, &hg, gauge_desc, me) : run_propagator(&o, &hg, gauge_desc, me, &clk);
     tq_host_gauge_free(&hg);
     tq_set_placement(TQ_WHERE_ANY);
+    t = tq_cli_now();
     tq_finalize();
+    clk.finalize = tq_cli_now() - t;
+    if (!o.staggered && !o.json && rc == 0) print_clock(&clk, tq_cli_now() - t_start);
     return rc;
 }
