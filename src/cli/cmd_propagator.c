@@ -475,11 +475,13 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
         r->t_mg_setup = tq_cli_now() - r->t_mg_setup;
     }
     const int at_origin = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;
+    memset(r->host, 0, (size_t)vol * 24 * sizeof *r->host);   /* once: each source sets and clears its site */
     for (int s = 0; s < o->nsrc; s++) {
-        memset(r->host, 0, (size_t)vol * 24 * sizeof *r->host);
         if (at_origin) r->host[2 * s] = 1.0;   /* global site 0, spin s / 3, color s % 3, real part */
-        if (tq_field_create(r->lat, &fp, &r->b[s]) || tq_field_create(r->lat, &fp, &r->x[s]) ||
-            tq_field_import(r->b[s], r->host)) {
+        const int bad_source = tq_field_create(r->lat, &fp, &r->b[s]) || tq_field_create(r->lat, &fp, &r->x[s]) ||
+                               tq_field_import(r->b[s], r->host);
+        r->host[2 * s] = 0.0;
+        if (bad_source) {
             fprintf(stderr, "%s: %s\n", me, tq_last_error());
             return 1;
         }

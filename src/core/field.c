@@ -261,9 +261,10 @@ static void staging_release(void)
     pthread_mutex_unlock(&staging.lock);
 }
 
-/* With staging.lock held: at least bytes of it (NULL: no memory), zeroed for a write (the
- * layout's padding goes to the GPU as zeros, the bits of a buffer written in main memory). */
-static void *staging_get(size_t bytes, int write)
+/* With staging.lock held: at least bytes of it (NULL: no memory). Not zeroed for a write:
+ * the layout has no padding (stride = the block's sites, whole vectors per site), so the
+ * host's conversion writes every byte, as it does into a buffer in main memory. */
+static void *staging_get(size_t bytes)
 {
     if (bytes > staging.bytes) {
         staging_drop();
@@ -274,7 +275,6 @@ static void *staging_get(size_t bytes, int write)
 #endif
         tq_internal_at_finalize(staging_release);
     }
-    if (write) memset(staging.buf, 0, bytes);
     return staging.buf;
 }
 
@@ -291,7 +291,7 @@ tq_status tq_host_access_begin(tq_host_access *a, starpu_data_handle_t h, int wo
 #endif
     if (a->device >= 0) {
         pthread_mutex_lock(&staging.lock);
-        if (!(a->host = staging_get(a->bytes, write))) {
+        if (!(a->host = staging_get(a->bytes))) {
             pthread_mutex_unlock(&staging.lock);
             return tq_error(TQ_ERR_NOMEM, "field transfer: no host memory for a block of %zu bytes", a->bytes);
         }

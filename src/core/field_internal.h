@@ -104,7 +104,7 @@ tq_status tq_field_parity_view(const tq_field *f, int p, tq_field **out);
 /* A buffer (vector handle h) read or written by the host where its owner computes: begin
  * acquires it in the memory of `worker` (its GPU's for a CUDA worker; main memory for a CPU
  * worker or none) and sets a->host: the buffer itself in main memory, else the process's
- * staging buffer (page-locked, kept between accesses; zeroed for a write) holding, when
+ * staging buffer (page-locked, kept between accesses) holding, when
  * reading, a copy of the GPU's; one access holds it at a time, from begin to end. end copies
  * a written staging to the GPU and releases h. A GPU-owned buffer so gets no StarPU buffer
  * in main memory, whose accounting there may allow far less than the host has (5-8 GB of

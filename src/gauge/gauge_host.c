@@ -4,6 +4,7 @@
 #include "kernels/su3.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,15 +98,31 @@ tq_status tq_host_gauge_polyakov(const tq_host_gauge *g, double *re, double *im)
     return TQ_SUCCESS;
 }
 
+/* Largest deviation of links [begin, end), NaN if any is NaN (a NaN link is not SU(3)). */
+typedef struct unitarity_scan {
+    const double *links;
+    pthread_mutex_t lock;
+    double worst;
+} unitarity_scan;
+
+static double worse(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
+
+static void unitarity_part(int64_t begin, int64_t end, void *arg)
+{
+    unitarity_scan *u = arg;
+    double w = 0;
+    for (int64_t l = begin; l < end; l++) w = worse(w, tq_su3_unitarity_deviation(u->links + l * 18));
+    pthread_mutex_lock(&u->lock);
+    u->worst = worse(u->worst, w);   /* the largest of all: the same whatever the order */
+    pthread_mutex_unlock(&u->lock);
+}
+
 tq_status tq_host_gauge_unitarity(const tq_host_gauge *g, double *max_deviation)
 {
     if (!g || !g->links || !max_deviation) return tq_error(TQ_ERR_INVALID_ARG, "tq_host_gauge_unitarity: NULL argument");
-    int64_t n = tq_volume4(g->dims) * 4;
-    double worst = 0;
-    for (int64_t l = 0; l < n; l++) {
-        double d = tq_su3_unitarity_deviation(g->links + l * 18);
-        if (d > worst) worst = d;
-    }
-    *max_deviation = worst;
+    /* on host threads: a 32^4 file's 4M links took a second on one */
+    unitarity_scan u = {g->links, PTHREAD_MUTEX_INITIALIZER, 0};
+    tq_host_parallel_for(tq_volume4(g->dims) * 4, unitarity_part, &u);
+    *max_deviation = u.worst;
     return TQ_SUCCESS;
 }

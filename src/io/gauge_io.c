@@ -96,7 +96,10 @@ void tq_io_encode_reals(unsigned char *dst, const double *src, size_t n, int pre
 }
 
 /* ---- checksums ----------------------------------------------------------------------- */
-static uint32_t crc_table[256];
+/* CRC-32 (IEEE, reflected) eight bytes at a step: crc_table[k][n] is the CRC of byte n
+ * followed by k zero bytes, so the eight table reads of a step are independent (a byte
+ * at a time read 600 MB of a 32^4 file at about 0.5 GB/s). */
+static uint32_t crc_table[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_init(void)
@@ -104,8 +107,11 @@ static void crc_init(void)
     for (uint32_t n = 0; n < 256; n++) {
         uint32_t c = n;
         for (int k = 0; k < 8; k++) c = (c & 1u) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[n] = c;
+        crc_table[0][n] = c;
     }
+    for (int k = 1; k < 8; k++)
+        for (uint32_t n = 0; n < 256; n++)
+            crc_table[k][n] = (crc_table[k - 1][n] >> 8) ^ crc_table[0][crc_table[k - 1][n] & 0xffu];
 }
 
 uint32_t tq_crc32(uint32_t crc, const void *buf, size_t len)
@@ -113,7 +119,14 @@ uint32_t tq_crc32(uint32_t crc, const void *buf, size_t len)
     pthread_once(&crc_once, crc_init);  /* readers may run in several threads */
     const unsigned char *p = buf;
     crc = ~crc;
-    for (size_t i = 0; i < len; i++) crc = crc_table[(crc ^ p[i]) & 0xffu] ^ (crc >> 8);
+    for (; len >= 8; p += 8, len -= 8) {
+        const uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        const uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+        crc = crc_table[7][lo & 0xffu] ^ crc_table[6][(lo >> 8) & 0xffu] ^ crc_table[5][(lo >> 16) & 0xffu] ^
+              crc_table[4][lo >> 24] ^ crc_table[3][hi & 0xffu] ^ crc_table[2][(hi >> 8) & 0xffu] ^
+              crc_table[1][(hi >> 16) & 0xffu] ^ crc_table[0][hi >> 24];
+    }
+    for (; len > 0; p++, len--) crc = crc_table[0][(crc ^ *p) & 0xffu] ^ (crc >> 8);
     return ~crc;
 }
 
