@@ -86,8 +86,9 @@ tq_status tq_io_finish_atomic(tq_atomic_file *af, tq_status s);
 tq_status tq_io_check_field(const tq_host_gauge *g, const char *path);
 /* Reject absurd extents before they become allocation sizes. */
 tq_status tq_io_check_dims(const int dims[4], const char *path);
-/* Sites per I/O chunk, so buffers stay bounded for large lattices. */
-#define TQ_IO_CHUNK_SITES 4096
+/* Sites per I/O chunk, so buffers stay bounded for large lattices (75 MB of double links),
+ * and large enough that a chunk's checksums and conversion split over host threads. */
+#define TQ_IO_CHUNK_SITES 65536
 
 /* Third row of an SU(3) matrix from the first two: r3 = conj(r1 x r2) (18 doubles, row-major
  * complex; reads rows 0, 1 and writes row 2). */
