@@ -10,6 +10,9 @@ int tq_cmd_demo(int argc, char **argv);
 int tq_cmd_dslash(int argc, char **argv);
 int tq_cmd_propagator(int argc, char **argv);
 int tq_cmd_generate(int argc, char **argv);
+/* The propagator's usage text (src/cli/propagator_usage.c). */
+#include <stdio.h>
+void tq_cli_propagator_usage(FILE *o);
 
 /* Parse "X Y Z T" after --dim; returns 0 on success. */
 int tq_cli_parse_dims(int argc, char **argv, int *i, int dims[4]);

@@ -15,84 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-static void propagator_usage(FILE *o)
-{
-    fprintf(o,
-        "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T [--beta B] [--therm N]\n"
-        "         [--gauge-seed S] [--cache DIR|off] | --dim X Y Z T --weak-field EPS] [--block X Y Z T]\n"
-        "         [--gridsize X Y Z T]\n"
-        "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
-        "         [--dslash-type asqtad|hisq [--mass M | --masses M1,M2,...] [--u0 U] [--naik-epsilon E]]\n"
-        "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
-        "         [--inv-type cg|bicgstab|cgnr|cgne|mr|gcr] [--solve-type direct-pc|direct|normop-pc|normop]\n"
-        "         [--tol T] [--maxiter N] [--reliable-delta D] [--mixed reliable|defect]\n"
-        "         [--gcr-nkrylov N] [--precond none|mr] [--precond-iters N]\n"
-        "         [--inv-multigrid [--mg-levels N] [--mg-block-size L X Y Z T] [--mg-nvec L N]\n"
-        "         [--mg-smoother-steps L N] [--mg-setup-inv I] [--mg-setup-tol T] [--mg-setup-iters N]\n"
-        "         [--mg-coarse-tol T] [--mg-coarse-maxiter N] [--mg-coarsest-eo 1|0] [--mg-smoother-eo 1|0]\n"
-        "         [--mg-seed S] [--mg-where L any|cpu|cuda] [--mg-coarse-prec P] [--mg-smoother-prec P]\n"
-        "         [--mg-nullvec-prec P] [--mg-solves-at-once N] [--mg-verbosity N]\n"
-        "         [--mg-save FILE] [--mg-load FILE]]\n"
-        "         [--nsrc N] [--batch N] [--where any|cpu|cuda] [--warmup] [--json] [runtime options]\n"
-        "Solves M x = b for the spin-color point sources at the origin (12, or the first N),\n"
-        "prints per solve iterations, true residual |b - M x| / |b|, time and GFLOPS, then the\n"
-        "pion correlator C(t) summed over space and its effective mass. Without --gauge the\n"
-        "gauge field is a quenched configuration of --dim (default 8 8 8 16) at --beta (6.0):\n"
-        "--therm sweeps (50) of 1 heat bath + 4 overrelaxation from a cold start with\n"
-        "--gauge-seed (1), made by `taskqcd generate`'s generator the first time and kept in\n"
-        "the cache directory (--cache, default $TASKQCD_CACHE, $XDG_CACHE_HOME/taskqcd or\n"
-        "~/.cache/taskqcd; off: not kept); --weak-field EPS uses a weak-field random one instead.\n"
-        "Defaults: clover (c_sw 1), kappa 0.13, double, recon 12, BiCGstab on the even-odd\n"
-        "system, tol 1e-10, single-precision sloppy solves with reliable updates (delta 0.1),\n"
-        "all solves in one batch. --json prints one JSON object instead of the tables.\n"
-        "--inv-multigrid: flexible GCR on M preconditioned by adaptive aggregation multigrid\n"
-        "(one set-up for all sources, timed apart; the outer GCR on double fields iterating in\n"
-        "--prec-sloppy, single by default, with reliable updates): --mg-levels N\n"
-        "levels (2; 3 or 4: a K-cycle, each coarse solve preconditioned by the next level's\n"
-        "cycle); level L (0 the fine one) has aggregates of --mg-block-size L X Y Z T sites\n"
-        "(default 4 4 4 4 on level 0, 2 2 2 2 above), --mg-nvec L N null vectors (24, a multiple\n"
-        "of 6) from --mg-setup-inv bicgstab|gcr (bicgstab) solves of F e = F v0 on random v0\n"
-        "to --mg-setup-tol (5e-6) or --mg-setup-iters (500), --mg-smoother-steps L N MR steps\n"
-        "before and after the coarse correction (4); coarse GCR to --mg-coarse-tol (0.1) or\n"
-        "--mg-coarse-maxiter (20); --mg-coarsest-eo 1|0: the coarsest level solved on its even-odd\n"
-        "Schur complement (1) or on D_c; --mg-smoother-eo 1|0: the MR smoothers on each level's\n"
-        "even-odd Schur complement (1) or on its operator; --mg-where L any|cpu|cuda: where level\n"
-        "L >= 1 runs (any: its blocks' owners, GPUs where there are); --mg-coarse-prec P: the coarse\n"
-        "levels' precision (half: half links, single vectors, where GPUs run the fine level and no\n"
-        "level is put on CPU workers; else single), --mg-smoother-prec P the\n"
-        "fine level's cycle's and\n"
-        "--mg-nullvec-prec P the bases' (half where GPUs run the fine level, else double);\n"
-        "--mg-seed the random start vectors (1);\n"
-        "--mg-solves-at-once N: a batch's sources side by side, N at a time, each on its own host\n"
-        "thread (4; fewer where they would not fit a GPU). --mg-save FILE writes the set-up (basis\n"
-        "and coarse operator) to FILE; --mg-load FILE reads one saved for the same lattice,\n"
-        "operator and --mg-* set-up options instead of making it.\n"
-        "--dslash-type asqtad|hisq: improved staggered fermions (MILC's M = 2m + D; asqtad links\n"
-        "built from the gauge field with tadpole factor --u0, default the plaquette's fourth root;\n"
-        "HISQ links with Naik epsilon --naik-epsilon (0); antiperiodic in time): a color\n"
-        "point source at the origin per source (--nsrc 1 to 3,\n"
-        "default 3), CG on the even sites for --mass M (0.1), or multi-shift CG for all of\n"
-        "--masses at once; per mass the iterations, true residuals and the staggered pion\n"
-        "correlator (|G|^2 summed over space and colors). --prec, --prec-sloppy (CG\n"
-        "with reliable updates; multi-shift in it, each mass then refined), --tol, --maxiter,\n"
-        "--block, --gridsize and --where apply (under mpirun every rank holds the whole gauge\n"
-        "field); no multigrid or --json yet.\n"
-        "When a solve does not converge (--maxiter, a kappa beyond the critical one, a\n"
-        "breakdown) there is no result: no correlator is printed (JSON: \"valid\": false,\n"
-        "\"converged\" per solve, null correlator and effective mass) and the exit status is 1.\n"
-        "--warmup solves the first batch once, untimed, before the timed solves: the first\n"
-        "solves in a process also allocate the device memory of their work fields and make\n"
-        "the sloppy operator (benchmarks time the steady state with it).\n"
-        "With several GPUs and a batch of at least one source per GPU, each source is solved\n"
-        "on one GPU (the sources spread over the GPUs); without --block each rank's volume is\n"
-        "then one block.\n"
-        "Under mpirun every rank works on its part of the lattice: --gridsize X Y Z T is the grid\n"
-        "of ranks (default: the one with the smallest faces), --block the global block extent\n"
-        "(the same --block gives the same correlator bits on any grid); rank 0 prints. The\n"
-        "generated configuration must be in the cache already (the generator runs on one rank).\n");
-}
-
-
 /* s as the inside of a JSON string (file names may hold quotes or backslashes) */
 static void print_json_chars(const char *s)
 {
@@ -339,7 +261,7 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
         else if (!strcmp(a, "--warmup")) { o->warmup = 1; bad = 0; }
         else if (!strcmp(a, "--inv-multigrid")) { o->multigrid = 1; bad = 0; }
         else if ((bad = tq_cli_mg_option(&o->mg, argc, argv, &i)) >= 0) {}
-        else if (!strcmp(a, "--help")) { propagator_usage(stdout); return 0; }
+        else if (!strcmp(a, "--help")) { tq_cli_propagator_usage(stdout); return 0; }
         else if (v && ((bad = parse_problem_option(o, a, v)) >= 0 || (bad = parse_solver_option(&o->sp, a, v)) >= 0)) {
             i++;
             o->inv_given |= !strcmp(a, "--inv-type");
@@ -348,7 +270,7 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
         }
         if (bad < 0) {
             fprintf(stderr, "%s: unknown option '%s'\n", me, a);
-            propagator_usage(stderr);
+            tq_cli_propagator_usage(stderr);
             return 2;
         }
         if (bad) {
