@@ -4,7 +4,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
 #include "core/field_internal.h"   /* struct tq_field, tq_lattice_locate: the layout check */
-#include "blas/blas_internal.h"    /* tq_internal_gauge_copy */
 #include "kernels/field_layout.h"
 
 #include <stdint.h>
@@ -512,60 +511,6 @@ static void check_errors(tq_lattice *lat4)
     }
 }
 
-/* tq_internal_gauge_copy (a sloppy operator's links): a double gauge field copied into
- * single and half of the same compression holds the bits an import of its export stores
- * (both exports bitwise equal); other kinds and compressions are refused. */
-static void check_gauge_copy(tq_lattice *lat, const tq_host_gauge *g)
-{
-    tq_host_gauge a, b;
-    CHECK_OK(tq_host_gauge_alloc(&a, g->dims));
-    CHECK_OK(tq_host_gauge_alloc(&b, g->dims));
-    const int64_t n = tq_volume4(g->dims) * 72;
-    const int recons[2] = {18, 12};
-    const tq_precision precs[2] = {TQ_SINGLE, TQ_HALF};
-    for (int r = 0; r < 2 && a.links && b.links; r++) {
-        tq_field_params dp = {TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, (tq_recon)recons[r], 0};
-        tq_field *src = NULL;
-        CHECK_OK(tq_field_create(lat, &dp, &src));
-        CHECK_OK(tq_gauge_field_import(src, g));
-        CHECK_OK(tq_gauge_field_export(src, &a));
-        for (int p = 0; p < 2; p++) {
-            tq_field_params sp = dp;
-            sp.prec = precs[p];
-            tq_field *copied = NULL, *imported = NULL;
-            CHECK_OK(tq_field_create(lat, &sp, &copied));
-            CHECK_OK(tq_field_create(lat, &sp, &imported));
-            CHECK_OK(tq_internal_gauge_copy(copied, src));
-            CHECK_OK(tq_gauge_field_import(imported, &a));
-            CHECK_OK(tq_gauge_field_export(imported, &a));
-            CHECK_OK(tq_gauge_field_export(copied, &b));
-            CHECK(!memcmp(a.links, b.links, (size_t)n * sizeof(double)),
-                  "gauge copy double -> %s recon %d: the bits of an import of the export", tq_precision_name(precs[p]),
-                  recons[r]);
-            CHECK_OK(tq_gauge_field_export(src, &a));   /* a: the double links again */
-            tq_field_destroy(copied);
-            tq_field_destroy(imported);
-        }
-        if (r == 1) {   /* src is recon 12: another compression and another kind are refused */
-            tq_field_params op = dp;
-            op.recon = TQ_RECON_18;
-            op.prec = TQ_SINGLE;
-            tq_field *other = NULL, *spinor = NULL;
-            const tq_field_params vp = {TQ_FIELD_SPINOR, TQ_SINGLE, TQ_FULL, 0, 0};
-            CHECK_OK(tq_field_create(lat, &op, &other));
-            CHECK_OK(tq_field_create(lat, &vp, &spinor));
-            CHECK_ERR(tq_internal_gauge_copy(other, src), TQ_ERR_MISMATCH);
-            CHECK_ERR(tq_internal_gauge_copy(spinor, src), TQ_ERR_INVALID_ARG);
-            CHECK_ERR(tq_internal_gauge_copy(src, src), TQ_ERR_INVALID_ARG);
-            tq_field_destroy(other);
-            tq_field_destroy(spinor);
-        }
-        tq_field_destroy(src);
-    }
-    tq_host_gauge_free(&a);
-    tq_host_gauge_free(&b);
-}
-
 int main(int argc, char **argv)
 {
     verbose = argc > 1 && !strcmp(argv[1], "-v");
@@ -628,7 +573,6 @@ int main(int argc, char **argv)
         CHECK_OK(tq_host_gauge_random(&g, 1000 + (uint64_t)l));
         for (int p = 0; p < 3; p++)
             for (int r = 0; r < 3; r++) check_gauge_roundtrip(lats[l], &g, precs[p], recons[r], l == 2);
-        if (l > 0) check_gauge_copy(lats[l], &g);   /* many blocks; unequal extents */
         tq_host_gauge_free(&g);
     }
 
