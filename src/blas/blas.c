@@ -565,24 +565,6 @@ tq_status tq_blas_zero(tq_field *x)
     return blas_run("tq_blas_zero", TQ_OP_ZERO, NULL, f, NULL);
 }
 
-/* The BLAS copy on gauge fields: the public BLAS takes vectors only, but the copy's codelets
- * read any layout at run time (kernels/blas_site.h), and a gauge block in another
- * precision with the same compression is its stored reals rounded, as an import from the
- * host would store them (the same store helpers). */
-tq_status tq_internal_gauge_copy(tq_field *dst, const tq_field *src)
-{
-    const char *who = "gauge field copy";
-    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "%s: call tq_init first", who);
-    if (!dst || !src || dst == src) return tq_error(TQ_ERR_INVALID_ARG, "%s: two distinct fields needed", who);
-    if (src->p.kind != TQ_FIELD_GAUGE || dst->p.kind != TQ_FIELD_GAUGE)
-        return tq_error(TQ_ERR_INVALID_ARG, "%s: gauge fields only", who);
-    TQ_CHECK(tq_field_check_compatible(who, src, dst, 0));   /* one lattice, one compression */
-    tq_field *f[2] = {(tq_field *)src, dst};
-    tq_blas_args a;
-    blas_args_init(&a, TQ_OP_COPY, NULL, f);
-    return blas_tasks(who, &a, f, NULL, NULL, NULL, -1);
-}
-
 tq_status tq_blas_copy(tq_field *dst, const tq_field *src)
 {
     tq_field *f[2] = {(tq_field *)src, dst};

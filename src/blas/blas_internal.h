@@ -101,8 +101,4 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
 void tq_internal_snapshot_mirrors(int on);
 void tq_internal_snapshot_reads(long *mirrored, long *through_starpu);
 
-/* dst = src for gauge fields of one lattice and compression, precisions converted, on the
- * blocks' owners (no trip through the host): a sloppy operator's links. */
-tq_status tq_internal_gauge_copy(tq_field *dst, const tq_field *src);
-
 #endif
