@@ -292,10 +292,18 @@ run 0 propagator --dim 4 4 4 8 --inv-type cg --prec-sloppy half --json --quiet -
     correlator "$out" > "$tmp/c2" && same_correlator "$tmp/c2" "propagator CG with half sloppy"
 run 0 propagator --dim 4 4 4 8 --inv-type gcr --precond mr --prec-sloppy half --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c4" && same_correlator "$tmp/c4" "propagator GCR with the MR preconditioner"
-run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
-    correlator "$out" > "$tmp/c5" && same_correlator "$tmp/c5" "propagator MR"
-run 0 propagator --dim 4 4 4 8 --batch 4 --warmup --json --quiet --where cpu &&
-    correlator "$out" > "$tmp/c6" && same_correlator "$tmp/c6" "propagator --warmup"
+# quick (TQ_TEST_QUICK, the sanitizer run): MR alone (its code runs as GCR's preconditioner
+# above) and --warmup (twelve more solves of the default job) left out
+quick=${TQ_TEST_QUICK:-}
+[ "$quick" = 0 ] && quick=
+if [ -z "$quick" ]; then
+    run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
+        correlator "$out" > "$tmp/c5" && same_correlator "$tmp/c5" "propagator MR"
+    run 0 propagator --dim 4 4 4 8 --batch 4 --warmup --json --quiet --where cpu &&
+        correlator "$out" > "$tmp/c6" && same_correlator "$tmp/c6" "propagator --warmup"
+else
+    echo "test_cli: quick: the propagator with MR alone and with --warmup left out"
+fi
 # multigrid: GCR preconditioned by the two-level cycle gives plain GCR's correlator (to the
 # solves' tolerance) in fewer iterations; its options refused without --inv-multigrid or with
 # another solver, a set-up that does not fit the lattice refused with the reason
