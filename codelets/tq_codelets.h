@@ -81,6 +81,13 @@ extern struct starpu_codelet tq_cl_clover;
 void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K, const void **in,
                        const void **x, void **out, const double **go);   /* go: the guard's scalar or NULL */
 
+/* One block and parity of a field copied into another precision (the same reals per site,
+ * no half-precision norm: gauge links; codelets/field_convert.c documents the buffers). */
+typedef struct tq_field_convert_args {
+    tq_layout src, dst;   /* strides: the sites of the buffers */
+} tq_field_convert_args;
+extern struct starpu_codelet tq_cl_field_convert;
+
 /* Clover term and inverse of a range of sites, from the whole local gauge field
  * (codelets/clover_build.c documents the buffers). */
 extern struct starpu_codelet tq_cl_clover_build;
@@ -187,6 +194,7 @@ void tq_gauge_line_mul_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_line_trace_cuda(void *buffers[], void *cl_arg);
 void tq_gauge_reunitarize_cuda(void *buffers[], void *cl_arg);
 void tq_clover_build_cuda(void *buffers[], void *cl_arg);
+void tq_field_convert_cuda(void *buffers[], void *cl_arg);
 void tq_mg_restrict_cuda(void *buffers[], void *cl_arg);
 void tq_mg_prolong_cuda(void *buffers[], void *cl_arg);
 void tq_coarse_pack_cuda(void *buffers[], void *cl_arg);

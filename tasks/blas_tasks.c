@@ -1,4 +1,5 @@
-/* Insert functions for the BLAS-1 and reduction codelets. */
+/* Insert functions for the BLAS-1 and reduction codelets, and the precision conversion of
+ * whole fields (codelets/field_convert.c). */
 #include "tq_tasks.h"
 #include "taskqcd.h"
 
@@ -58,4 +59,11 @@ int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_a
     int ret = tq_task_submit_descr(opt, &tq_cl_scalar_combine, a, sizeof *a, descr, k, STARPU_MAX_PRIO);
     free(descr);
     return ret;
+}
+
+int tq_task_field_convert(const tq_task_options *opt, const tq_field_convert_args *a, starpu_data_handle_t src,
+                          starpu_data_handle_t dst)
+{
+    struct starpu_data_descr d[2] = {{src, STARPU_R}, {dst, STARPU_W}};
+    return tq_task_submit_descr(opt, &tq_cl_field_convert, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
 }

@@ -170,6 +170,9 @@ int tq_task_clover(const tq_task_options *opt, const tq_clover_args *a, starpu_d
                    starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t scalars);
 /* Clover term A and A^-1 of one block and parity (handles A, Ainv) from the local links in
  * the host API layout; status receives TQ_CLOVER_BUILD_OK or the first singular site. */
+/* dst = src in dst's precision: one block and parity of a field (a sloppy operator's links). */
+int tq_task_field_convert(const tq_task_options *opt, const tq_field_convert_args *a, starpu_data_handle_t src,
+                          starpu_data_handle_t dst);
 int tq_task_clover_build(const tq_task_options *opt, const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
                          starpu_data_handle_t Ainv, starpu_data_handle_t status);
 

@@ -12,6 +12,8 @@
 #include "tq_test.h"
 #include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
+#include "core/field_internal.h"   /* tq_internal_field_convert */
+#include "dirac/dirac_internal.h"  /* tq_clover_build_prec */
 
 #include <math.h>
 #include <stdio.h>
@@ -279,6 +281,50 @@ static void test_unit_links(const int dims[4], const int *block, const double *p
  * with phi = pi/2, other links 1. Every (0, 1) plaquette is diag(e^{-+i phi}, 1), so i F_01 =
  * diag(+-1, 0) and, as sigma_01 has eigenvalues +-1 in each chiral block, A has the
  * eigenvalues 1 +- kappa c_sw: singular when c_sw = 1 / kappa. */
+/* A sloppy operator's clover terms: the double ones converted by tasks
+ * (tq_internal_field_convert) against the terms built in single and half from the links:
+ * single bitwise (both round the same double values); half to its quantum (the build
+ * quantizes values first rounded to float, the conversion the double values). */
+static void test_sloppy_convert(const int dims[4], const int *block, const tq_host_gauge *hg)
+{
+    setup S;
+    if (setup_make(&S, dims, block, hg, TQ_DOUBLE, TQ_RECON_12, KAPPA) != 0) { setup_free(&S); return; }
+    const int64_t n = ref_volume(dims) * 72;
+    double *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b), *ref = malloc((size_t)n * sizeof *ref);
+    tq_field *A = NULL, *Ai = NULL;
+    CHECK_OK(tq_clover_build(S.gauge, KAPPA, CSW, &A, &Ai));
+    for (int p = 1; p < 3 && A && Ai && a && b && ref; p++) {
+        const tq_precision prec = p == 1 ? TQ_SINGLE : TQ_HALF;
+        tq_field *B = NULL, *Bi = NULL, *C = NULL;
+        CHECK_OK(tq_clover_build_prec(S.gauge, prec, KAPPA, CSW, &B, &Bi));
+        tq_field_params cp = {TQ_FIELD_CLOVER, prec, TQ_FULL, (tq_recon)0, 0};
+        CHECK_OK(tq_field_create(S.lat, &cp, &C));
+        for (int inv = 0; inv < 2 && B && Bi && C; inv++) {
+            CHECK_OK(tq_internal_field_convert(C, inv ? Ai : A));
+            CHECK_OK(tq_field_export(C, a));
+            CHECK_OK(tq_field_export(inv ? Bi : B, b));
+            CHECK_OK(tq_field_export(inv ? Ai : A, ref));
+            double dmax = 0, vmax = 0;
+            for (int64_t k = 0; k < n; k++) {
+                dmax = fmax(dmax, fabs(a[k] - b[k]));
+                vmax = fmax(vmax, fabs(ref[k]));
+            }
+            if (prec == TQ_SINGLE)
+                CHECK(dmax == 0, "clover%s converted to single: %.3g from the single build (bitwise expected)", inv ? " inverse" : "", dmax);
+            else
+                CHECK(dmax <= 1.01 * vmax / 32767, "clover%s converted to half: %.3g from the half build (quantum %.3g)",
+                      inv ? " inverse" : "", dmax, vmax / 32767);
+        }
+        tq_field_destroy(C);
+        tq_field_destroy(B);
+        tq_field_destroy(Bi);
+    }
+    tq_field_destroy(A);
+    tq_field_destroy(Ai);
+    free(a); free(b); free(ref);
+    setup_free(&S);
+}
+
 static void test_singular_clover(const int dims[4])
 {
     tq_host_gauge ha;
@@ -353,6 +399,7 @@ int main(void)
     test_evenodd(dims, split_some, &hg, psi);
     test_identities(dims, split_some, &hg, psi, "weak field");
     test_unit_links(dims, split_some, psi);
+    test_sloppy_convert(dims, split_some, &hg);
     test_errors(dims, &hg);
     test_singular_clover(dims);
     tq_host_gauge_free(&hg);

@@ -1,8 +1,11 @@
 /* Gauge configurations through a StarPU gauge field (every precision x compression) and
  * back keep their plaquette: unit, Haar-random and weak fields, and the MILC sample
- * configuration of ../shared/data when present. */
+ * configuration of ../shared/data when present. A double field converted to single and
+ * half by tasks (a solver's sloppy links) holds what a trip through the host stores, on
+ * CPU workers and on GPUs where there are some. */
 #define _POSIX_C_SOURCE 200809L
 #include "tq_test.h"
+#include "core/field_internal.h"   /* tq_internal_field_convert */
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,104 @@ static void check_config(const tq_host_gauge *g, int unitary, const int *block, 
         }
     printf("%s: plaquette %.12f, max change single %.2g, half %.2g\n", label, ref.total, dsingle, dhalf);
     tq_lattice_destroy(lat);
+}
+
+/* g in a double field of each compression, converted by tasks into single and half
+ * (tq_internal_field_convert: the sloppy operator's links) on the workers `where` allows,
+ * against the same field exported to the host and imported again: bitwise for 18 and 12;
+ * recon 8's parameters are copied, not rebuilt from the links, so there the links agree to
+ * the precision's rounding. The converted links of (prec p, recon r) are
+ * left in out[p][r] (host arrays) for a comparison across placements. */
+static void check_convert(const tq_host_gauge *g, const int *block, tq_where where, const char *name,
+                          tq_host_gauge out[2][3])
+{
+    if (tq_set_placement(where) != TQ_SUCCESS) return;
+    tq_lattice *lat = tq_test_lattice(g->dims, block);
+    if (!lat) return;
+    const size_t nreal = tq_volume_of(g->dims) * 72;
+    for (int r = 0; r < 3; r++) {
+        tq_field_params dp = {TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_FULL, (tq_recon)recons[r], 0};
+        tq_field *U = NULL;
+        tq_host_gauge stored;
+        CHECK_OK(tq_field_create(lat, &dp, &U));
+        CHECK_OK(tq_host_gauge_alloc(&stored, g->dims));
+        if (!U || !stored.links) { tq_field_destroy(U); tq_host_gauge_free(&stored); continue; }
+        CHECK_OK(tq_gauge_field_import(U, g));
+        CHECK_OK(tq_gauge_field_export(U, &stored));   /* what the double field holds */
+        for (int p = 1; p < 3; p++) {
+            tq_field_params sp = dp;
+            sp.prec = precs[p];
+            tq_field *S = NULL, *H = NULL;
+            tq_host_gauge ref;
+            CHECK_OK(tq_field_create(lat, &sp, &S));
+            CHECK_OK(tq_field_create(lat, &sp, &H));
+            CHECK_OK(tq_host_gauge_alloc(&ref, g->dims));
+            CHECK_OK(tq_host_gauge_alloc(&out[p - 1][r], g->dims));
+            if (S && H && ref.links && out[p - 1][r].links) {
+                CHECK_OK(tq_internal_field_convert(S, U));
+                CHECK_OK(tq_gauge_field_export(S, &out[p - 1][r]));
+                CHECK_OK(tq_gauge_field_import(H, &stored));
+                CHECK_OK(tq_gauge_field_export(H, &ref));
+                const double *a = out[p - 1][r].links, *b = ref.links;
+                if (recons[r] != 8) {
+                    CHECK(!memcmp(a, b, nreal * sizeof(double)), "%s, %s recon %d: converted links differ from the host trip's",
+                          name, tq_precision_name(precs[p]), recons[r]);
+                } else {
+                    double dmax = 0;
+                    for (size_t k = 0; k < nreal; k++) dmax = fmax(dmax, fabs(a[k] - b[k]));
+                    const double tol = precs[p] == TQ_SINGLE ? 1e-5 : 2e-3;
+                    CHECK(dmax <= tol, "%s, %s recon 8: converted links differ from the host trip's by %.3g > %.3g",
+                          name, tq_precision_name(precs[p]), dmax, tol);
+                }
+            }
+            tq_host_gauge_free(&ref);
+            tq_field_destroy(H);
+            tq_field_destroy(S);
+        }
+        /* bad input: another compression */
+        tq_field_params op = dp;
+        op.prec = TQ_SINGLE;
+        op.recon = (tq_recon)recons[(r + 1) % 3];
+        tq_field *O = NULL;
+        CHECK_OK(tq_field_create(lat, &op, &O));
+        if (O) {
+            CHECK(tq_internal_field_convert(O, U) == TQ_ERR_MISMATCH && strstr(tq_last_error(), "compression"),
+                  "converting recon %d into %d: not refused (%s)", recons[r], (int)op.recon, tq_last_error());
+            tq_field_destroy(O);
+        }
+        tq_host_gauge_free(&stored);
+        tq_field_destroy(U);
+    }
+    tq_lattice_destroy(lat);
+    tq_set_placement(TQ_WHERE_ANY);
+}
+
+/* check_convert on CPU workers, then on GPUs where there are some: the same bits. */
+static void check_convert_placements(const tq_host_gauge *g, const int *block, const char *name)
+{
+    tq_runtime_info info;
+    CHECK_OK(tq_get_runtime_info(&info));
+    tq_host_gauge cpu[2][3], gpu[2][3];
+    memset(cpu, 0, sizeof cpu);
+    memset(gpu, 0, sizeof gpu);
+    check_convert(g, block, TQ_WHERE_CPU, name, cpu);
+    if (info.ncuda_workers > 0) {
+        check_convert(g, block, TQ_WHERE_CUDA, name, gpu);
+        for (int p = 0; p < 2; p++)
+            for (int r = 0; r < 3; r++)
+                if (cpu[p][r].links && gpu[p][r].links)
+                    CHECK(!memcmp(cpu[p][r].links, gpu[p][r].links, tq_volume_of(g->dims) * 72 * sizeof(double)),
+                          "%s, %s recon %d: converted on a GPU, not the CPU workers' bits", name,
+                          tq_precision_name(precs[p + 1]), recons[r]);
+        printf("%s: conversion to single and half on CPU workers and on a GPU: the same bits\n", name);
+    } else {
+        printf("%s: conversion to single and half checked on CPU workers (no GPU here)\n", name);
+    }
+    for (int p = 0; p < 2; p++)
+        for (int r = 0; r < 3; r++) {
+            tq_host_gauge_free(&cpu[p][r]);
+            tq_host_gauge_free(&gpu[p][r]);
+        }
 }
 
 static void check_unit(void)
@@ -184,6 +285,7 @@ int main(void)
         CHECK_OK(tq_host_gauge_random(&g, 7));
         check_config(&g, 1, NULL, "random 4^4");
         check_config(&g, 1, b2, "random 4^4");
+        check_convert_placements(&g, b2, "random 4^4, 16 blocks");
         tq_host_gauge_free(&g);
     }
     CHECK_OK(tq_host_gauge_alloc(&g, d48));

@@ -119,4 +119,37 @@ __device__ __forceinline__ unsigned tq_half_word_pack(float q0, float q1)
 #undef TQ_R
 #undef TQ_RF
 
+/* Site s of src into dst: the same reals in another precision, each read and rounded as a
+ * host export and import round them (the CPU branches of tq_load_chunk, tq_store_chunk and
+ * tq_half_prepare_site, in double), one real at a time, so that a CPU and a GPU store the
+ * same bits. A one-off copy (a solver's sloppy links and clover terms): no vector
+ * accesses; a half-precision site with a norm is staged whole. */
+TQ_HD double tq_layout_real_at(const void *buf, const tq_layout *L, int64_t s, int k, double half_scale)
+{
+    const int64_t i = tq_layout_index(L, s, k);
+    if (L->prec == 8) return ((const double *)buf)[i];
+    if (L->prec == 4) return (double)((const float *)buf)[i];
+    return (double)((int)((const uint16_t *)buf)[i] - TQ_HALF_OFFSET) * half_scale;
+}
+
+TQ_HD void tq_layout_convert_site(const void *src, const tq_layout *Ls, void *dst, const tq_layout *Ld, int64_t s)
+{
+    const double hs = Ls->prec == 2 ? tq_half_scale(src, Ls, s) : 0;
+    if (Ld->has_norm) {
+        double v[TQ_MAX_REALS_PER_SITE];
+        for (int k = 0; k < Ld->nreal; k++) v[k] = tq_layout_real_at(src, Ls, s, k, hs);
+        const double inv = tq_half_prepare_site(dst, Ld, s, v);
+        for (int k = 0; k < Ld->nreal; k++)
+            ((uint16_t *)dst)[tq_layout_index(Ld, s, k)] = (uint16_t)(tq_half_quantize(v[k] * inv) + TQ_HALF_OFFSET);
+        return;
+    }
+    for (int k = 0; k < Ld->nreal; k++) {
+        const double v = tq_layout_real_at(src, Ls, s, k, hs);
+        const int64_t o = tq_layout_index(Ld, s, k);
+        if (Ld->prec == 8) ((double *)dst)[o] = v;
+        else if (Ld->prec == 4) ((float *)dst)[o] = (float)v;
+        else ((uint16_t *)dst)[o] = (uint16_t)(tq_half_quantize(v) + TQ_HALF_OFFSET);
+    }
+}
+
 #endif

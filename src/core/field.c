@@ -1,6 +1,7 @@
 /* Fields: one StarPU vector handle per block and parity, in the layout of
  * codelets/kernels/field_layout.h; import/export from the API's lexicographic host order. */
 #include "core/field_internal.h"
+#include "tq_tasks.h"
 #ifdef TQ_HAVE_CUDA
 #include "face_sync.h"
 #endif
@@ -368,4 +369,28 @@ tq_status tq_field_export(const tq_field *f, double *host)
 {
     if (!f || !host) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_export: NULL argument");
     return transfer(f, host, NULL);
+}
+
+tq_status tq_internal_field_convert(tq_field *dst, const tq_field *src)
+{
+    const char *who = "field precision conversion";
+    if (!dst || !src || dst == src) return tq_error(TQ_ERR_INVALID_ARG, "%s: two distinct fields needed", who);
+    if (src->lat != dst->lat) return tq_error(TQ_ERR_MISMATCH, "%s: the fields are on different lattices", who);
+    if (src->p.kind != dst->p.kind) return tq_error(TQ_ERR_MISMATCH, "%s: the fields are of different kinds", who);
+    if (src->p.recon != dst->p.recon)
+        return tq_error(TQ_ERR_MISMATCH, "%s: compression %d into %d (the same compression only)", who,
+                        (int)src->p.recon, (int)dst->p.recon);
+    if (src->nparity != dst->nparity || src->parity[0] != dst->parity[0] || src->layout.nreal != dst->layout.nreal ||
+        src->layout.stride != dst->layout.stride)
+        return tq_error(TQ_ERR_MISMATCH, "%s: the fields hold different sites", who);
+    const tq_lattice *lat = src->lat;
+    tq_field_convert_args a = {.src = src->layout, .dst = dst->layout};
+    for (int b = 0; b < lat->nblocks; b++) {
+        const tq_task_options opt = tq_internal_block_options(lat, b);
+        for (int i = 0; i < src->nparity; i++) {
+            int ret = tq_task_field_convert(&opt, &a, tq_field_handle(src, b, i), tq_field_handle(dst, b, i));
+            if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+        }
+    }
+    return TQ_SUCCESS;
 }

@@ -119,6 +119,12 @@ typedef struct tq_host_access {
 tq_status tq_host_access_begin(tq_host_access *a, starpu_data_handle_t h, int worker, int write);
 tq_status tq_host_access_end(tq_host_access *a);
 void tq_field_view_release(tq_field *v);
+/* dst = src in dst's precision: fields of one lattice, kind, sites and (gauge) compression,
+ * on the blocks' owners (tasks: no trip through the host; a sloppy operator's links and
+ * clover terms). Every real rounded as an export to the host and an import from it would
+ * round it: gauge links of 18 and 12 reals bitwise as that trip; recon 8's parameters are
+ * copied, not rebuilt from the links. */
+tq_status tq_internal_field_convert(tq_field *dst, const tq_field *src);
 /* One site's four links: the host's 4 x 18 reals <-> the stored recon x 4 (18, 12 or 8
  * reals per link; src/core/gauge_field.c). */
 void tq_gauge_pack_site(int recon, const double *links72, double *stored);

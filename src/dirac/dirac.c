@@ -134,13 +134,20 @@ tq_status tq_internal_dirac_sloppy(const tq_dirac *d, tq_precision prec, tq_reco
     tq_host_gauge hg;
     memset(&hg, 0, sizeof hg);
     TQ_CHECK(tq_field_create(d->lat, &gp, &g));
-    tq_status st = tq_host_gauge_alloc(&hg, d->lat->local);
-    if (st == TQ_SUCCESS) st = tq_gauge_field_export(d->gauge, &hg);
-    if (st == TQ_SUCCESS) st = tq_gauge_field_import(g, &hg);
-    tq_host_gauge_free(&hg);
+    tq_status st = TQ_SUCCESS;
+    if (gp.recon == d->gauge->p.recon) {
+        /* the same compression: converted on the blocks' owners (through the host it took
+         * 0.1-0.14 s of the first solve at 32^4 on an H200) */
+        st = tq_internal_field_convert(g, d->gauge);
+    } else {   /* another compression: links rebuilt and compressed again on the host */
+        st = tq_host_gauge_alloc(&hg, d->lat->local);
+        if (st == TQ_SUCCESS) st = tq_gauge_field_export(d->gauge, &hg);
+        if (st == TQ_SUCCESS) st = tq_gauge_field_import(g, &hg);
+        tq_host_gauge_free(&hg);
+    }
     tq_dirac *s = NULL;
     if (st == TQ_SUCCESS) {
-        /* the Wilson part here; the clover term is built from the precise links below */
+        /* the Wilson part here; the clover terms are converted from the precise ones below */
         tq_dirac_params wp = d->p;
         wp.type = TQ_DSLASH_WILSON;
         st = tq_dirac_create(g, &wp, &s);
@@ -149,7 +156,14 @@ tq_status tq_internal_dirac_sloppy(const tq_dirac *d, tq_precision prec, tq_reco
         s->owned_gauge = g;
         s->p = d->p;
         g = NULL;
-        if (d->clover) st = tq_clover_build_prec(d->gauge, prec, d->p.kappa, d->p.csw, &s->clover, &s->clover_inv);
+        if (d->clover) {   /* the precise terms converted on the owners (built again, through the host: 0.2 s at 32^4) */
+            tq_field_params cp = d->clover->p;
+            cp.prec = prec;
+            st = tq_field_create(d->lat, &cp, &s->clover);
+            if (st == TQ_SUCCESS) st = tq_field_create(d->lat, &cp, &s->clover_inv);
+            if (st == TQ_SUCCESS) st = tq_internal_field_convert(s->clover, d->clover);
+            if (st == TQ_SUCCESS) st = tq_internal_field_convert(s->clover_inv, d->clover_inv);
+        }
     }
     if (st != TQ_SUCCESS) {
         char msg[512];
