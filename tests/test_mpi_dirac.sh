@@ -12,8 +12,8 @@
 # only;
 # ranks may outnumber the cores (--oversubscribe). Skips (77) without MPI or mpirun. Quick
 # (TQ_TEST_QUICK, the sanitizer run): the rank grids 2x1x1x1 and 1x1x1x4 of test_mpi_dirac,
-# the propagator's --gridsize runs, the HISQ propagator on 4 ranks and two of the five
-# grids of the gauge reads by parts left out.
+# the propagator's --gridsize runs and two of its three sources, the HISQ propagator on 4
+# ranks and two of the five grids of the gauge reads by parts left out.
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
 prog=$builddir/tests/test_mpi_dirac
@@ -43,7 +43,7 @@ quick=${TQ_TEST_QUICK:-}
 [ "$quick" = 0 ] && quick=
 grids='"np1c2 1 --procs 1 1 1 1 --ncpus 2" "np2 2" "np2x 2 --procs 2 1 1 1" "np4 4" "np4xt 4 --procs 2 1 1 2"'
 [ -n "$quick" ] && { grids='"np1c2 1 --procs 1 1 1 1 --ncpus 2" "np2 2" "np4xt 4 --procs 2 1 1 2"'
-    echo "test_mpi_dirac: quick: rank grids 2x1x1x1 and 1x1x1x4, the propagator's --gridsize runs, HISQ on 4 ranks, two grids of the reads by parts left out"; }
+    echo "test_mpi_dirac: quick: rank grids 2x1x1x1 and 1x1x1x4, the propagator's --gridsize runs and two of its three sources, HISQ on 4 ranks, two grids of the reads by parts left out"; }
 eval "set -- $grids"
 for c in "$@"; do
     set -- $c
@@ -71,11 +71,13 @@ done
 # rank makes its own part of the weak field and the source)
 tool=$builddir/taskqcd
 props='"1:" "2:" "2:--gridsize 2 1 1 1"'
-[ -n "$quick" ] && props='"1:" "2:"'
+nsrc=3
+# quick: one source (the other two repeat its solve with another spin-colour)
+[ -n "$quick" ] && { props='"1:" "2:"'; nsrc=1; }
 eval "set -- $props"
 for c in "$@"; do
     np=${c%%:*} grid=${c#*:}
-    timeout 600 mpirun $extra -np "$np" "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --block 4 4 4 4 --nsrc 3 \
+    timeout 600 mpirun $extra -np "$np" "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --block 4 4 4 4 --nsrc $nsrc \
         --ncpus 1 --where cpu $grid > "$tmp/prop.log" 2>&1
     rc=$?
     [ $rc -eq 0 ] || { cat "$tmp/prop.log"; echo "test_mpi_dirac: FAIL: propagator on $np rank(s) $grid (exit $rc)"; fail=1; continue; }
