@@ -10,10 +10,12 @@
 #include "taskqcd.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* s as the inside of a JSON string (file names may hold quotes or backslashes) */
 static void print_json_chars(const char *s)
@@ -528,6 +530,46 @@ static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
     return st_all;
 }
 
+/* density[site] += |x(site)|^2 over sites [begin, end) of a host spinor. */
+typedef struct density_part {
+    const double *x;
+    double *density;
+    int64_t begin, end;
+} density_part;
+
+static void *add_density_part(void *arg)
+{
+    const density_part *p = arg;
+    for (int64_t site = p->begin; site < p->end; site++) {
+        double a = 0;
+        for (int k = 0; k < 24; k++) a += p->x[24 * site + k] * p->x[24 * site + k];
+        p->density[site] += a;
+    }
+    return NULL;
+}
+
+/* The same over all vol sites, split across the host's cores (each site's sum is the same
+ * whatever the split: the same bits); one thread took 20-25 ms per 32^4 source. */
+static void add_density(const double *x, double *density, int64_t vol)
+{
+    enum { MAX_PARTS = 16, MIN_SITES = 32768 };
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = ncpu < 1 ? 1 : ncpu > MAX_PARTS ? MAX_PARTS : (int)ncpu;
+    if (n > vol / MIN_SITES) n = vol / MIN_SITES > 0 ? (int)(vol / MIN_SITES) : 1;
+    density_part part[MAX_PARTS];
+    pthread_t th[MAX_PARTS];
+    int started[MAX_PARTS] = {0};
+    for (int i = 0; i < n; i++) {
+        part[i] = (density_part){x, density, vol * i / n, vol * (i + 1) / n};
+        if (i > 0) started[i] = !pthread_create(&th[i], NULL, add_density_part, &part[i]);
+    }
+    add_density_part(&part[0]);
+    for (int i = 1; i < n; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        else add_density_part(&part[i]);   /* a thread that could not start: its part here */
+    }
+}
+
 /* The pion correlator: C(t) = the sum over the sites of time slice t of the sum over
  * sources of |x|^2. Each site's sum over sources first, then the slices' sums in global
  * site order over the density gathered from every rank: the same bits on any rank grid.
@@ -544,11 +586,7 @@ static int pion_correlator(const prop_opts *o, prop_run *r, const char *me)
     }
     for (int s = 0; s < o->nsrc; s++) {
         if (tq_field_export(r->x[s], r->host)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }
-        for (int64_t site = 0; site < vol; site++) {
-            double a = 0;
-            for (int k = 0; k < 24; k++) a += r->host[24 * site + k] * r->host[24 * site + k];
-            density[site] += a;
-        }
+        add_density(r->host, density, vol);
     }
     if (tq_lattice_allgather_sites(r->lat, density, global, 1)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }
     for (int64_t site = 0; site < gvol; site++) r->corr[site / slice] += global[site];
