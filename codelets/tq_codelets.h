@@ -81,8 +81,9 @@ extern struct starpu_codelet tq_cl_clover;
 void tq_clover_buffers(void *buffers[], const tq_clover_args *a, const void **K, const void **in,
                        const void **x, void **out, const double **go);   /* go: the guard's scalar or NULL */
 
-/* One block and parity of a field copied into another precision (the same reals per site,
- * no half-precision norm: gauge links; codelets/field_convert.c documents the buffers). */
+/* One block and parity of a field copied into another precision, the same reals per site
+ * (a sloppy operator's links and clover terms; codelets/field_convert.c documents the
+ * buffers). */
 typedef struct tq_field_convert_args {
     tq_layout src, dst;   /* strides: the sites of the buffers */
 } tq_field_convert_args;
