@@ -166,7 +166,8 @@ for n in 1 2 4 8; do
     [ "$n" -le "$ng" ] || break
     case $n in 1) d="32 32 32 32";; 2) d="32 32 32 64";; 4) d="32 32 64 64";; 8) d="32 64 64 64";; esac
     dslash "weak-wilson-${n}gpu" 1 --dim $d --dslash-type wilson $g --ncuda $n
-    [ "$n" -gt 1 ] && dslash "weak-wilson-${n}ranks" $n --dim $d --dslash-type wilson $g
+    # one GPU per rank (--ncuda 1): with more GPUs than ranks each rank would take several
+    [ "$n" -gt 1 ] && dslash "weak-wilson-${n}ranks" $n --dim $d --dslash-type wilson $g --ncuda 1
     dslash "weak-clover-${n}gpu" 1 --dim $d --dslash-type clover $g --ncuda $n
 done
 fi

@@ -5,8 +5,9 @@
 # propagator's correlator on the two ranks must be bitwise the same as through StarPU-MPI
 # (TQ_PEER=0) and as one rank with the same global blocks, the run must say it used peer
 # mode, and dslash on the two ranks must agree with the plain-loop reference in every
-# precision, Wilson and clover; the HISQ propagator's correlators likewise bitwise. Skips (77) without mpirun, MPI or a GPU (run it on the GPU
-# machine: bench/device-run.sh).
+# precision, Wilson and clover; the HISQ propagator's correlators likewise bitwise. With four
+# GPUs, two ranks driving two GPUs each say that peer mode does not apply, with the same bits.
+# Skips (77) without mpirun, MPI or a GPU (run it on the GPU machine: bench/device-run.sh).
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
 tool=${TQ_CLI:-$builddir/taskqcd}
@@ -27,11 +28,12 @@ bad() { echo "test_mpi_gpu: FAIL: $*"; fail=1; }
 good() { echo "test_mpi_gpu: $*"; checks=$((checks + 1)); }
 corr() { grep -o '"correlator": \[[^]]*\]' "$1"; }
 
-# 16x16x16x16 split in t over 2 ranks, 4 blocks per rank (the faces between a rank's own
-# blocks stay StarPU handles on its GPU; those between ranks go through CUDA IPC)
+# 16x16x16x16 split in t over 2 ranks, 4 blocks per rank, one GPU each (--ncuda 1: with more
+# GPUs each rank would take its share; the faces between a rank's own blocks stay StarPU
+# handles on its GPU; those between ranks go through CUDA IPC)
 args="--dim 16 16 16 16 --block 16 16 8 8 --weak-field 0.2 --nsrc 2 --where cuda --ncpus 2 --json"
 export TQ_PEER=1
-timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 > "$tmp/peer.json" 2> "$tmp/peer.err"
+timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 --ncuda 1 > "$tmp/peer.json" 2> "$tmp/peer.err"
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/peer.err"; bad "propagator on 2 ranks (exit $rc)"; }
 if [ "$ngpu" -ge 2 ]; then
@@ -40,7 +42,7 @@ if [ "$ngpu" -ge 2 ]; then
 else   # two ranks time-slicing one GPU keep to StarPU-MPI (src/core/peer.c)
     grep -q "peer mode" "$tmp/peer.err" && bad "2 ranks on one GPU: peer mode in use" || good "2 ranks on one GPU: no peer mode"
 fi
-TQ_PEER=0 timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 > "$tmp/mpi.json" 2> "$tmp/mpi.err"
+TQ_PEER=0 timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 --ncuda 1 > "$tmp/mpi.json" 2> "$tmp/mpi.err"
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/mpi.err"; bad "propagator on 2 ranks through StarPU-MPI (exit $rc)"; }
 grep -q "peer mode" "$tmp/mpi.err" && bad "TQ_PEER=0: peer mode still in use"
@@ -51,20 +53,32 @@ a=$(corr "$tmp/peer.json")
     bad "correlator through CUDA IPC differs from StarPU-MPI's"
 [ -n "$a" ] && [ "$a" = "$(corr "$tmp/one.json")" ] && good "correlator on 2 ranks bitwise the same as one rank with the same blocks" ||
     bad "correlator on 2 ranks differs from one rank's"
+# with 4 GPUs each of the 2 ranks drives two: peer mode does not apply (one GPU per rank, or
+# one process per node), the run says so, and the bits are the same
+if [ "$ngpu" -ge 4 ]; then
+    timeout 300 mpirun $extra -np 2 "$tool" propagator $args --gridsize 1 1 1 2 > "$tmp/two.json" 2> "$tmp/two.err"
+    rc=$?
+    [ $rc -eq 0 ] || { cat "$tmp/two.err"; bad "propagator on 2 ranks with 2 GPUs each (exit $rc)"; }
+    grep -q "rank 0 drives 2 GPUs: faces between GPUs go through StarPU" "$tmp/two.err" &&
+        good "2 ranks with 2 GPUs each: the run says why peer mode does not apply" ||
+        { cat "$tmp/two.err"; bad "2 ranks with 2 GPUs each: no word on peer mode"; }
+    [ -n "$a" ] && [ "$a" = "$(corr "$tmp/two.json")" ] && good "correlator on 2 ranks with 2 GPUs each bitwise the same" ||
+        bad "correlator on 2 ranks with 2 GPUs each differs"
+fi
 
 # the improved staggered operator (HISQ, two masses in mixed precision) on the same 2
 # ranks: its faces between the ranks go through CUDA IPC too, and the correlators are
 # bitwise those through StarPU-MPI and of one rank with the same blocks
 ks="propagator --dslash-type hisq --dim 8 8 8 16 --block 8 8 8 4 --weak-field 0.2 --nsrc 1 --masses 0.1,0.3 --where cuda --ncpus 2"
 ks_corr() { grep -E '^ +[0-9]+  [0-9]' "$1"; }
-TQ_PEER=1 timeout 300 mpirun $extra -np 2 "$tool" $ks --gridsize 1 1 1 2 > "$tmp/ks-peer.log" 2>&1
+TQ_PEER=1 timeout 300 mpirun $extra -np 2 "$tool" $ks --gridsize 1 1 1 2 --ncuda 1 > "$tmp/ks-peer.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/ks-peer.log"; bad "HISQ propagator on 2 ranks (exit $rc)"; }
 if [ "$ngpu" -ge 2 ]; then
     grep -q "peer mode: .* 2 ranks through CUDA IPC" "$tmp/ks-peer.log" && good "HISQ, 2 ranks, 2 GPUs: peer mode across ranks in use" ||
         { cat "$tmp/ks-peer.log"; bad "HISQ, 2 ranks, 2 GPUs: peer mode across ranks not in use"; }
 fi
-TQ_PEER=0 timeout 300 mpirun $extra -np 2 "$tool" $ks --gridsize 1 1 1 2 > "$tmp/ks-mpi.log" 2>&1 || { cat "$tmp/ks-mpi.log"; bad "HISQ propagator on 2 ranks through StarPU-MPI"; }
+TQ_PEER=0 timeout 300 mpirun $extra -np 2 "$tool" $ks --gridsize 1 1 1 2 --ncuda 1 > "$tmp/ks-mpi.log" 2>&1 || { cat "$tmp/ks-mpi.log"; bad "HISQ propagator on 2 ranks through StarPU-MPI"; }
 timeout 300 "$tool" $ks --ncuda 1 > "$tmp/ks-one.log" 2>&1 || { cat "$tmp/ks-one.log"; bad "HISQ propagator on one rank"; }
 a=$(ks_corr "$tmp/ks-peer.log")
 [ "$(printf '%s\n' "$a" | grep -c .)" -eq 32 ] || bad "HISQ on 2 ranks: not 2 x 16 correlator lines"

@@ -42,10 +42,18 @@ int tq_internal_peer_units(const tq_lattice *lat, tq_peer_units *u)
      * memory operations, and peer mode not turned off here */
     const char *env;
     int w = -1, ok = !((env = getenv("TQ_PEER")) && env[0] == '0') && !((env = getenv("TQ_FACE_SETS")) && env[0] == '1');
-    for (int b = 0; b < lat->nblocks && ok; b++) {
+    int seen[TQ_PEER_MAX_BLOCKS];
+    for (int b = 0; b < lat->nblocks; b++) {
         if (!tq_block_is_local(lat, b)) continue;
         const int wb = tq_internal_block_options(lat, b).worker;
-        if (wb < 0 || starpu_worker_get_type(wb) != STARPU_CUDA_WORKER || (w >= 0 && wb != w)) ok = 0;
+        if (wb < 0 || starpu_worker_get_type(wb) != STARPU_CUDA_WORKER) {
+            ok = 0;
+            continue;
+        }
+        int k = 0;
+        while (k < u->self_gpus && seen[k] != wb) k++;
+        if (k == u->self_gpus) seen[u->self_gpus++] = wb;
+        if (w >= 0 && wb != w) ok = 0;
         w = wb;
     }
     if (ok && w >= 0) {
@@ -112,6 +120,7 @@ typedef struct rank_record {
     char host[64];
     unsigned char gpu[16];   /* its GPU's UUID */
     int shared_ok;           /* TQ_PEER_SHARED_GPU=1: may share its GPU with another rank (MPS) */
+    int gpus;                /* the GPUs its blocks are owned by */
     unsigned char handle[TQ_CUDA_IPC_HANDLE_BYTES];
 } rank_record;
 
@@ -131,6 +140,7 @@ static int memory_across_ranks(const tq_peer_units *u, const size_t *bytes, tq_p
     if (gethostname(mine.host, sizeof mine.host - 1) || (mine.ok && tq_cuda_device_uuid(u->dev[self], mine.gpu))) mine.ok = 0;
     const char *shared = getenv("TQ_PEER_SHARED_GPU");
     mine.shared_ok = shared && shared[0] == '1';
+    mine.gpus = u->self_gpus;
     int agreed = 1;   /* 1 yes, 0 not applicable, -1 memory */
     rank_record dummy[TQ_PEER_MAX];
     if (tq_internal_allgather_bytes(&mine, all ? (void *)all : (void *)dummy, (int)sizeof mine)) agreed = 0;
@@ -147,8 +157,22 @@ static int memory_across_ranks(const tq_peer_units *u, const size_t *bytes, tq_p
         if (agreed > 0 && all[k].ok == 2) agreed = -1;
     }
     if (!all) agreed = 0;
-    if (agreed <= 0 && self == 0)
+    /* a rank driving several GPUs is the one case a user can fix by how the ranks are laid
+     * out: say so at the default verbosity (4.8x slower on 4 H200s, doc/performance.md) */
+    int several = -1, one_node = all != NULL;
+    for (int k = 0; k < u->n && all; k++) {
+        if (all[k].gpus > 1 && several < 0) several = k;
+        if (strcmp(all[k].host, mine.host)) one_node = 0;
+    }
+    if (!one_node) several = -1;   /* across nodes that is the layout to have */
+    if (agreed <= 0 && several >= 0 && self == 0) {
+        static int said;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            tq_log(1, "rank %d drives %d GPUs: faces between GPUs go through StarPU and StarPU-MPI, not GPU to GPU "
+                      "(peer mode needs one GPU per rank, or one process for all of a node's GPUs)", several, all[several].gpus);
+    } else if (agreed <= 0 && self == 0) {
         tq_log(2, "peer mode across %d ranks: %s", u->n, agreed < 0 ? "out of GPU memory" : "some rank's side does not allow it, the ranks are on different nodes, or two share a GPU");
+    }
     m->n = u->n;
     m->ranks = u->ranks;
     int opened = agreed > 0;

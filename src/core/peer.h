@@ -19,6 +19,8 @@ typedef struct tq_peer_units {
                      owned by one CUDA worker on a GPU with stream memory operations, peer
                      mode not turned off); the other ranks' side is learnt collectively by
                      tq_peer_memory_create */
+    int self_gpus;   /* ranks > 1: how many CUDA workers own this rank's blocks (more than one:
+                        peer mode does not apply across ranks, and rank 0 says why) */
     int dev[TQ_PEER_MAX];      /* each unit's GPU (ranks > 1: known for self only) */
     int worker[TQ_PEER_MAX];   /* this process's CUDA worker of the unit, or -1 */
     signed char unit_of_block[TQ_PEER_MAX_BLOCKS];
