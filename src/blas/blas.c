@@ -281,37 +281,41 @@ tq_status tq_scalars_create(tq_scalars **out)
     return TQ_SUCCESS;
 }
 
-tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat)
+/* A replica of the scalars per owner of lat's blocks on this rank (none where the
+ * scheduler places blocks, or one owner). */
+static void make_replicas(tq_scalars *sc, const tq_lattice *lat)
 {
-    if (sc->nrep > 1 || sc->peer) return TQ_SUCCESS;
-    /* one GPU per rank of one node: the partial sums go between ranks through CUDA IPC
-     * (every rank calls this for the same solve: collective) */
-    tq_peer_units u;
-    const int across_ranks = tq_internal_peer_units(lat, &u) && u.ranks > 1;
-    if (across_ranks && tq_scalars_peer_setup(sc, lat)) return TQ_SUCCESS;
     const char *env = getenv("TQ_SCALAR_REPLICAS");   /* 0: one copy, for comparisons */
-    if (lat->nlocal_blocks < 2 || (env && env[0] == '0')) return TQ_SUCCESS;
+    if (lat->nlocal_blocks < 2 || (env && env[0] == '0')) return;
     int workers[TQ_SCALAR_REPLICAS], n = 0;
     for (int b = 0; b < lat->nblocks; b++) {
         if (!tq_block_is_local(lat, b)) continue;
         const int w = tq_internal_block_options(lat, b).worker;
-        if (w < 0) return TQ_SUCCESS;   /* the scheduler places it: one copy */
+        if (w < 0) return;   /* the scheduler places it: one copy */
         int k = 0;
         while (k < n && workers[k] != w) k++;
         if (k < n) continue;
-        if (n == TQ_SCALAR_REPLICAS) return TQ_SUCCESS;
+        if (n == TQ_SCALAR_REPLICAS) return;
         workers[n++] = w;
     }
     /* replica 0 on the reductions' worker (block 0's owner) */
     const int w0 = tq_internal_reduction_options(lat).worker;
-    if (n < 2 || w0 != workers[0]) return TQ_SUCCESS;
+    if (n < 2 || w0 != workers[0]) return;
     sc->rep_worker[0] = w0;
     for (int k = 1; k < n; k++) {
         starpu_vector_data_register(&sc->rep[k], STARPU_MAIN_RAM, (uintptr_t)sc->rep_buf[k], TQ_NSCALARS, sizeof(double));
         sc->rep_worker[k] = workers[k];
     }
     sc->nrep = n;
-    if (!across_ranks) tq_scalars_peer_setup(sc, lat);   /* this process's GPUs (across ranks: tried above) */
+}
+
+tq_status tq_scalars_replicate(tq_scalars *sc, const tq_lattice *lat)
+{
+    if (sc->nrep > 1 || sc->peer) return TQ_SUCCESS;
+    make_replicas(sc, lat);
+    /* then the partial sums GPU to GPU where the owners are peer units: across the ranks of
+     * one node every rank calls this for the same solve (collective), and reaches it */
+    tq_scalars_peer_setup(sc, lat);
     return TQ_SUCCESS;
 }
 

@@ -20,8 +20,6 @@ typedef struct peer_partials {
     /* per unit (core/peer.h): 2 sets x TQ_PEER_TASKS slots of TQ_PEER_SLOT doubles, then
      * counters: 2 x TQ_PEER_TASKS ready (set, task), then 2 x TQ_PEER_MAX consumed
      * (reader, set) */
-    double *slots[TQ_PEER_MAX];
-    uint32_t *ctr[TQ_PEER_MAX];
     tq_peer_memory mem;
     struct peer_partials *next;
 } peer_partials;
@@ -31,6 +29,13 @@ static struct {
 } peer_pool = {PTHREAD_MUTEX_INITIALIZER, NULL};
 #define PEER_SLOT_BYTES (2 * TQ_PEER_TASKS * TQ_PEER_SLOT * sizeof(double))
 #define PEER_CTR_BYTES ((2 * TQ_PEER_TASKS + 2 * TQ_PEER_MAX) * sizeof(uint32_t))
+
+/* Unit k's slots and counters as kernels on local unit `from`'s GPU reach them. */
+static double *slots_at(const peer_partials *e, int k, int from) { return (double *)tq_peer_at(&e->mem, k, from); }
+static uint32_t *ctr_at(const peer_partials *e, int k, int from)
+{
+    return (uint32_t *)(tq_peer_at(&e->mem, k, from) + PEER_SLOT_BYTES);
+}
 
 static void peer_pool_free(void)
 {
@@ -49,12 +54,7 @@ static int peer_memory(peer_partials *e, const tq_peer_units *u)
 {
     size_t bytes[TQ_PEER_MAX];
     for (int k = 0; k < u->n; k++) bytes[k] = PEER_SLOT_BYTES + PEER_CTR_BYTES;
-    const int r = tq_peer_memory_create(u, bytes, &e->mem);
-    for (int k = 0; k < u->n && !r; k++) {
-        e->slots[k] = (double *)e->mem.base[k];
-        e->ctr[k] = (uint32_t *)(e->mem.base[k] + PEER_SLOT_BYTES);
-    }
-    return r;
+    return tq_peer_memory_create(u, bytes, &e->mem);
 }
 
 /* An entry for the GPUs of this process's units (zeroed counters), or NULL. */
@@ -71,7 +71,7 @@ static peer_partials *peer_take(const tq_peer_units *u)
     if (e) {
         e->in_use = 1;
         for (int k = 0; k < n; k++)
-            if (tq_cuda_zero(u->dev[k], e->ctr[k], PEER_CTR_BYTES)) e->in_use = 0;
+            if (tq_cuda_zero(u->dev[k], ctr_at(e, k, k), PEER_CTR_BYTES)) e->in_use = 0;
         if (!e->in_use) e = NULL;
     } else if ((e = calloc(1, sizeof *e))) {
         e->ndev = n;
@@ -113,18 +113,28 @@ int tq_scalars_peer_setup(tq_scalars *sc, const tq_lattice *lat)
     if (!n) return 0;
     peer_partials *e = NULL;
     if (u.ranks > 1) {
-        /* one GPU per rank: this rank's scalars alone (replica 0) on its unit; memory for
-         * this solve, made by every rank together */
-        if (sc->nrep != 1) u.self_ok = 0;
+        /* this rank's replicas (tq_scalars_replicate: one per owner, or replica 0 alone
+         * for one GPU) each on its unit; memory for this solve, made by every rank
+         * together */
+        int mine[TQ_PEER_MAX], nmine = 0;
+        for (int k = 0; k < n; k++)
+            if (u.rank_of[k] == u.self) mine[nmine++] = k;
+        if (sc->nrep != nmine) u.self_ok = 0;
+        if (nmine == 1 && sc->nrep == 1 && sc->rep_worker[0] < 0) sc->rep_worker[0] = u.worker[mine[0]];
+        for (int k = 0; k < sc->nrep && u.self_ok; k++) {
+            int j = 0;
+            while (j < nmine && u.worker[mine[j]] != sc->rep_worker[k]) j++;
+            if (j == nmine) u.self_ok = 0;
+            else sc->peer_unit_rep[k] = (signed char)mine[j];
+        }
         if (!(e = calloc(1, sizeof *e))) u.self_ok = 0;
         peer_partials none;
         if (peer_memory(e ? e : &none, &u)) {
             free(e);
+            if (nmine == 1 && sc->nrep == 1) sc->rep_worker[0] = -1;   /* as it was */
             return 0;
         }
         e->ranks = u.ranks;
-        sc->peer_unit_rep[0] = (signed char)u.self;
-        sc->rep_worker[0] = u.worker[u.self];
     } else {
         if (n != sc->nrep) return 0;
         for (int k = 0; k < sc->nrep; k++) {   /* the replicas' units */
@@ -163,9 +173,9 @@ void tq_scalars_partial_sync(const tq_scalars *sc, int t, int b, unsigned n, int
     s->signal_value = n + 1;
     for (int k = 0; k < nunits; k++) {
         if (k == up) continue;
-        s->dst[s->npeer] = e->slots[k] + ((size_t)set * TQ_PEER_TASKS + (size_t)t) * TQ_PEER_SLOT;
-        s->wait[s->npeer] = e->ctr[up] + 2 * TQ_PEER_TASKS + 2 * k + set;
-        s->signal[s->npeer++] = e->ctr[k] + (size_t)set * TQ_PEER_TASKS + (size_t)t;
+        s->dst[s->npeer] = slots_at(e, k, up) + ((size_t)set * TQ_PEER_TASKS + (size_t)t) * TQ_PEER_SLOT;
+        s->wait[s->npeer] = ctr_at(e, up, up) + 2 * TQ_PEER_TASKS + 2 * k + set;
+        s->signal[s->npeer++] = ctr_at(e, k, up) + (size_t)set * TQ_PEER_TASKS + (size_t)t;
     }
 }
 
@@ -177,12 +187,12 @@ void tq_scalars_combine_sync(const tq_scalars *sc, const tq_lattice *lat, int np
     const peer_partials *e = sc->peer;
     const int set = (int)(n & 1), uk = sc->peer_unit_rep[k], nunits = e->mem.n;
     memset(s, 0, sizeof *s);
-    s->slots = e->slots[uk] + (size_t)set * TQ_PEER_TASKS * TQ_PEER_SLOT;
-    s->ready = e->ctr[uk] + (size_t)set * TQ_PEER_TASKS;
+    s->slots = slots_at(e, uk, uk) + (size_t)set * TQ_PEER_TASKS * TQ_PEER_SLOT;
+    s->ready = ctr_at(e, uk, uk) + (size_t)set * TQ_PEER_TASKS;
     s->wait_value = s->signal_value = n + 1;
     for (int b = 0; b < lat->nblocks; b++)
         if (sc->peer_unit_block[b] != uk)
             for (int p = 0; p < nparity; p++) s->remote |= 1ull << (b * nparity + p);
     for (int j = 0; j < nunits; j++)
-        if (j != uk) s->signal[s->nsignal++] = e->ctr[j] + 2 * TQ_PEER_TASKS + 2 * uk + set;
+        if (j != uk) s->signal[s->nsignal++] = ctr_at(e, j, uk) + 2 * TQ_PEER_TASKS + 2 * uk + set;
 }

@@ -30,6 +30,7 @@ static struct {
     int mpi_active;
     int mpi_rank, mpi_size;
     int idle_hook;   /* the progression hook's id, -1: none */
+    int rank_ncuda[64];   /* every rank's CUDA workers (peer units, core/peer.c) */
 } ctx;
 
 /* Idle CPU workers on a GPU node sleep instead of spinning (StarPU is built with blocking
@@ -357,6 +358,12 @@ tq_status tq_init(const tq_init_params *params)
     tq_task_set_ranks(ctx.mpi_rank, ctx.mpi_size);
     ctx.mpi_active = use_mpi;
     ctx.verbosity = p.verbosity;
+    /* every rank's GPU count, once: whether and how peer mode spreads over the ranks' GPUs
+     * is then decided from facts every rank has, without a collective (core/peer.c) */
+    const int my_ncuda = (int)starpu_cuda_worker_get_count();
+    memset(ctx.rank_ncuda, 0, sizeof ctx.rank_ncuda);
+    if (tq_internal_allgather_bytes(&my_ncuda, ctx.rank_ncuda, (int)sizeof my_ncuda))
+        memset(ctx.rank_ncuda, 0, sizeof ctx.rank_ncuda);   /* no peer mode across ranks */
     ctx.initialized = 1;
     if (p.ncuda > 0 && (int)starpu_cuda_worker_get_count() < p.ncuda)
         tq_log(1, "asked for %d GPU(s), StarPU has %u CUDA worker(s)", p.ncuda, starpu_cuda_worker_get_count());
@@ -454,6 +461,7 @@ double tq_internal_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 int tq_internal_mpi_rank(void) { return ctx.mpi_rank; }
+int tq_internal_rank_cuda_workers(int rank) { return rank >= 0 && rank < ctx.mpi_size ? ctx.rank_ncuda[rank] : 0; }
 
 uint64_t tq_internal_allreduce_min_u64(uint64_t v)
 {

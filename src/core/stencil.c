@@ -164,10 +164,16 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
         const size_t f = i % per_set;
         const int ur = reader[f], uw = writer[f];
         if (ur < 0) continue;
-        pe->buf[i] = pe->mem.base[ur] + face_at[ur];
+        const size_t at = face_at[ur];
         face_at[ur] += face_bytes(st, slot_direction(st, (int)(f % nf)));
-        pe->ready[i] = (uint32_t *)(pe->mem.base[ur] + ctr_at[ur]) + i;
-        pe->consumed[i] = (uint32_t *)(pe->mem.base[uw] + ctr_at[uw]) + 2 * per_set + i;
+        /* the addresses as this process's end of the face reaches them (across ranks a face
+         * has at most one end here; with none, no task of this process uses it) */
+        const tq_peer_memory *mem = &pe->mem;
+        if (!mem->local[uw] && !mem->local[ur]) continue;
+        const int here = mem->local[uw] ? uw : ur;
+        pe->buf[i] = tq_peer_at(mem, ur, here) + at;
+        pe->ready[i] = (uint32_t *)(tq_peer_at(mem, ur, here) + ctr_at[ur]) + i;
+        pe->consumed[i] = (uint32_t *)(tq_peer_at(mem, uw, here) + ctr_at[uw]) + 2 * per_set + i;
     }
     /* each of this process's GPUs' tasks in recorded order (see tq_stencil_use_peer_faces in
      * stencil.h) */
@@ -183,7 +189,7 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
     if (!ret && !made && u.ranks > 1 && u.self == 0) {
         static int said;
         if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-            tq_log(1, "peer mode: faces and partial sums between the GPUs of %d ranks through CUDA IPC", u.n);
+            tq_log(1, "peer mode: faces and partial sums between %d GPUs of %d ranks through CUDA IPC", u.n, u.ranks);
     }
     if (ret || made) {
         peer_free(st);

@@ -19,6 +19,8 @@ void tq_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* MPI rank and size of the running context (0 and 1 without MPI). */
 int tq_internal_mpi_rank(void);
 int tq_internal_mpi_size(void);
+/* The CUDA workers of rank `rank` (learnt at tq_init; 0 for no such rank). */
+int tq_internal_rank_cuda_workers(int rank);
 /* The GPUs (device numbers, into gpus) that local rank local_rank of local_ranks ranks
  * sharing a node of ngpus GPUs drives: a contiguous share of them (ngpus / local_ranks,
  * the remainder spread), or GPU local_rank mod ngpus where ranks outnumber GPUs. Returns
