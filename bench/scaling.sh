@@ -120,7 +120,8 @@ if [ "$part" = gpus ]; then
 # GPUs); Wilson M_pc at 32^4, 48^4, 64^4, clover at 48^4, the 48^4 solve (the propagator
 # with one source: clover BiCGstab, double with single-precision reliable updates), the
 # 32^4 12-source propagator, and --where any (GPUs + every CPU core) at 64^4 and 32^4 and
-# for the 48^4 solve. A run longer than SCALING_TIMEOUT seconds (default 300) is cut.
+# for the 48^4 solve; with 4 or more GPUs also two ranks driving half of them each (NAME-2xN).
+# A run longer than SCALING_TIMEOUT seconds (default 300) is cut.
 ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ng" -ge 1 ] || ng=1
 g="--where cuda --niter 200 --recon 12 --prec single,half --ncpus 8 --test matpc"
@@ -130,6 +131,8 @@ wilson_rows() {
     dslash "wilson-$L-1gpu" 1 --dim $L $L $L $L --dslash-type wilson $g --ncuda 1
     dslash "wilson-$L-${ng}gpu" 1 --dim $L $L $L $L --dslash-type wilson $g --ncuda $ng
     dslash "wilson-$L-${ng}ranks" $ng --dim $L $L $L $L --dslash-type wilson $g
+    # two ranks driving half of the GPUs each (the layout of two nodes, one process per node)
+    [ "$ng" -ge 4 ] && dslash "wilson-$L-2x$((ng / 2))" 2 --dim $L $L $L $L --dslash-type wilson $g
 }
 # the most telling rows first, so that a call cut short still has them
 wilson_rows 64
@@ -137,6 +140,7 @@ one="--dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --warmup --where cuda"
 propagator solve48-1gpu 1 $one --ncpus 8 --ncuda 1
 propagator solve48-${ng}gpu 1 $one --ncpus 8 --ncuda $ng
 propagator solve48-${ng}ranks $ng $one --ncpus 4
+[ "$ng" -ge 4 ] && propagator solve48-2x$((ng / 2)) 2 $one --ncpus 4
 prop="--dim 32 32 32 32 --weak-field 0.2 --nsrc 12 --warmup --where cuda --ncpus 8"
 propagator prop12-1gpu 1 $prop --ncuda 1
 propagator prop12-${ng}gpu 1 $prop --ncuda $ng
