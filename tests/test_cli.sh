@@ -249,11 +249,20 @@ fi
 # ---- propagator: the main job -----------------------------------------------------------
 # correlator NAME FILE: the "correlator" array of a --json output, one value per line
 correlator() { sed -n 's/.*"correlator": \[\(.*\)\].*/\1/p' "$1" | tr ',' '\n' | tr -d ' '; }
-run 0 propagator --dim 4 4 4 8 --json --quiet --where cpu && {
+# quick (TQ_TEST_QUICK, the sanitizer run): the reference run and the runs compared with it
+# solve 2 of the 12 sources ($pq): the other ten repeat the same solves' code
+quick=${TQ_TEST_QUICK:-}
+[ "$quick" = 0 ] && quick=
+pq= nref=12
+if [ -n "$quick" ]; then
+    pq="--nsrc 2" nref=2
+    echo "test_cli: quick: 10 of the 12 sources of the propagator runs compared with the reference left out"
+fi
+run 0 propagator --dim 4 4 4 8 $pq --json --quiet --where cpu && {
     cp "$out" "$tmp/prop_ref"
     ok
     n=$(grep -c '"source":' "$out")
-    [ "$n" = 12 ] || fail "propagator: $n solves in the JSON (expected 12)"
+    [ "$n" = $nref ] || fail "propagator: $n solves in the JSON (expected $nref)"
     ok
     awk 'match($0, /"true_residual": [0-9.e+-]+/) { v = substr($0, RSTART + 17, RLENGTH - 17) + 0; if (!(v <= 1e-9)) bad = 1 }
          END { exit bad }' "$out" || fail "propagator: a true residual above 1e-9"
@@ -279,23 +288,21 @@ run 0 propagator --dim 4 4 4 8 --nsrc 1 --where cpu && expect "$out" "read from 
 cached=$tmp/cache/quenched_4x4x4x8_b6_seed1_50sweeps_or4.lime
 if [ -f "$cached" ]; then
     dd if=/dev/zero of="$cached" bs=1 count=64 seek=100000 conv=notrunc 2>/dev/null
-    run 0 propagator --dim 4 4 4 8 --json --quiet --where cpu && expect "$err" "cannot be read" "propagator: damaged cache warning" &&
+    run 0 propagator --dim 4 4 4 8 $pq --json --quiet --where cpu && expect "$err" "cannot be read" "propagator: damaged cache warning" &&
         correlator "$out" > "$tmp/c7" && same_correlator "$tmp/c7" "propagator after regenerating the damaged cache"
 fi
 run 0 propagator --dim 4 4 4 8 --nsrc 1 --cache off --where cpu && expect "$out" "generating the quenched 4x4x4x8, beta 6" "propagator --cache off"
 run 0 propagator --dim 4 4 4 8 --nsrc 1 --weak-field 0.2 --where cpu && expect "$out" "gauge field: weak field, epsilon 0.2" "propagator --weak-field"
 run 2 propagator --gauge "$tmp/x.lime" --beta 5.8 && expect "$err" "not with --gauge" "propagator --gauge with --beta"
 run 2 propagator --dim 4 4 4 7 && expect "$err" "even" "propagator odd dimension without --gauge"
-run 0 propagator --dim 4 4 4 8 --block 2 4 4 4 --batch 1 --json --quiet --where cpu &&
+run 0 propagator --dim 4 4 4 8 $pq --block 2 4 4 4 --batch 1 --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c1" && same_correlator "$tmp/c1" "propagator --block 2 4 4 4 --batch 1"
-run 0 propagator --dim 4 4 4 8 --inv-type cg --prec-sloppy half --json --quiet --where cpu &&
+run 0 propagator --dim 4 4 4 8 $pq --inv-type cg --prec-sloppy half --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c2" && same_correlator "$tmp/c2" "propagator CG with half sloppy"
-run 0 propagator --dim 4 4 4 8 --inv-type gcr --precond mr --prec-sloppy half --json --quiet --where cpu &&
+run 0 propagator --dim 4 4 4 8 $pq --inv-type gcr --precond mr --prec-sloppy half --json --quiet --where cpu &&
     correlator "$out" > "$tmp/c4" && same_correlator "$tmp/c4" "propagator GCR with the MR preconditioner"
-# quick (TQ_TEST_QUICK, the sanitizer run): MR alone (its code runs as GCR's preconditioner
-# above) and --warmup (twelve more solves of the default job) left out
-quick=${TQ_TEST_QUICK:-}
-[ "$quick" = 0 ] && quick=
+# quick: MR alone (its code runs as GCR's preconditioner above) and --warmup (twelve more
+# solves of the default job) left out
 if [ -z "$quick" ]; then
     run 0 propagator --dim 4 4 4 8 --inv-type mr --json --quiet --where cpu &&
         correlator "$out" > "$tmp/c5" && same_correlator "$tmp/c5" "propagator MR"
@@ -370,14 +377,14 @@ if [ "${ncuda:-0}" -gt 0 ]; then
     run 0 propagator $mg_table --where cuda &&
         expect "$out" "multigrid set-up: .*smoother half, null vectors half" "propagator --inv-multigrid on GPUs: half precisions"
     for w in cuda any; do
-        run 0 propagator --dim 4 4 4 8 --json --quiet --where $w &&
+        run 0 propagator --dim 4 4 4 8 $pq --json --quiet --where $w &&
             correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --where $w"
     done
     # no CPU workers at all: every codelet, the reductions' combine tasks included, on the GPU;
     # CG normop-pc on one block takes the fused operator reductions
-    run 0 propagator --dim 4 4 4 8 --json --quiet --ncpus 0 &&
+    run 0 propagator --dim 4 4 4 8 $pq --json --quiet --ncpus 0 &&
         correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator --ncpus 0"
-    run 0 propagator --dim 4 4 4 8 --inv-type cg --solve-type normop-pc --block 4 4 4 8 --json --quiet --where cuda &&
+    run 0 propagator --dim 4 4 4 8 $pq --inv-type cg --solve-type normop-pc --block 4 4 4 8 --json --quiet --where cuda &&
         correlator "$out" > "$tmp/c3" && same_correlator "$tmp/c3" "propagator CG normop-pc on one block, GPU"
     # with GPUs dmdas unless a scheduler is asked for
     if [ -z "${STARPU_SCHED:-}" ]; then

@@ -19,7 +19,12 @@
  * single and in half precision and a half-precision basis; a set-up file of another coarse
  * precision is refused. Bad input (aggregates that do not divide the lattice or leave odd coarse
  * blocks, null vectors not a multiple of 6, wrong fields, a non-GCR outer solver, NULL)
- * refused with a clear error. */
+ * refused with a clear error. Quick (tq_test_quick, the sanitizer run): the same seed's second
+ * set-up, the null vectors from GCR and the double coarse levels left out; plain GCR stopped at
+ * 4 times multigrid's iterations; the fine cycle in single on the default set-up read back,
+ * the half coarse levels with the half fine cycle and basis (one set-up); two of the four
+ * systems solved alone again; the two-level variants (coarsest on D_c, smoother on M) on the
+ * 2^4 set-up read back, not made again; no repeated solves. */
 #define _POSIX_C_SOURCE 200809L   /* mkdtemp */
 #include "tq_test.h"
 #include "mg_test.h"
@@ -97,7 +102,12 @@ static void check_solve_many(tq_lattice *lat, tq_multigrid *mg, const tq_solver_
     tq_solver_result many[NSYS], alone;
     CHECK_OK(tq_multigrid_solve_many(mg, NSYS, x, (const tq_field *const *)b, sp, many));
     int same = 1;
+    /* quick: system 0 (one of the three side by side) and the last (alone after them) solved
+     * alone again, not the two between (the same check, the same code) */
+    const int quick = tq_test_quick();
+    if (quick) printf("  quick: systems 1 and 2 not solved alone again\n");
     for (int i = 0; i < NSYS; i++) {
+        if (quick && i > 0 && i < NSYS - 1) continue;
         CHECK_OK(tq_field_export(x[i], h));
         CHECK_OK(tq_multigrid_solve(mg, x[i], b[i], sp, &alone));
         CHECK_OK(tq_field_export(x[i], ha));
@@ -108,7 +118,8 @@ static void check_solve_many(tq_lattice *lat, tq_multigrid *mg, const tq_solver_
               bits ? "the same" : "differ");
         same = same && bits;
     }
-    if (same) printf("  %d systems, 3 side by side: the solutions and iterations of each solved alone\n", NSYS);
+    if (same) printf("  %d systems, 3 side by side: the solutions and iterations of each %ssolved alone\n", NSYS,
+                     quick ? "of 0 and 3 " : "");
     /* bad calls */
     CHECK_ERR(tq_multigrid_solve_many(mg, 0, x, (const tq_field *const *)b, sp, many), TQ_ERR_INVALID_ARG);
     tq_field *twice[2] = {x[0], x[0]};
@@ -236,12 +247,23 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
     tq_multigrid *mg2 = NULL, *mg3 = NULL, *back = NULL;
     tq_field *x = spinor(lat, NULL), *w = spinor(lat, NULL);
     double *h = malloc(sizeof(double) * (size_t)n), *hx = malloc(sizeof(double) * (size_t)n);
-    char dir[] = "/tmp/tq_mg3_XXXXXX", path[64];
+    char dir[] = "/tmp/tq_mg3_XXXXXX", path[64], path2[64];
+    /* quick: the two-level variants below (the coarsest level on D_c, the smoother on M) read
+     * mg2's set-up from a file instead of making it again (the set-up does not depend on
+     * coarsest_eo and smoother_eo: the same set-up, the same results, one set-up less each),
+     * and the three-level solution is kept from its first solve instead of solved again */
+    const int quick = tq_test_quick();
     if (!x || !w || !h || !hx || !mkdtemp(dir)) { CHECK(0, "set-up failed"); goto out; }
     snprintf(path, sizeof path, "%s/setup3.tqmg", dir);
+    snprintf(path2, sizeof path2, "%s/setup2.tqmg", dir);
     CHECK_OK(tq_multigrid_create(d, &p2, 7, &mg2));
     CHECK_OK(tq_multigrid_create(d, &p3, 7, &mg3));
     if (!mg2 || !mg3) goto out;
+    if (quick) {
+        printf("  quick: the set-ups of the coarsest level on D_c and of the smoother on M read from the two-level "
+               "set-up's file, the three-level solve's repeat left out\n");
+        CHECK_OK(tq_multigrid_save(mg2, path2));
+    }
     tq_multigrid_info i2, i3;
     CHECK_OK(tq_multigrid_get_info(mg3, &i3));
     CHECK(i3.levels == 3 && i3.level_dims[0][0] == 8 && i3.level_dims[1][0] == 4 && i3.level_dims[1][3] == 4 &&
@@ -251,6 +273,7 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
     tq_solver_result r2, r3;
     CHECK_OK(tq_multigrid_solve(mg2, x, b, sp, &r2));
     CHECK_OK(tq_multigrid_solve(mg3, x, b, sp, &r3));
+    if (quick) CHECK_OK(tq_field_export(x, hx));   /* the three-level solution (x is a work field below) */
     const double e3 = residual_of(d, x, hb, w, h, n);
     CHECK_OK(tq_multigrid_get_info(mg2, &i2));
     CHECK_OK(tq_multigrid_get_info(mg3, &i3));
@@ -269,7 +292,8 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
         tq_mg_params pn = p2;
         pn.coarsest_eo = 0;
         tq_multigrid *mgn = NULL;
-        CHECK_OK(tq_multigrid_create(d, &pn, 7, &mgn));
+        if (quick) CHECK_OK(tq_multigrid_load(d, &pn, path2, &mgn));
+        else CHECK_OK(tq_multigrid_create(d, &pn, 7, &mgn));
         tq_solver_result rn;
         tq_multigrid_info in;
         if (mgn) {
@@ -286,7 +310,8 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
         pn = p2;
         pn.smoother_eo = 0;   /* MR on M itself */
         mgn = NULL;
-        CHECK_OK(tq_multigrid_create(d, &pn, 7, &mgn));
+        if (quick) CHECK_OK(tq_multigrid_load(d, &pn, path2, &mgn));
+        else CHECK_OK(tq_multigrid_create(d, &pn, 7, &mgn));
         if (mgn) {
             CHECK_OK(tq_multigrid_solve(mgn, w, b, sp, &rn));
             const double en = residual_of(d, w, hb, x, h, n);
@@ -296,10 +321,10 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
                   r2.iterations, rn.iterations, en);
             tq_multigrid_destroy(mgn);
         }
-        CHECK_OK(tq_multigrid_solve(mg3, x, b, sp, &r3));   /* x: the three-level solution again */
+        if (!quick) CHECK_OK(tq_multigrid_solve(mg3, x, b, sp, &r3));   /* x: the three-level solution again */
     }
     /* saved and read back: the same bits; a two-level request refused */
-    CHECK_OK(tq_field_export(x, hx));
+    if (!quick) CHECK_OK(tq_field_export(x, hx));
     CHECK_OK(tq_multigrid_save(mg3, path));
     CHECK_OK(tq_multigrid_load(d, &p3, path, &back));
     if (back) {
@@ -320,6 +345,7 @@ static void three_levels(tq_lattice *lat, const tq_dirac *d, const tq_solver_par
     CHECK(strstr(tq_last_error(), "level 1") != NULL, "other level-1 null vectors: '%s'", tq_last_error());
     printf("  refused: %s\n", tq_last_error());
     remove(path);
+    if (quick) remove(path2);
     CHECK(rmdir(dir) == 0, "files left in %s", dir);
 out:
     tq_multigrid_destroy(mg2);
@@ -382,7 +408,15 @@ int main(void)
     CHECK_OK(tq_field_export(x, hx));
     CHECK(e1 < 1e-9 && fabs(e1 - r.true_residual) <= 1e-3 * e1 + 1e-14, "multigrid: true residual %.3g (reported %.3g)", e1,
           r.true_residual);
-    CHECK_OK(tq_solve(d, w, b, &sp, &plain));
+    if (tq_test_quick()) {   /* plain GCR only as far as the comparison needs: 4 times multigrid's iterations */
+        tq_solver_params pp = sp;
+        pp.maxiter = 4 * r.iterations;
+        const tq_status ps = tq_solve(d, w, b, &pp, &plain);
+        CHECK(ps == TQ_SUCCESS || ps == TQ_ERR_NOT_CONVERGED, "plain GCR: %s (%s)", tq_status_name(ps), tq_last_error());
+        printf("  quick: plain GCR stopped after %d iterations (4 times multigrid's), not run to convergence\n", pp.maxiter);
+    } else {
+        CHECK_OK(tq_solve(d, w, b, &sp, &plain));
+    }
     printf("  two-level multigrid GCR: %d iterations, true residual %.2g; plain GCR: %d iterations\n", r.iterations, e1,
            plain.iterations);
     CHECK(4 * r.iterations <= plain.iterations, "multigrid took %d iterations, plain GCR %d", r.iterations,
@@ -485,24 +519,42 @@ int main(void)
          * with a half-precision basis */
         const tq_precision prec[4] = {TQ_DOUBLE, TQ_HALF, TQ_SINGLE, TQ_HALF};
         const char *what[4] = {"coarse levels in", "coarse levels in", "fine cycle in", "fine cycle and basis in"};
-        for (int i = tq_test_quick() ? 1 : 0; i < 4; i++) {   /* quick: the double coarse levels left out */
+        /* quick: the fine cycle in single on the default set-up read from a file (its set-up
+         * solves in single sloppy repeat the half ones' code of the last case) */
+        char pdir[] = "/tmp/tq_mgp_XXXXXX", ppath[64] = "";
+        if (tq_test_quick()) {
+            printf("  quick: the fine cycle in single on the default set-up (read back), not its own set-up; the coarse "
+                   "levels in half with the fine cycle and basis in half (one set-up)\n");
+            if (mkdtemp(pdir)) {
+                snprintf(ppath, sizeof ppath, "%s/setup.tqmg", pdir);
+                CHECK_OK(tq_multigrid_save(mg, ppath));
+            } else CHECK(0, "mkdtemp failed");
+        }
+        for (int i = tq_test_quick() ? 2 : 0; i < 4; i++) {   /* quick: the double coarse levels left out */
             tq_mg_params pp = p;
             if (i < 2) pp.coarse_prec = prec[i];
             else pp.smoother_prec = prec[i];
             if (i == 3) pp.nullvec_prec = TQ_HALF;
+            if (i == 3 && tq_test_quick()) pp.coarse_prec = TQ_HALF;   /* quick: the half coarse levels' case too */
             tq_multigrid *mgp = NULL;
             tq_solver_result rp;
-            CHECK_OK(tq_multigrid_create(d, &pp, 7, &mgp));
+            if (i == 2 && ppath[0]) CHECK_OK(tq_multigrid_load(d, &pp, ppath, &mgp));
+            else CHECK_OK(tq_multigrid_create(d, &pp, 7, &mgp));
             if (!mgp) continue;
             CHECK_OK(tq_multigrid_solve(mgp, w, b, &sp, &rp));
             const double ep = residual_of(d, w, hb, x, h, n);
-            printf("  %s %s: %d iterations (default: %d), true residual %.2g\n", what[i], tq_precision_name(prec[i]),
-                   rp.iterations, r.iterations, ep);
+            printf("  %s %s%s: %d iterations (default: %d), true residual %.2g\n", what[i], tq_precision_name(prec[i]),
+                   pp.coarse_prec == TQ_HALF && i == 3 ? ", coarse levels in half" : "", rp.iterations, r.iterations, ep);
             CHECK(ep < 1e-9 && abs(rp.iterations - r.iterations) <= 1, "%s %s: %d iterations (default %d), true residual %g",
                   what[i], tq_precision_name(prec[i]), rp.iterations, r.iterations, ep);
             tq_multigrid_destroy(mgp);
         }
-        CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));   /* x: the default set-up's solution again */
+        if (ppath[0]) {
+            remove(ppath);
+            CHECK(rmdir(pdir) == 0, "files left in %s", pdir);
+        }
+        /* x: the default set-up's solution again (quick: left out, the next solve sets x and r) */
+        if (!tq_test_quick()) CHECK_OK(tq_multigrid_solve(mg, x, b, &sp, &r));
     }
 
     /* a second source with the same set-up */
