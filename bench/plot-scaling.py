@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Speed-up of several GPUs over one, from the table bench/scaling.sh gpus writes
 (row, setting, value, unit; rows named NAME-1gpu, NAME-<N>gpu, NAME-<N>ranks, NAME-<R>x<G>:
-R ranks driving G GPUs each).
+R ranks driving G GPUs each, NAME-<N>ranks-split: N ranks as a split grid).
 
 Usage: python3 bench/plot-scaling.py TABLE.tsv OUT.png [TITLE]   (needs matplotlib)
 For M_pc rows the value is ms per application; for solves the sum of iteration times
@@ -19,13 +19,15 @@ def load(path):
     rows = {}
     with open(path) as f:
         for r in csv.DictReader(f, delimiter="\t"):
-            m = re.match(r"(.+)-(?:(\d+)(gpu|ranks)|(\d+)x(\d+))(-any)?$", r["row"])
-            if not m or m.group(6):
+            m = re.match(r"(.+)-(?:(\d+)(gpu|ranks)|(\d+)x(\d+))(-any|-split)?$", r["row"])
+            if not m or m.group(6) == "-any":
                 continue
             if m.group(2):
                 name, n, how = m.group(1), int(m.group(2)), m.group(3)
             else:   # NAME-RxG: R ranks driving G GPUs each
                 name, n, how = m.group(1), int(m.group(4)) * int(m.group(5)), m.group(4) + "x" + m.group(5)
+            if m.group(6) == "-split":
+                how = "split"
             setting = r["setting"]
             if name.startswith("prop12") and setting != "wall of the solves":
                 continue
@@ -58,6 +60,7 @@ def main():
     for i, ((n, how), vals) in enumerate(sorted(bars.items())):
         xs = [x + (i - (len(bars) - 1) / 2) * width for x in vals]
         what = (f"{n} GPUs, one process" if how == "gpu" else f"{n} ranks, one GPU each" if how == "ranks"
+                else f"{n} ranks, split grid" if how == "split"
                 else f"{how.split('x')[0]} ranks, {how.split('x')[1]} GPUs each")
         ax.bar(xs, list(vals.values()), width, label=what)
     nmax = max((n for n, _ in bars), default=2)

@@ -119,8 +119,9 @@ if [ "$part" = gpus ]; then
 # GPU by default) and NG ranks, one per GPU (src/core/context.c gives each local rank its
 # GPUs); Wilson M_pc at 32^4, 48^4, 64^4, clover at 48^4, the 48^4 solve (the propagator
 # with one source: clover BiCGstab, double with single-precision reliable updates), the
-# 32^4 12-source propagator, and --where any (GPUs + every CPU core) at 64^4 and 32^4 and
-# for the 48^4 solve; with 4 or more GPUs also two ranks driving half of them each (NAME-2xN).
+# 32^4 12-source propagator (on ranks also as a split grid, NAME-split), and --where any
+# (GPUs + every CPU core) at 64^4 and 32^4 and for the 48^4 solve; with 4 or more GPUs also
+# two ranks driving half of them each (NAME-2xN).
 # A run longer than SCALING_TIMEOUT seconds (default 300) is cut.
 ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ng" -ge 1 ] || ng=1
@@ -152,6 +153,8 @@ dslash "clover-48-1gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda 1
 dslash "clover-48-${ng}gpu" 1 --dim 48 48 48 48 --dslash-type clover $g --ncuda $ng
 dslash "clover-48-${ng}ranks" $ng --dim 48 48 48 48 --dslash-type clover $g
 propagator prop12-${ng}ranks $ng $prop
+# the ranks as a split grid: each its own copy of the lattice and an equal share of the sources
+[ "$ng" -gt 1 ] && propagator prop12-${ng}ranks-split $ng $prop --split-grid 1 1 1 $ng
 wilson_rows 48
 dslash "wilson-32-${ng}gpu-any" 1 --dim 32 32 32 32 --dslash-type wilson $any
 propagator solve48-${ng}gpu-any 1 --dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --warmup --where any --ncuda $ng

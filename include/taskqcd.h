@@ -104,16 +104,23 @@ tq_status tq_set_placement(tq_where w);
 tq_where tq_get_placement(void);
 /* Block until every submitted task has finished. */
 tq_status tq_wait_all(void);
+/* Seconds on a monotonic clock (differences only); in a build on StarPU's SimGrid mode
+ * (configure --with-simgrid) the simulated machine's time once tq_init has run. */
+double tq_wall_time(void);
 /* Every rank's verdict on a step each did alone (reading a file, checking its input):
  * collective, every rank of the running context calls it with its own status. Returns
  * TQ_SUCCESS when every rank succeeded; otherwise, on every rank, the status of the lowest
  * rank that failed, with that rank's message (tq_last_error, prefixed "rank N: "). So one
  * rank's failure stops all of them instead of leaving the others waiting in the next
  * collective step. Without MPI (or on one rank) it returns local unchanged. */
-/* Seconds on a monotonic clock (differences only); in a build on StarPU's SimGrid mode
- * (configure --with-simgrid) the simulated machine's time once tq_init has run. */
-double tq_wall_time(void);
 tq_status tq_status_agree(tq_status local);
+/* v[0..n-1] handed from rank to rank in rank order, each adding its part with step: rank 0
+ * calls step on its own v, rank 1 receives that v and calls step on it, and so on; the
+ * last rank's v then reaches every rank. For results that must not depend on how work was
+ * shared out over ranks (a split grid's sources): each rank adds its share to the running
+ * value in the order one process would, so the bits are one process's. Collective (every
+ * rank passes the same n); the status is agreed as by tq_status_agree. One rank: step. */
+tq_status tq_ranks_in_order(double *v, int64_t n, tq_status (*step)(double *v, void *arg), void *arg);
 /* v[0..n-1] summed over all ranks, in place, on every rank (unchanged on one rank): for
  * sums an application forms from its ranks' exported sites (a correlator's time slices). */
 tq_status tq_allreduce_sum(double *v, int n);
@@ -134,6 +141,11 @@ typedef struct tq_lattice_params {
     int block[4];     /* block extent, the same on every rank (a block lies in one rank);
                          0s: chosen from the worker mix. The same blocks give bitwise the same
                          results on any number of ranks. */
+    int rank_local;   /* 1: the whole lattice on this rank alone, not distributed (a split
+                         grid: under mpirun each rank solves its own systems on its own copy;
+                         no MPI between ranks for this lattice's data, its collectives and
+                         reductions stay inside the rank); procs must be 0s or 1s. 0: over
+                         every running rank */
 } tq_lattice_params;
 
 tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out);
@@ -144,6 +156,7 @@ typedef struct tq_lattice_info {
     int coords[4];            /* this rank's place in the rank grid */
     int nblocks_global;       /* blocks of the whole lattice */
     int64_t global_volume, local_volume, block_volume;
+    int rank_local;           /* 1: this rank's own copy of the whole lattice (rank_local) */
 } tq_lattice_info;
 tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);
 /* Block `block` of lat (numbered over the global lattice, x fastest): the rank holding it

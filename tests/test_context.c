@@ -114,7 +114,7 @@ static void check_not_initialized(void)
 {
     CHECK(!tq_is_initialized(), "initialized before tq_init");
     /* a lattice can be made without the runtime; a field cannot */
-    tq_lattice_params lp = {{4, 4, 4, 4}, {0, 0, 0, 0}, {0, 0, 0, 0}};
+    tq_lattice_params lp = {{4, 4, 4, 4}, {0, 0, 0, 0}, {0, 0, 0, 0}, 0};
     tq_lattice *lat = NULL;
     CHECK_OK(tq_lattice_create(&lp, &lat));
     if (lat) {

@@ -2,9 +2,84 @@
  * on one rank only (reading a file that does not exist) gives every rank that rank's error
  * and message, so none of them goes on into a collective step alone; when both fail, the
  * lowest rank's verdict wins; when both succeed, success. Afterwards a collective
- * reduction still works (no rank left behind in a collective). Run without MPI it skips. */
+ * reduction still works (no rank left behind in a collective). A rank-local lattice (a
+ * split grid's): each rank its own whole copy, a different amount of work on each with no
+ * collective, a process grid refused; tq_ranks_in_order runs its steps in rank order and
+ * spreads one rank's failure. Run without MPI it skips. */
 #include "tq_test.h"
 #include "core/tq_internal.h"   /* tq_error: a failure with a message of its own on each rank */
+
+/* Rank r's lattice of its own: rank 0 runs three norms on its copy, rank 1 one, with
+ * different data; none waits for the other (no collective), each sum is its own. */
+static void check_rank_local(int rank)
+{
+    tq_lattice_params lp;
+    memset(&lp, 0, sizeof lp);
+    lp.dims[0] = lp.dims[1] = lp.dims[2] = 4;
+    lp.dims[3] = 8;
+    lp.block[0] = lp.block[1] = lp.block[2] = lp.block[3] = 4;
+    lp.rank_local = 1;
+    lp.procs[3] = 2;
+    tq_lattice *lat = NULL;
+    CHECK(tq_lattice_create(&lp, &lat) == TQ_ERR_INVALID_ARG && !lat, "rank %d: a rank-local lattice over 2 ranks accepted",
+          rank);
+    CHECK(strstr(tq_last_error(), "rank-local") != NULL, "rank %d: message %s", rank, tq_last_error());
+    lp.procs[3] = 0;
+    CHECK_OK(tq_lattice_create(&lp, &lat));
+    if (!lat) return;
+    tq_lattice_info li;
+    CHECK_OK(tq_lattice_get_info(lat, &li));
+    CHECK(li.rank_local == 1 && li.local_volume == li.global_volume && li.nblocks == 2 && li.coords[3] == 0,
+          "rank %d: rank-local info: rank_local %d, local volume %lld of %lld, %d blocks", rank, li.rank_local,
+          (long long)li.local_volume, (long long)li.global_volume, li.nblocks);
+    int owner_rank = -1;
+    CHECK_OK(tq_lattice_block_owner(lat, 1, &owner_rank, NULL, 0));
+    CHECK(owner_rank == rank, "rank %d: block 1 held by rank %d", rank, owner_rank);
+    tq_field_params fp = {TQ_FIELD_SPINOR, TQ_DOUBLE, TQ_FULL, 0, 0};
+    tq_field *x = NULL;
+    CHECK_OK(tq_field_create(lat, &fp, &x));
+    const int64_t n = li.local_volume * 24;
+    double *h = malloc((size_t)n * sizeof *h);
+    if (x && h) {
+        for (int pass = 0; pass < (rank == 0 ? 3 : 1); pass++) {
+            for (int64_t i = 0; i < n; i++) h[i] = (double)(rank + pass + 1);
+            CHECK_OK(tq_field_import(x, h));
+            double n2 = 0;
+            CHECK_OK(tq_blas_norm2(x, &n2));
+            const double want = (double)n * (rank + pass + 1) * (rank + pass + 1);
+            CHECK(n2 == want, "rank %d pass %d: rank-local norm2 %.17g, expected %.17g", rank, pass, n2, want);
+        }
+    }
+    free(h);
+    tq_field_destroy(x);
+    tq_lattice_destroy(lat);
+}
+
+/* tq_ranks_in_order's steps: v = (v + rank + 1) * 10 in rank order gives 120 on 2 ranks
+ * (210 the other way round); a step failing on rank 1 reaches both. */
+static tq_status in_order_step(double *v, void *arg)
+{
+    const int rank = *(const int *)arg;
+    v[0] = (v[0] + rank + 1) * 10;
+    v[1] = rank;
+    return TQ_SUCCESS;
+}
+
+static tq_status failing_step(double *v, void *arg)
+{
+    (void)v;
+    return *(const int *)arg == 1 ? tq_error(TQ_ERR_IO, "step failed on rank 1") : TQ_SUCCESS;
+}
+
+static void check_ranks_in_order(int rank)
+{
+    double v[2] = {0, -1};
+    CHECK_OK(tq_ranks_in_order(v, 2, in_order_step, &rank));
+    CHECK(v[0] == 120 && v[1] == 1, "rank %d: in order gave %g, %g (expected 120, 1)", rank, v[0], v[1]);
+    CHECK(tq_ranks_in_order(v, 2, failing_step, &rank) == TQ_ERR_IO, "rank %d: rank 1's failed step not agreed", rank);
+    CHECK(strstr(tq_last_error(), "rank 1: step failed on rank 1") != NULL, "rank %d: message %s", rank, tq_last_error());
+    CHECK(tq_ranks_in_order(NULL, 2, in_order_step, &rank) == TQ_ERR_INVALID_ARG, "rank %d: NULL array accepted", rank);
+}
 
 int main(int argc, char **argv)
 {
@@ -68,6 +143,8 @@ int main(int argc, char **argv)
         }
         tq_lattice_destroy(lat);
     }
+    check_rank_local(rank);
+    check_ranks_in_order(rank);
     tq_finalize();
     char name[64];
     snprintf(name, sizeof name, "test_mpi_agree (rank %d)", rank);

@@ -4,7 +4,8 @@
 # all with the same global blocks (4^4 on 8x8x8x16), must write byte-identical results; each
 # run also checks D psi against the plain-loop reference and that the solves converged.
 # Bad distributions must fail on every rank with a message and no hang. The tool too: the
-# propagator's correlator on 1 and 2 ranks (Wilson; HISQ on 4 too), dslash on 2 checked. A failure on one rank (a
+# propagator's correlator on 1 and 2 ranks (Wilson; HISQ on 4 too; and as a split grid, each
+# rank its share of the sources), dslash on 2 checked. A failure on one rank (a
 # NaN in its part of a solve, a gauge file it cannot read) must stop every rank with the same
 # error, none left waiting. The generator on 1, 2 and 4 ranks: the same configuration,
 # measurements and checkpoints. Gauge files read by parts (test_mpi_gauge_io). A multigrid
@@ -70,10 +71,10 @@ done
 # 2 ranks (and with a grid given), dslash checked against the reference on 2 ranks (each
 # rank makes its own part of the weak field and the source)
 tool=$builddir/taskqcd
-props='"1:" "2:" "2:--gridsize 2 1 1 1"'
+props='"1:" "2:" "2:--gridsize 2 1 1 1" "2:--split-grid 1 1 1 2"'
 nsrc=3
 # quick: one source (the other two repeat its solve with another spin-colour)
-[ -n "$quick" ] && { props='"1:" "2:"'; nsrc=1; }
+[ -n "$quick" ] && { props='"1:" "2:" "2:--split-grid 1 1 1 2"'; nsrc=1; }
 eval "set -- $props"
 for c in "$@"; do
     np=${c%%:*} grid=${c#*:}
@@ -87,6 +88,26 @@ done
 for f in "$tmp"/corr-2*; do
     if cmp "$tmp/corr-1" "$f"; then echo "test_mpi_dirac: propagator correlator ${f##*/}: bitwise the same as one rank"
     else echo "test_mpi_dirac: FAIL: propagator correlator ${f##*/} differs from one rank"; fail=1; fi
+done
+# a split grid (each rank its share of the sources on its own copy of the lattice): rank 0
+# prints every source's solve; a solve that fails on one rank withholds the correlator on
+# all; a split that does not match the ranks, or beside --gridsize, is refused by every rank
+if [ -f "$tmp/corr-2splitgrid1112" ]; then
+    grep -c '^  solve ' "$tmp/prop.log" | grep -qx "$nsrc" || { echo "test_mpi_dirac: FAIL: split grid: not $nsrc solve lines"; fail=1; }
+fi
+timeout 300 mpirun $extra -np 2 "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --block 4 4 4 4 --nsrc 3 --ncpus 1 \
+    --where cpu --split-grid 1 1 1 2 --maxiter 2 > "$tmp/split-fail.log" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "NO RESULT: 3 of 3 solves did not converge" "$tmp/split-fail.log"; then
+    echo "test_mpi_dirac: split grid with unconverged solves on both ranks: no correlator, exit 1"
+else cat "$tmp/split-fail.log"; echo "test_mpi_dirac: FAIL: split grid with unconverged solves (exit $rc)"; fail=1; fi
+for bad in "--split-grid 1 1 2 2:makes 4 sub-grids, but 2 rank" "--split-grid 2 1 1 1 --gridsize 1 1 1 2:exclude each other"; do
+    timeout 120 mpirun $extra -np 2 "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --nsrc 1 --ncpus 1 --where cpu \
+        ${bad%%:*} > "$tmp/split-bad.log" 2>&1
+    rc=$?
+    n=$(grep -c -- "${bad#*:}" "$tmp/split-bad.log")
+    if [ $rc -eq 2 ] && [ "$n" -ge 2 ]; then echo "test_mpi_dirac: ${bad%%:*} on 2 ranks: refused by both"
+    else cat "$tmp/split-bad.log"; echo "test_mpi_dirac: FAIL: ${bad%%:*} on 2 ranks (exit $rc, $n messages)"; fail=1; fi
 done
 # the staggered operators (issue 36): HISQ links built on every rank from the whole field,
 # a multi-mass solve in mixed precision: the correlators bitwise the same on 1, 2 and 4

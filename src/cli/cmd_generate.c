@@ -572,7 +572,7 @@ static tq_lattice *ranks_lattice(const int dims[4], int nranks)
 {
     if (nranks < 2 || dims[3] % nranks || (dims[3] / nranks) % 2) return NULL;
     tq_lattice_params lp = {{dims[0], dims[1], dims[2], dims[3]}, {1, 1, 1, nranks},
-                            {dims[0], dims[1], dims[2], dims[3] / nranks}};
+                            {dims[0], dims[1], dims[2], dims[3] / nranks}, 0};
     tq_lattice *lat = NULL;
     return tq_lattice_create(&lp, &lat) == TQ_SUCCESS ? lat : NULL;
 }

@@ -6,8 +6,7 @@
  * effective mass log(C(t) / C(t+1)). Solves go to the library in batches (--batch N,
  * default all of them at once: their iterations interleave and fill every worker). When a
  * solve fails, no correlator is printed: unconverged solutions are not a result. */
-#include "cli.h"
-#include "taskqcd.h"
+#include "cli/propagator.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -17,16 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* s as the inside of a JSON string (file names may hold quotes or backslashes) */
-static void print_json_chars(const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
-        else putchar(*s);
-    }
-}
-
 static int parse_recon(const char *s, tq_recon *r)
 {
     int v = atoi(s);
@@ -34,50 +23,6 @@ static int parse_recon(const char *s, tq_recon *r)
     *r = (tq_recon)v;
     return 0;
 }
-
-/* What the command line asks for. */
-typedef struct prop_opts {
-    int dims[4], block[4], procs[4];
-    tq_dirac_params dp;
-    tq_solver_params sp;
-    tq_precision prec;
-    tq_recon recon;
-    int nsrc, batch, json, warmup;
-    const char *gauge_file, *where;
-    char cache_buf[4096];
-    tq_cli_quenched q;       /* the generated configuration (without --gauge and --weak-field) */
-    double weak;             /* > 0: --weak-field's epsilon */
-    int generator_option;    /* an option of the generated configuration was given */
-    int by_parts;            /* under mpirun: each rank reads only its sites of --gauge */
-    int weak_parts;          /* under mpirun: each rank makes only its sites of --weak-field's */
-    int multigrid;           /* --inv-multigrid */
-    int inv_given, solve_type_given, sloppy_given;
-    tq_cli_mg mg;            /* the --mg-* options */
-    int staggered;           /* --dslash-type asqtad (1) or hisq (2) */
-    int wilson_given;        /* --kappa, --csw, --matpc, --recon or --dslash-type wilson|clover */
-    int ks_given;            /* --mass, --masses, --u0 or --naik-epsilon */
-    int u0_given, eps_given;
-    int nsrc_given;
-    tq_cli_ks ks;            /* the staggered run (filled from these options by settle_options) */
-} prop_opts;
-
-/* What one run made: the lattice, operator and fields, the solves' results and the pion
- * correlator. */
-typedef struct prop_run {
-    tq_lattice *lat;
-    tq_field *gauge, *x[12], *b[12];
-    tq_dirac *d;
-    tq_multigrid *mg;        /* --inv-multigrid: the set-up all sources share */
-    tq_mg_params mgp;        /* its parameters (the command line's, precisions settled) */
-    double *host, *corr;     /* a spinor on the host (this rank's sites); C(t) */
-    tq_lattice_info li;      /* the distribution: grid of ranks, this rank's place */
-    tq_solver_result res[12];
-    int converged[12];       /* per timed solve */
-    int nfailed;             /* timed solves that did not converge */
-    tq_status st;            /* the first failure of the solves (warm-up included), or TQ_SUCCESS */
-    double t_setup, wall;    /* seconds: making the operator; the timed solves */
-    double t_mg_setup;       /* the multigrid set-up */
-} prop_run;
 
 static void prop_defaults(prop_opts *o)
 {
@@ -93,6 +38,7 @@ static void prop_defaults(prop_opts *o)
     o->prec = TQ_DOUBLE;
     o->recon = TQ_RECON_12;
     o->nsrc = 12;
+    o->nsplit = 1;
     o->where = "any";
     tq_cli_quenched q = {{0, 0, 0, 0}, 6.0, 1, 50, 4, tq_cli_default_cache_dir(o->cache_buf, sizeof o->cache_buf)};
     o->q = q;
@@ -196,6 +142,7 @@ static int settle_options(prop_opts *o, const char *me)
                               : sp->recon_sloppy || o->solve_type_given ? "--recon-sloppy or --solve-type"
                               : o->inv_given && sp->inverter != TQ_INV_CG ? "an --inv-type other than cg"
                               : o->nsrc_given && o->nsrc > 3 ? "--nsrc above 3 (a source per color)"
+                              : o->split[0] ? "--split-grid"
                               : NULL;
         if (refused) {
             fprintf(stderr, "%s: --dslash-type %s (CG with color point sources) does not take %s\n", me,
@@ -259,6 +206,7 @@ static int parse_propagator_args(int argc, char **argv, prop_opts *o, const char
         int bad = -1;
         if (!strcmp(a, "--dim") || !strcmp(a, "--block") || !strcmp(a, "--gridsize"))
             bad = tq_cli_parse_dims(argc, argv, &i, !strcmp(a, "--dim") ? o->dims : !strcmp(a, "--block") ? o->block : o->procs) != 0;
+        else if (!strcmp(a, "--split-grid")) bad = tq_cli_parse_dims(argc, argv, &i, o->split) != 0;
         else if (!strcmp(a, "--json")) { o->json = 1; bad = 0; }
         else if (!strcmp(a, "--warmup")) { o->warmup = 1; bad = 0; }
         else if (!strcmp(a, "--inv-multigrid")) { o->multigrid = 1; bad = 0; }
@@ -292,7 +240,7 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
     tq_get_runtime_info(&ri);
     /* under mpirun each rank reads or makes only its part, except for the staggered
      * operators, whose link construction reads the whole lattice on every rank */
-    if (o->gauge_file && ri.mpi_size > 1 && !o->staggered) {
+    if (o->gauge_file && ri.mpi_size > 1 && !o->staggered && o->nsplit == 1) {
         /* the lattice from the header now, each rank's sites once the lattice exists */
         tq_gauge_file_info fi;
         if (tq_gauge_read_info(o->gauge_file, TQ_FORMAT_AUTO, &fi)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
@@ -304,7 +252,7 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
         memcpy(o->dims, hg->dims, sizeof o->dims);
         tq_host_gauge_reunitarize(hg);
         snprintf(desc, desc_len, "%s", o->gauge_file);
-    } else if (o->weak > 0 && ri.mpi_size > 1 && !o->staggered) {
+    } else if (o->weak > 0 && ri.mpi_size > 1 && !o->staggered && o->nsplit == 1) {
         o->weak_parts = 1;
         snprintf(desc, desc_len, "weak field, epsilon %g, seed 1 (each rank makes its part)", o->weak);
     } else if (o->weak > 0) {
@@ -315,7 +263,6 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
     return 0;
 }
 
-
 /* The lattice, gauge field and operator (timed: r->t_setup) and the point sources.
  * Returns 0, or 1 after saying why not (what was made stays in r for prop_run_free). */
 static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r, const char *me)
@@ -325,6 +272,7 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->block, sizeof lp.block);
     memcpy(lp.procs, o->procs, sizeof lp.procs);
+    lp.rank_local = o->nsplit > 1;   /* a split grid: every rank its own copy */
     tq_field_params gp = {TQ_FIELD_GAUGE, o->prec, TQ_FULL, o->recon, 0};
     tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0, 0};
     if (tq_lattice_create(&lp, &r->lat)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
@@ -400,7 +348,8 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     }
     const int at_origin = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;
     memset(r->host, 0, (size_t)vol * 24 * sizeof *r->host);   /* once: each source sets and clears its site */
-    for (int s = 0; s < o->nsrc; s++) {
+    tq_cli_split_share(o, r);
+    for (int s = r->src0; s < r->src0 + r->nmine; s++) {
         if (at_origin) r->host[2 * s] = 1.0;   /* global site 0, spin s / 3, color s % 3, real part */
         const int bad_source = tq_field_create(r->lat, &fp, &r->b[s]) || tq_field_create(r->lat, &fp, &r->x[s]) ||
                                tq_field_import(r->b[s], r->host);
@@ -413,11 +362,6 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     return 0;
 }
 
-/* Seconds of the job's phases (print_clock). */
-typedef struct prop_clock {
-    double init, gauge, problem, setup, solves, correlator, finalize;
-} prop_clock;
-
 static void prop_run_free(prop_run *r)
 {
     tq_multigrid_destroy(r->mg);
@@ -427,41 +371,6 @@ static void prop_run_free(prop_run *r)
     tq_lattice_destroy(r->lat);
     free(r->host);
     free(r->corr);
-}
-
-/* The table's first lines: the problem, the gauge field and the set-up time. */
-static void print_table_header(const prop_opts *o, const prop_run *r, const char *gauge_desc)
-{
-    const tq_solver_params *sp = &o->sp;
-    const int *dims = o->dims;
-    tq_runtime_info ri;
-    tq_get_runtime_info(&ri);
-    printf("taskqcd propagator: %s, kappa %g, %dx%dx%dx%d, %s recon %d, %s %s, tol %.0e",
-           o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, dims[0], dims[1], dims[2], dims[3],
-           tq_precision_name(o->prec), (int)o->recon, tq_inverter_name(sp->inverter), tq_solve_type_name(sp->solve_type),
-           sp->tol);
-    if (o->multigrid) printf(", multigrid preconditioner");
-    if (sp->prec_sloppy)
-        printf(", sloppy %s (%s)", tq_precision_name(sp->prec_sloppy),
-               sp->mixed == TQ_MIXED_DEFECT ? "defect correction" : "reliable updates");
-    printf(", %d sources in batches of %d, where %s, %d CPU + %d CUDA workers\n", o->nsrc, o->batch, o->where,
-           ri.ncpu_workers, ri.ncuda_workers);
-    printf("  gauge field: %s\n  set-up (gauge import, operator): %.3f s\n", gauge_desc, r->t_setup);
-    if (r->mg) {
-        tq_multigrid_info mi;
-        tq_multigrid_get_info(r->mg, &mi);
-        char made[160];
-        if (o->mg.load) snprintf(made, sizeof made, "read from %s", o->mg.load);
-        else snprintf(made, sizeof made, "%ld %s iterations", mi.setup_iterations, tq_inverter_name(r->mgp.setup_inverter));
-        printf("  multigrid set-up: %d levels (%s), smoother %s, null vectors %s, coarse levels %s, %.3f s\n", mi.levels,
-               made, tq_precision_name(r->mgp.smoother_prec), tq_precision_name(r->mgp.nullvec_prec),
-               tq_precision_name(r->mgp.coarse_prec), r->t_mg_setup);
-        for (int l = 0; l + 1 < mi.levels; l++) {
-            const int *a = r->mgp.block[l], *c = mi.level_dims[l + 1];
-            printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d, run by %s\n", l,
-                   a[0], a[1], a[2], a[3], r->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3], mi.level_where[l + 1]);
-        }
-    }
 }
 
 /* Solves n systems from s0: together (tq_solve_many), or one after another with the
@@ -476,8 +385,8 @@ static tq_status solve_some(const prop_opts *o, prop_run *r, int s0, int n)
 static tq_status warm_up(const prop_opts *o, prop_run *r, const char *me)
 {
     const double tw = tq_cli_now();
-    const int n = o->batch < o->nsrc ? o->batch : o->nsrc;
-    tq_status st = solve_some(o, r, 0, n);
+    const int n = o->batch < r->nmine ? o->batch : r->nmine;
+    tq_status st = n > 0 ? solve_some(o, r, r->src0, n) : TQ_SUCCESS;
     if (st != TQ_SUCCESS) fprintf(stderr, "%s: warm-up solves: %s\n", me, tq_last_error());
     else if (!o->json) printf("  warm-up (first batch, untimed): %.3f s\n", tq_cli_now() - tw);
     return st;
@@ -500,15 +409,16 @@ static void judge_batch(const prop_opts *o, prop_run *r, int s0, int n, tq_statu
         for (int s = s0; s < s0 + n; s++) r->converged[s] = 0;
 }
 
-/* Every source's solve, batch by batch, timed as a whole (r->wall), with a table line per
- * solve. Returns the first failure's status, or TQ_SUCCESS. */
+/* This rank's sources' solves, batch by batch, timed as a whole (r->wall), with a table
+ * line per solve (a split grid's lines come after the gather). Returns the first failure's
+ * status, or TQ_SUCCESS. */
 static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
 {
     tq_status st_all = TQ_SUCCESS;
-    const tq_solver_result *res = r->res;
     const double t0 = tq_cli_now();
-    for (int s0 = 0; s0 < o->nsrc; s0 += o->batch) {
-        int n = s0 + o->batch <= o->nsrc ? o->batch : o->nsrc - s0;
+    const int end = r->src0 + r->nmine;
+    for (int s0 = r->src0; s0 < end; s0 += o->batch) {
+        int n = s0 + o->batch <= end ? o->batch : end - s0;
         for (int s = s0; s < s0 + n; s++) r->res[s].residual = r->res[s].true_residual = NAN;   /* unset: not converged */
         tq_status st = solve_some(o, r, s0, n);
         judge_batch(o, r, s0, n, st);
@@ -516,17 +426,9 @@ static tq_status solve_batches(const prop_opts *o, prop_run *r, const char *me)
             fprintf(stderr, "%s: sources %d-%d: %s\n", me, s0, s0 + n - 1, tq_last_error());
             if (st_all == TQ_SUCCESS) st_all = st;
         }
-        if (!o->json)
-            for (int s = s0; s < s0 + n; s++)
-                printf("  solve %2d (spin %d, color %d): %5d iterations (%d reliable updates), true residual %.3e, %.3f s, "
-                       "%.1f GFLOPS; iterations %.3f s, %.1f GFLOPS%s\n",
-                       s, s / 3, s % 3, res[s].iterations, res[s].reliable_updates, res[s].true_residual, res[s].seconds,
-                       res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
-                       res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0,
-                       r->converged[s] ? "" : "  NOT CONVERGED");
+        if (!o->json && o->nsplit == 1) tq_cli_prop_solve_lines(r, s0, n);
     }
     r->wall = tq_cli_now() - t0;
-    for (int s = 0; s < o->nsrc; s++) r->nfailed += !r->converged[s];
     return st_all;
 }
 
@@ -570,24 +472,34 @@ static void add_density(const double *x, double *density, int64_t vol)
     }
 }
 
+/* This rank's sources' |x|^2 added, source by source, to the density (its sites). */
+static tq_status add_my_sources(double *density, void *arg)
+{
+    prop_run *r = arg;
+    for (int s = r->src0; s < r->src0 + r->nmine; s++) {
+        const tq_status st = tq_field_export(r->x[s], r->host);
+        if (st != TQ_SUCCESS) return st;
+        add_density(r->host, density, r->li.local_volume);
+    }
+    return TQ_SUCCESS;
+}
+
 /* The pion correlator: C(t) = the sum over the sites of time slice t of the sum over
- * sources of |x|^2. Each site's sum over sources first, then the slices' sums in global
- * site order over the density gathered from every rank: the same bits on any rank grid.
- * Returns 0, or 1 after saying why not. */
+ * sources of |x|^2. Each site's sum over sources first (on a split grid the ranks add
+ * their sources in turn, in source order), then the slices' sums in global site order
+ * over the density gathered from every rank: the same bits on any rank grid and split.
+ * Collective; returns 0, or 1 after saying why not (on every rank). */
 static int pion_correlator(const prop_opts *o, prop_run *r, const char *me)
 {
     const int64_t vol = r->li.local_volume, gvol = r->li.global_volume;
     const int64_t slice = (int64_t)o->dims[0] * o->dims[1] * o->dims[2];
     double *density = calloc((size_t)vol, sizeof *density), *global = malloc((size_t)gvol * sizeof *global);
     int rc = 1;
-    if (!density || !global) {
-        fprintf(stderr, "%s: out of memory for the correlator\n", me);
-        goto out;
-    }
-    for (int s = 0; s < o->nsrc; s++) {
-        if (tq_field_export(r->x[s], r->host)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }
-        add_density(r->host, density, vol);
-    }
+    if (!density || !global) fprintf(stderr, "%s: out of memory for the correlator\n", me);
+    if (tq_cli_agree(me, !density || !global)) goto out;
+    const tq_status st = o->nsplit > 1 ? tq_ranks_in_order(density, vol, add_my_sources, r) : add_my_sources(density, r);
+    if (st != TQ_SUCCESS) fprintf(stderr, "%s: %s\n", me, tq_last_error());
+    if (tq_cli_agree(me, st != TQ_SUCCESS)) goto out;
     if (tq_lattice_allgather_sites(r->lat, density, global, 1)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }
     for (int64_t site = 0; site < gvol; site++) r->corr[site / slice] += global[site];
     rc = 0;
@@ -595,108 +507,6 @@ out:
     free(density);
     free(global);
     return rc;
-}
-
-/* v in printf format fmt, or null when it is not finite (JSON has no NaN or Inf). */
-static void print_json_number(const char *fmt, double v)
-{
-    if (isfinite(v)) printf(fmt, v);
-    else printf("null");
-}
-
-/* The solves of the JSON object, one per line. */
-static void print_json_solves(const prop_opts *o, const prop_run *r)
-{
-    const tq_solver_result *res = r->res;
-    for (int s = 0; s < o->nsrc; s++) {
-        printf("%s{\"source\": %d, \"converged\": %s, \"iterations\": %d, \"reliable_updates\": %d, \"true_residual\": ",
-               s ? ",\n   " : "", s, r->converged[s] ? "true" : "false", res[s].iterations, res[s].reliable_updates);
-        print_json_number("%.6e", res[s].true_residual);
-        printf(", \"seconds\": %.6f, \"gflops\": %.3f, \"iter_seconds\": %.6f, \"iter_gflops\": %.3f}", res[s].seconds,
-               res[s].seconds > 0 ? res[s].flops / res[s].seconds * 1e-9 : 0.0, res[s].iter_seconds,
-               res[s].iter_seconds > 0 ? res[s].iter_flops / res[s].iter_seconds * 1e-9 : 0.0);
-    }
-}
-
-/* The whole result as one JSON object; "valid": false (and a null correlator and effective
- * mass) when a solve failed. */
-static void print_json(const prop_opts *o, const prop_run *r, const char *gauge_desc)
-{
-    const tq_solver_params *sp = &o->sp;
-    const tq_solver_result *res = r->res;
-    const int *dims = o->dims;
-    const int valid = r->st == TQ_SUCCESS;
-    double flops = 0;
-    for (int s = 0; s < o->nsrc; s++) flops += res[s].flops;
-    printf("{\"gauge\": \"");
-    print_json_chars(gauge_desc);
-    printf("\", \"dims\": [%d, %d, %d, %d], \"dslash_type\": \"%s\", \"kappa\": %.17g, \"csw\": %.17g, \"prec\": \"%s\", "
-           "\"prec_sloppy\": \"%s\", \"inverter\": \"%s\", \"multigrid\": %s, \"solve_type\": \"%s\", \"tol\": %.3g, \"batch\": %d, "
-           "\"wall_seconds\": %.6f, \"gflops\": %.3f, \"valid\": %s, \"failed_solves\": %d,\n \"solves\": [",
-           dims[0], dims[1], dims[2], dims[3], o->dp.type == TQ_DSLASH_CLOVER ? "clover" : "wilson", o->dp.kappa, o->dp.csw,
-           tq_precision_name(o->prec), sp->prec_sloppy ? tq_precision_name(sp->prec_sloppy) : tq_precision_name(o->prec),
-           tq_inverter_name(sp->inverter), o->multigrid ? "true" : "false", tq_solve_type_name(sp->solve_type), sp->tol,
-           o->batch, r->wall, flops / r->wall * 1e-9, valid ? "true" : "false", r->nfailed);
-    print_json_solves(o, r);
-    printf("],\n \"multigrid_levels\": ");   /* each level's lattice and its solves' GCR iterations */
-    if (r->mg) {
-        tq_multigrid_info mi;
-        tq_multigrid_get_info(r->mg, &mi);
-        printf("[");
-        for (int l = 0; l < mi.levels; l++) {
-            const int *c = mi.level_dims[l];
-            printf("%s{\"dims\": [%d, %d, %d, %d], \"gcr_iterations\": %ld, \"run_by\": \"", l ? ", " : "", c[0], c[1],
-                   c[2], c[3], mi.level_iterations[l]);
-            print_json_chars(mi.level_where[l]);
-            printf("\"}");
-        }
-        printf("]");
-    } else {
-        printf("null");
-    }
-    if (!valid) {
-        printf(",\n \"correlator\": null,\n \"effective_mass\": null}\n");
-        return;
-    }
-    printf(",\n \"correlator\": [");
-    for (int t = 0; t < dims[3]; t++) printf("%s%.17g", t ? ", " : "", r->corr[t]);
-    printf("],\n \"effective_mass\": [");
-    for (int t = 0; t + 1 < dims[3]; t++) {
-        printf("%s", t ? ", " : "");
-        print_json_number("%.10g", log(r->corr[t] / r->corr[t + 1]));
-    }
-    printf("]}\n");
-}
-
-/* What failed, for the messages that withhold the correlator. */
-static const char *failure_phrase(const prop_opts *o, const prop_run *r, char *buf, size_t len)
-{
-    if (r->nfailed) snprintf(buf, len, "%d of %d solves did not converge", r->nfailed, o->nsrc);
-    else snprintf(buf, len, "the warm-up solves did not converge");
-    return buf;
-}
-
-/* The table's last lines: the totals, then the correlator and its effective mass, or why
- * there are none. */
-static void print_table_summary(const prop_opts *o, const prop_run *r)
-{
-    double flops = 0;
-    int iters = 0;
-    for (int s = 0; s < o->nsrc; s++) { flops += r->res[s].flops; iters += r->res[s].iterations; }
-    printf("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, r->wall,
-           flops / r->wall * 1e-9);
-    if (r->st != TQ_SUCCESS) {
-        char why[96];
-        printf("  NO RESULT: %s; no pion correlator\n", failure_phrase(o, r, why, sizeof why));
-        return;
-    }
-    printf("  pion correlator (sum over space and the %d sources):\n      t  C(t)                    m_eff(t) = log C(t)/C(t+1)\n",
-           o->nsrc);
-    for (int t = 0; t < o->dims[3]; t++) {
-        printf("  %5d  %.16e", t, r->corr[t]);
-        if (t + 1 < o->dims[3]) printf("  %+.8f", log(r->corr[t] / r->corr[t + 1]));
-        printf("\n");
-    }
 }
 
 /* Everything after tq_init and the gauge field: operator, solves, correlator, output.
@@ -708,39 +518,37 @@ static int run_propagator(const prop_opts *o, const tq_host_gauge *hg, const cha
     memset(&r, 0, sizeof r);
     int rc = 1;
     double t = tq_cli_now();
-    if (!make_problem(o, hg, &r, me)) {
+    /* every rank learns of one that could not make its problem (a split grid's ranks meet
+     * next only after their solves) */
+    if (!tq_cli_agree(me, make_problem(o, hg, &r, me))) {
         clk->problem = tq_cli_now() - t;
         clk->setup = r.t_setup + r.t_mg_setup;
-        if (!o->json) print_table_header(o, &r, gauge_desc);
+        if (!o->json) tq_cli_prop_header(o, &r, gauge_desc);
         r.st = o->warmup ? warm_up(o, &r, me) : TQ_SUCCESS;
         tq_status st = solve_batches(o, &r, me);
-        clk->solves = r.wall;
         if (r.st == TQ_SUCCESS) r.st = st;
+        if (o->nsplit > 1 && tq_cli_split_gather(o, &r, me)) {
+            prop_run_free(&r);
+            return 1;
+        }
+        if (o->nsplit > 1 && !o->json) tq_cli_prop_solve_lines(&r, 0, o->nsrc);
+        for (int s = 0; s < o->nsrc; s++) r.nfailed += !r.converged[s];
+        clk->solves = r.wall;
         char why[96];
         if (r.st != TQ_SUCCESS)
             fprintf(stderr, "%s: %s: no pion correlator (unconverged solutions are not a result)\n", me,
-                    failure_phrase(o, &r, why, sizeof why));
+                    tq_cli_prop_failure(o, &r, why, sizeof why));
         t = tq_cli_now();
         const int corr_failed = r.st == TQ_SUCCESS && pion_correlator(o, &r, me);
         clk->correlator = tq_cli_now() - t;
         if (r.st != TQ_SUCCESS || !corr_failed) {
-            if (o->json) print_json(o, &r, gauge_desc);
-            else print_table_summary(o, &r);
+            if (o->json) tq_cli_prop_json(o, &r, gauge_desc);
+            else tq_cli_prop_summary(o, &r);
             rc = r.st == TQ_SUCCESS ? 0 : 1;
         }
     }
     prop_run_free(&r);
     return rc;
-}
-
-/* Where the job's wall clock went (the last lines of the table): what a user waits for
- * besides the solves. */
-static void print_clock(const prop_clock *c, double total)
-{
-    const double other = total - c->init - c->gauge - c->problem - c->solves - c->correlator - c->finalize;
-    printf("  wall clock %.2f s: StarPU start %.2f, gauge field %.2f, set-up and sources %.2f (operator %.2f), "
-           "solves %.2f, correlator %.2f, shutdown %.2f, rest %.2f\n",
-           total, c->init, c->gauge, c->problem, c->setup, c->solves, c->correlator, c->finalize, other);
 }
 
 int tq_cmd_propagator(int argc, char **argv)
@@ -759,6 +567,10 @@ int tq_cmd_propagator(int argc, char **argv)
     const int init = tq_cli_init(me, &ip);
     if (init) return init;
     clk.init = tq_cli_now() - t;
+    if ((rc = tq_cli_split_check(&o, me))) {   /* against the rank count, known now */
+        tq_finalize();
+        return rc;
+    }
     t = tq_cli_now();
     /* read after tq_init: under mpirun every rank must learn that one could not read it */
     tq_host_gauge hg;
@@ -788,6 +600,6 @@ int tq_cmd_propagator(int argc, char **argv)
     t = tq_cli_now();
     tq_finalize();
     clk.finalize = tq_cli_now() - t;
-    if (!o.staggered && !o.json && rc == 0) print_clock(&clk, tq_cli_now() - t_start);
+    if (!o.staggered && !o.json && rc == 0) tq_cli_prop_clock(&clk, tq_cli_now() - t_start);
     return rc;
 }

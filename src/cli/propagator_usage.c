@@ -8,7 +8,7 @@ void tq_cli_propagator_usage(FILE *o)
     fprintf(o,
         "usage: taskqcd propagator [--gauge FILE | --dim X Y Z T [--beta B] [--therm N]\n"
         "         [--gauge-seed S] [--cache DIR|off] | --dim X Y Z T --weak-field EPS] [--block X Y Z T]\n"
-        "         [--gridsize X Y Z T]\n"
+        "         [--gridsize X Y Z T | --split-grid X Y Z T]\n"
         "         [--dslash-type wilson|clover] [--kappa K] [--csw C] [--matpc sym|asym]\n"
         "         [--dslash-type asqtad|hisq [--mass M | --masses M1,M2,...] [--u0 U] [--naik-epsilon E]]\n"
         "         [--prec P] [--recon R] [--prec-sloppy P] [--recon-sloppy R]\n"
@@ -77,5 +77,10 @@ void tq_cli_propagator_usage(FILE *o)
         "Under mpirun every rank works on its part of the lattice: --gridsize X Y Z T is the grid\n"
         "of ranks (default: the one with the smallest faces), --block the global block extent\n"
         "(the same --block gives the same correlator bits on any grid); rank 0 prints. The\n"
-        "generated configuration must be in the cache already (the generator runs on one rank).\n");
+        "generated configuration must be in the cache already (the generator runs on one rank).\n"
+        "--split-grid X Y Z T instead splits the ranks into X Y Z T sub-grids, each solving an\n"
+        "equal share of the sources on its own copy of the whole lattice (no faces or\n"
+        "reductions between ranks inside a solve; QUDA's split grid); so far each sub-grid is\n"
+        "one rank, so X Y Z T must multiply to the rank count. The correlator adds the ranks'\n"
+        "sources in source order: the same bits as one rank with the same --block.\n");
 }

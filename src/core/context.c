@@ -29,6 +29,9 @@ static struct {
     int verbosity;
     int mpi_active;
     int mpi_rank, mpi_size;
+#ifdef TQ_HAVE_MPI
+    MPI_Comm own_comm;   /* the library's own messages (tq_ranks_in_order), apart from StarPU-MPI's */
+#endif
     int idle_hook;   /* the progression hook's id, -1: none */
     int rank_ncuda[64];   /* every rank's CUDA workers (peer units, core/peer.c) */
 } ctx;
@@ -329,6 +332,10 @@ tq_status tq_init(const tq_init_params *params)
             starpu_mpi_shutdown();
             return tq_error(TQ_ERR_UNSUPPORTED, "tq_init: %d MPI ranks; at most 64 for now", ctx.mpi_size);
         }
+        if (MPI_Comm_dup(MPI_COMM_WORLD, &ctx.own_comm) != MPI_SUCCESS) {
+            starpu_mpi_shutdown();
+            return tq_error(TQ_ERR_RUNTIME, "tq_init: MPI_Comm_dup failed");
+        }
     } else
 #endif
     {
@@ -391,8 +398,10 @@ tq_status tq_finalize(void)
     if (ctx.idle_hook >= 0) starpu_progression_hook_deregister(ctx.idle_hook);
     ctx.idle_hook = -1;
 #ifdef TQ_HAVE_MPI
-    if (ctx.mpi_active) starpu_mpi_shutdown();
-    else
+    if (ctx.mpi_active) {
+        MPI_Comm_free(&ctx.own_comm);
+        starpu_mpi_shutdown();
+    } else
 #endif
         starpu_shutdown();
     tq_internal_fxt_finish(ctx.mpi_rank, ctx.mpi_size);   /* StarPU has written its trace */
@@ -540,6 +549,30 @@ tq_status tq_allreduce_sum(double *v, int n)
     if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_allreduce_sum: call tq_init first");
     tq_internal_allreduce_sum(v, n);
     return TQ_SUCCESS;
+}
+
+tq_status tq_ranks_in_order(double *v, int64_t n, tq_status (*step)(double *v, void *arg), void *arg)
+{
+    if (!v || n < 0 || !step) return tq_error(TQ_ERR_INVALID_ARG, "tq_ranks_in_order: NULL array or step, or negative count");
+    if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_ranks_in_order: call tq_init first");
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && ctx.mpi_size > 1) {
+        if (n > 0x7fffffff)   /* every rank passes the same n: all return here */
+            return tq_error(TQ_ERR_UNSUPPORTED, "tq_ranks_in_order: %lld reals are too many for one message", (long long)n);
+        tq_status st = TQ_SUCCESS;
+        if (ctx.mpi_rank > 0 && MPI_Recv(v, (int)n, MPI_DOUBLE, ctx.mpi_rank - 1, 0, ctx.own_comm, MPI_STATUS_IGNORE))
+            st = tq_error(TQ_ERR_RUNTIME, "tq_ranks_in_order: MPI_Recv from rank %d failed", ctx.mpi_rank - 1);
+        if (st == TQ_SUCCESS) st = step(v, arg);
+        /* passed on even after a failure, so no rank waits for ever; the verdict follows */
+        if (ctx.mpi_rank + 1 < ctx.mpi_size && MPI_Send(v, (int)n, MPI_DOUBLE, ctx.mpi_rank + 1, 0, ctx.own_comm) &&
+            st == TQ_SUCCESS)
+            st = tq_error(TQ_ERR_RUNTIME, "tq_ranks_in_order: MPI_Send to rank %d failed", ctx.mpi_rank + 1);
+        if (MPI_Bcast(v, (int)n, MPI_DOUBLE, ctx.mpi_size - 1, ctx.own_comm) && st == TQ_SUCCESS)
+            st = tq_error(TQ_ERR_RUNTIME, "tq_ranks_in_order: MPI_Bcast failed");
+        return tq_status_agree(st);
+    }
+#endif
+    return step(v, arg);
 }
 
 tq_status tq_status_agree(tq_status local)

@@ -345,7 +345,7 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
         for (int mu = 0; mu < 4; mu++) c.bx[mu] -= lat->coords[mu] * lat->nbl[mu];   /* in this rank's blocks */
         for (int i = 0; i < f->nparity && st == TQ_SUCCESS; i++) {
             starpu_data_handle_t h = tq_field_handle(f, b, i);
-            if (host_in) tq_task_data_written_on(h, rank);
+            if (host_in && tq_lattice_nprocs(lat) > 1) tq_task_data_written_on(h, rank);   /* else no other rank has it */
             const int worker = tq_internal_access_worker(tq_internal_block_options(lat, b), tq_block_local_index(lat, b), h,
                                                          host_in != NULL);
             tq_host_access a;

@@ -12,7 +12,8 @@
  * the blocks of one rank per direction. Every rank knows every block and submits every
  * block's tasks (tasks/ runs a task only on the rank that owns what it writes). */
 struct tq_lattice {
-    int dims[4], procs[4], coords[4], rank;
+    int dims[4], procs[4], coords[4], rank;   /* rank: in its grid (0 when rank_local) */
+    int rank_local;      /* this rank's own copy of the whole lattice: no MPI for its data */
     int local[4], block[4], nb[4], nbl[4];
     int nblocks, nlocal_blocks;   /* global; this rank's */
     int64_t local_volume, block_volume, block_cb;   /* block_cb: sites of one parity */
@@ -50,6 +51,28 @@ static inline int64_t tq_field_row(const tq_field *f, int64_t s, int j)
 static inline void tq_block_grid_coords(const tq_lattice *lat, int b, int bc[4])
 {
     for (int mu = 0; mu < 4; mu++) { bc[mu] = b % lat->nb[mu]; b /= lat->nb[mu]; }
+}
+
+/* The ranks lat is distributed over (1: one process's lattice, or a rank-local one): its
+ * data and its collectives involve other ranks only when this is more than 1. */
+static inline int tq_lattice_nprocs(const tq_lattice *lat)
+{
+    return lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3];
+}
+
+/* Collectives over the ranks lat is distributed over: none for one rank's lattice (a
+ * rank-local one is this rank's alone; other ranks may be doing other work). */
+static inline tq_status tq_lattice_status_agree(const tq_lattice *lat, tq_status st)
+{
+    return tq_lattice_nprocs(lat) > 1 ? tq_status_agree(st) : st;
+}
+static inline void tq_lattice_allreduce_sum(const tq_lattice *lat, double *v, int n)
+{
+    if (tq_lattice_nprocs(lat) > 1) tq_internal_allreduce_sum(v, n);
+}
+static inline uint64_t tq_lattice_allreduce_min_u64(const tq_lattice *lat, uint64_t v)
+{
+    return tq_lattice_nprocs(lat) > 1 ? tq_internal_allreduce_min_u64(v) : v;
 }
 
 /* The rank that owns block b (its local volume holds the block). */

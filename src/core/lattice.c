@@ -79,13 +79,20 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     static const char dirname[4] = {'x', 'y', 'z', 't'};
     int procs_given = p->procs[0] || p->procs[1] || p->procs[2] || p->procs[3];
     int block_given = p->block[0] || p->block[1] || p->block[2] || p->block[3];
-    int size = tq_is_initialized() ? tq_internal_mpi_size() : 1;
+    /* a rank-local lattice is a grid of one rank: this one */
+    int size = tq_is_initialized() && !p->rank_local ? tq_internal_mpi_size() : 1;
     for (int mu = 0; mu < 4; mu++) {
         L.dims[mu] = p->dims[mu];
         if (L.dims[mu] <= 0)
             return tq_error(TQ_ERR_INVALID_ARG, "lattice: dimension %c is %d (must be positive)", dirname[mu], L.dims[mu]);
     }
-    if (procs_given) memcpy(L.procs, p->procs, sizeof L.procs);
+    if (p->rank_local && procs_given)
+        for (int mu = 0; mu < 4; mu++)
+            if (p->procs[mu] > 1)
+                return tq_error(TQ_ERR_INVALID_ARG, "lattice: a rank-local lattice lies on one rank, but its process grid "
+                                "is %dx%dx%dx%d", p->procs[0], p->procs[1], p->procs[2], p->procs[3]);
+    if (p->rank_local) L.procs[0] = L.procs[1] = L.procs[2] = L.procs[3] = 1;
+    else if (procs_given) memcpy(L.procs, p->procs, sizeof L.procs);
     else if (size == 1) L.procs[0] = L.procs[1] = L.procs[2] = L.procs[3] = 1;
     else if (choose_procs(L.dims, size, L.procs))
         return tq_error(TQ_ERR_INVALID_ARG, "lattice: no grid of %d ranks divides %dx%dx%dx%d into even local extents", size,
@@ -127,8 +134,10 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     if (L.block_volume >= ((int64_t)1 << 31))
         return tq_error(TQ_ERR_INVALID_ARG, "lattice: a block of %lld sites is too large (at most 2^31 - 1); use smaller blocks",
                         (long long)L.block_volume);
-    /* this rank's position in the process grid (x fastest) */
-    int r = tq_is_initialized() ? tq_internal_mpi_rank() : 0;
+    /* this rank's position in the process grid (x fastest); a rank-local lattice's only
+     * rank is 0 of its grid, whatever this rank's number among the running ones */
+    int r = tq_is_initialized() && !p->rank_local ? tq_internal_mpi_rank() : 0;
+    L.rank_local = p->rank_local != 0;
     L.rank = r;
     for (int mu = 0; mu < 4; mu++) { L.coords[mu] = r % L.procs[mu]; r /= L.procs[mu]; }
 
@@ -161,6 +170,7 @@ tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info)
     info->global_volume = tq_volume4(lat->dims);
     info->local_volume = lat->local_volume;
     info->block_volume = lat->block_volume;
+    info->rank_local = lat->rank_local;
     return TQ_SUCCESS;
 }
 
@@ -192,7 +202,7 @@ tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, 
 tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal)
 {
     if (!lat || !global || !local || nreal <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_allgather_sites: bad argument");
-    const int nranks = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3];
+    const int nranks = tq_lattice_nprocs(lat);
     const size_t site = (size_t)nreal * sizeof(double);
     if (nranks == 1) {
         memcpy(global, local, (size_t)lat->local_volume * site);

@@ -17,7 +17,7 @@ int tq_internal_peer_units(const tq_lattice *lat, tq_peer_units *u)
     (void)lat;
     return 0;
 #else
-    const int nprocs = lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3];
+    const int nprocs = tq_lattice_nprocs(lat);
     if (nprocs == 1) {
         int dev[TQ_PEER_MAX], worker[TQ_PEER_MAX];
         const int n = tq_internal_peer_gpus(lat, dev, worker);

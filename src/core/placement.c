@@ -57,9 +57,9 @@ static tq_where placement_of(const tq_lattice *lat)
  * no owner (any CPU worker may take them) unless tests pin them (tq_internal_pin_cpu_owners).
  * Where the placement leaves one GPU and nothing else, no owner either (the scheduler has
  * no choice to make, and a worker set costs StarPU's policies a check per task), except
- * across ranks: peer mode between ranks (core/peer.h) orders each rank's GPU tasks by its
- * owner's sequencer. */
-static int block_owner(tq_where pl, int b)
+ * for data distributed over ranks (nranks > 1): peer mode between ranks (core/peer.h)
+ * orders each rank's GPU tasks by its owner's sequencer. */
+static int block_owner(tq_where pl, int b, int nranks)
 {
     if (!tq_is_initialized()) return -1;
     find_owners();
@@ -70,21 +70,22 @@ static int block_owner(tq_where pl, int b)
     /* a lattice placed on GPUs against the process's placement keeps owners (its level's
      * tasks must not stray to CPU workers, which the process's placement allows) */
     const int lattice_own = pl != placement;
-    if (gpus && (owners.ncuda > 1 || cpus_too || lattice_own || tq_internal_mpi_size() > 1))
+    if (gpus && (owners.ncuda > 1 || cpus_too || lattice_own || nranks > 1))
         return owners.cuda[k % owners.ncuda];
     if (!gpus && pl != TQ_WHERE_CUDA && owners.pin_cpu && owners.ncpu > 0) return owners.cpu[k % owners.ncpu];
     return -1;
 }
 
-/* The owners blocks go to in turn under placement pl (0: no owners). */
-static int owner_count(tq_where pl)
+/* The owners blocks go to in turn under placement pl, for data over nranks ranks (0: no
+ * owners). */
+static int owner_count(tq_where pl, int nranks)
 {
     if (!tq_is_initialized()) return 0;
     find_owners();
     if (owners.off) return 0;
     const int gpus = pl != TQ_WHERE_CPU && owners.ncuda > 0;
     const int cpus_too = pl == TQ_WHERE_ANY && owners.ncpu > 0;
-    if (gpus) return owners.ncuda > 1 || cpus_too || pl != placement || tq_internal_mpi_size() > 1 ? owners.ncuda : 0;
+    if (gpus) return owners.ncuda > 1 || cpus_too || pl != placement || nranks > 1 ? owners.ncuda : 0;
     return pl != TQ_WHERE_CUDA && owners.pin_cpu ? owners.ncpu : 0;
 }
 
@@ -93,7 +94,7 @@ void tq_internal_placement_system(int slot) { system_slot = slot; }
 int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes)
 {
     const tq_where pl = placement_of(lat);
-    const int nown = owner_count(pl);
+    const int nown = owner_count(pl, tq_lattice_nprocs(lat));
     if (nsystems < 2 || nown < 2) return 0;
     const char *env = getenv("TQ_SYSTEM_OWNERS");   /* 0: every system over the blocks' owners */
     if (env && env[0] == '0') return 0;
@@ -122,7 +123,7 @@ int tq_internal_systems_fitting(const tq_lattice *lat, double system_bytes, doub
     const tq_where pl = placement_of(lat);
     if (pl == TQ_WHERE_CPU || owners.ncuda == 0) return cap;
     /* the GPUs lat's blocks go to share each system (one GPU where there are no owners) */
-    const int ngpus = owners.off || owner_count(pl) == 0 ? 1 : owners.ncuda;
+    const int ngpus = owners.off || owner_count(pl, tq_lattice_nprocs(lat)) == 0 ? 1 : owners.ncuda;
     double smallest = 0;
     for (int i = 0; i < ngpus; i++) {
         const starpu_ssize_t total = starpu_memory_get_total(starpu_worker_get_memory_node(owners.cuda[i]));
@@ -160,7 +161,7 @@ tq_task_options tq_internal_reduction_options(const tq_lattice *lat)
 {
     /* every rank combines all blocks' partial sums itself, in block order */
     const tq_where pl = placement_of(lat);
-    return (tq_task_options){.where = pl, .priority = 0, .worker = block_owner(pl, 0), .rank = -1};
+    return (tq_task_options){.where = pl, .priority = 0, .worker = block_owner(pl, 0, tq_lattice_nprocs(lat)), .rank = -1};
 }
 
 int tq_internal_blocks_share_worker(const tq_lattice *lat)
@@ -169,9 +170,9 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat)
     if (!tq_is_initialized()) return 0;
     find_owners();
     const tq_where pl = placement_of(lat);
-    const int w0 = block_owner(pl, 0);
+    const int nranks = tq_lattice_nprocs(lat), w0 = block_owner(pl, 0, nranks);
     for (int i = 1; i < lat->nlocal_blocks; i++)
-        if (block_owner(pl, i) != w0) return 0;
+        if (block_owner(pl, i, nranks) != w0) return 0;
     if (w0 >= 0) return 1;
     /* no owner: the placement leaves the scheduler one worker, or several to share out */
     const int n = (pl != TQ_WHERE_CPU ? owners.ncuda : 0) + (pl != TQ_WHERE_CUDA ? owners.ncpu : 0);
@@ -183,7 +184,7 @@ int tq_internal_blocks_owned(const tq_lattice *lat)
     if (!tq_is_initialized()) return 0;
     find_owners();
     for (int i = 0; i < lat->nlocal_blocks; i++)
-        if (block_owner(placement_of(lat), i) < 0) return 0;
+        if (block_owner(placement_of(lat), i, tq_lattice_nprocs(lat)) < 0) return 0;
     return 1;
 }
 
@@ -201,7 +202,7 @@ int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker)
     const char *env;
     if (((env = getenv("TQ_PEER")) && env[0] == '0') || ((env = getenv("TQ_FACE_SETS")) && env[0] == '1'))
         return 0;
-    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] != 1 || lat->nblocks > TQ_PEER_MAX_BLOCKS)
+    if (tq_lattice_nprocs(lat) != 1 || lat->nblocks > TQ_PEER_MAX_BLOCKS)
         return 0;
     int d[TQ_PEER_MAX], w[TQ_PEER_MAX], n = 0;
     for (int b = 0; b < lat->nblocks; b++) {
@@ -236,24 +237,25 @@ tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus)
     return TQ_SUCCESS;
 }
 
-/* Part local_index of rank `rank` under placement pl: inside a rank, the same owners for
- * every decomposition (its first part on the first GPU, ...). */
-static tq_task_options part_options(tq_where pl, int local_index, int rank, int nranks)
+/* Part local_index of rank `rank` (of nranks; mine: this process's part) under placement
+ * pl: inside a rank, the same owners for every decomposition (its first part on the first
+ * GPU, ...). Data of one rank (nranks 1: one process's, or a rank-local lattice) has no
+ * rank: every process runs the task on its own copy, so none ever moves between ranks. */
+static tq_task_options part_options(tq_where pl, int local_index, int rank, int nranks, int mine)
 {
-    return (tq_task_options){.where = pl, .priority = 0,
-                             .worker = rank == tq_internal_mpi_rank() ? block_owner(pl, local_index) : -1,
+    return (tq_task_options){.where = pl, .priority = 0, .worker = mine ? block_owner(pl, local_index, nranks) : -1,
                              .rank = nranks > 1 ? rank : -1};
 }
 
 tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
 {
-    return part_options(placement, local_index, rank, nranks);
+    return part_options(placement, local_index, rank, nranks, rank == tq_internal_mpi_rank());
 }
 
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
 {
     return part_options(placement_of(lat), tq_block_local_index(lat, block), tq_block_rank(lat, block),
-                        lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
+                        tq_lattice_nprocs(lat), tq_block_is_local(lat, block));
 }
 
 tq_task_options tq_internal_block_options_cpu(const tq_lattice *lat, int block)
@@ -300,9 +302,9 @@ tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, ch
     if (block < 0 || block >= lat->nblocks)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_block_owner: block %d outside 0..%d", block, lat->nblocks - 1);
     if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_lattice_block_owner: call tq_init first");
-    *rank = tq_block_rank(lat, block);
+    *rank = lat->rank_local ? tq_internal_mpi_rank() : tq_block_rank(lat, block);
     if (!owner) return TQ_SUCCESS;
-    if (*rank != lat->rank) {
+    if (!tq_block_is_local(lat, block)) {
         snprintf(owner, owner_len, "rank %d", *rank);
         return TQ_SUCCESS;
     }

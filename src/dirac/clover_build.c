@@ -94,7 +94,7 @@ static tq_status build_tasks(const tq_lattice *lat, double *links, double kappa,
         for (int t = 0; t < ntasks; t++)
             if (status[t] < *bad) *bad = status[t];
     /* each rank saw its own blocks' status: the first singular site of all */
-    if (st == TQ_SUCCESS) *bad = tq_internal_allreduce_min_u64(*bad);
+    if (st == TQ_SUCCESS) *bad = tq_lattice_allreduce_min_u64(lat, *bad);
     free(status);
     free(args);
     return st;

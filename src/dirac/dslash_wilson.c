@@ -154,7 +154,7 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         __atomic_store_n(&faces_forced, forced, __ATOMIC_RELAXED);
     }
     c.base.direct = d->stencil.nfaces > 0 &&
-                    lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] == 1 &&
+                    tq_lattice_nprocs(lat) == 1 &&
                     tq_internal_blocks_share_worker(lat) && !forced;
     const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
     return tq_stencil_submit(&d->stencil, c.base.direct, &ops, &c, who);
@@ -187,7 +187,7 @@ tq_status tq_internal_dslash_bare(const tq_dirac *d, tq_field *out, const tq_fie
     TQ_CHECK(tq_dirac_check_parity(who, parity));
     TQ_CHECK(tq_dirac_check_spinor(who, d, out, (int)parity, "out"));
     TQ_CHECK(tq_dirac_check_spinor(who, d, in, 1 - (int)parity, "in"));
-    if (d->lat->nblocks != 1 || d->lat->procs[0] * d->lat->procs[1] * d->lat->procs[2] * d->lat->procs[3] != 1)
+    if (d->lat->nblocks != 1 || tq_lattice_nprocs(d->lat) != 1)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: needs one block on one process (the interior kernel alone)", who);
 #ifdef TQ_HAVE_CUDA
     int worker = -1;

@@ -74,9 +74,9 @@ tq_status tq_ks_op_create(tq_lattice *lat, const double *fat, const double *lng,
     if (!lat || !fat || !lng || !out) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL argument", who);
     *out = NULL;
     /* the backward links of a rank's lower boundary are its neighbour's (no link halo yet) */
-    if (lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3] > 1)
+    if (tq_lattice_nprocs(lat) > 1)
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: precomputed fat and long links on one rank only so far (this lattice has "
-                        "%d; build them from thin links instead)", who, lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3]);
+                        "%d; build them from thin links instead)", who, tq_lattice_nprocs(lat));
     tq_ks_op *op = NULL;
     TQ_CHECK(op_new(who, lat, prec, &op));
     double *h = site_links(lat, fat, lng);

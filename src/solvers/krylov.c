@@ -498,7 +498,10 @@ tq_status tq_krylov_run_together(tq_krylov *const *k, int n, void (*step)(void *
         if (st != TQ_SUCCESS && first == TQ_SUCCESS) first = st;
         nactive += !k[i]->done;
     }
-    const int ranks = tq_internal_mpi_size() > 1;
+    /* systems over several ranks: every rank takes the steps in the same order (their
+     * transfers between ranks pair up by submission order), so none is polled */
+    int ranks = 0;
+    for (int i = 0; i < n; i++) ranks |= k[i] && tq_lattice_nprocs(k[i]->x->lat) > 1;
     int turn = 0;          /* the next solve to wait for when none is known ready */
     double idle_since = 0; /* when polling found none ready (0: it did not) */
     while (nactive > 0) {

@@ -100,7 +100,7 @@ tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq
     double failed = 0;   /* each rank saw its own blocks (the others' entries stay 0) */
     for (int b = 0; b < nb; b++) failed += status[b] < 0;
     free(status);
-    tq_internal_allreduce_sum(&failed, 1);
+    tq_lattice_allreduce_sum(t->fine, &failed, 1);
     if (s != TQ_SUCCESS) return s;
     if (failed > 0)
         return tq_error(TQ_ERR_NOMEM, "%s: out of memory in %.0f block task(s) (a CPU task's workspace, or a GPU's shared "

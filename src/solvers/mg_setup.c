@@ -421,7 +421,7 @@ static tq_status gauge_fingerprint(const tq_dirac *d, double *out)
         }
     }
     tq_host_gauge_free(&h);
-    if (st == TQ_SUCCESS) st = tq_allreduce_sum(&sum, 1);
+    if (st == TQ_SUCCESS) tq_lattice_allreduce_sum(g->lat, &sum, 1);
     *out = sum;
     return st;
 }
@@ -481,7 +481,8 @@ tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path)
         st = gather_field(mg->t[l]->basis, &basis[l], &nb[l]);
         if (st == TQ_SUCCESS) st = gather_field(mg->op[l + 1]->links, &links[l], &nl[l]);
     }
-    if (st == TQ_SUCCESS && tq_internal_mpi_rank() == 0) {   /* every rank holds the whole data; rank 0 writes */
+    /* every rank holds the whole data; rank 0 writes (each rank its own, for a rank-local lattice) */
+    if (st == TQ_SUCCESS && (tq_internal_mpi_rank() == 0 || mg->lat->rank_local)) {
         uint64_t sum = 0xcbf29ce484222325ull;
         for (int l = 0; l < nt; l++) {
             h.basis_reals[l] = (uint64_t)nb[l];
@@ -504,7 +505,7 @@ tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path)
         free(basis[l]);
         free(links[l]);
     }
-    return tq_status_agree(st);
+    return tq_lattice_status_agree(mg->lat, st);
 }
 
 /* The saved header against what d and p ask for: the first difference, named. */
@@ -625,7 +626,7 @@ tq_status tq_multigrid_load(const tq_dirac *d, const tq_mg_params *p, const char
         if (!basis[l] || !links[l]) st = tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     }
     if (st == TQ_SUCCESS) st = read_setup(path, &want, nb, nl, basis, links);
-    st = tq_status_agree(st);
+    st = tq_lattice_status_agree(mg->lat, st);
     for (int l = 0; l < nt && st == TQ_SUCCESS; l++) {
         st = scatter_into(mg->t[l]->basis, basis[l]);
         if (st == TQ_SUCCESS) st = scatter_into(mg->op[l + 1]->links, links[l]);

@@ -230,7 +230,7 @@ tq_status tq_multigrid_solve_many(tq_multigrid *mg, int n, tq_field *const *x, c
     const int fit = tq_internal_systems_fitting(mg->lat, (2.0 * nkrylov + 12) * (double)tq_field_bytes(b[0]), 0);
     if (slots > fit) slots = fit;
     if (slots > MG_MAX_SLOTS) slots = MG_MAX_SLOTS;
-    if (tq_internal_mpi_size() > 1 || slots < 1) slots = 1;
+    if (tq_lattice_nprocs(mg->lat) > 1 || slots < 1) slots = 1;
     if (slots == 1) {   /* one after another; the first failure's message kept */
         tq_status first = TQ_SUCCESS;
         char message[256] = "";

@@ -65,6 +65,7 @@ tq_status tq_mg_transfer_create(const char *who, tq_lattice *fine, int fine_ndof
         lp.block[mu] = fine->block[mu] / agg[mu];
         agg_volume *= agg[mu];
     }
+    lp.rank_local = fine->rank_local;   /* a coarse level lies where its fine one does */
     if (nvec > agg_volume * fine_ndof / 2)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: %d null vectors, but a chirality of an aggregate has %d degrees of freedom", who,
                         nvec, agg_volume * fine_ndof / 2);
@@ -182,7 +183,7 @@ tq_status tq_mg_transfer_set_basis(tq_mg_transfer *t, tq_field *const *vectors)
     double counts[2] = {0, 0};
     for (int b = 0; b < nb; b++) counts[status[b] < 0] += status[b] < 0 ? 1 : (double)status[b];
     free(status);
-    tq_internal_allreduce_sum(counts, 2);
+    tq_lattice_allreduce_sum(t->fine, counts, 2);
     if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
     if (copied != TQ_SUCCESS) return copied;
     if (counts[1] > 0) return tq_error(TQ_ERR_NOMEM, "%s: out of memory in an orthonormalisation task", who);
