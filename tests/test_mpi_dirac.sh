@@ -113,27 +113,33 @@ done
 # a multi-mass solve in mixed precision: the correlators bitwise the same on 1, 2 and 4
 # ranks (the same 4 blocks)
 ks="propagator --dslash-type hisq --dim 4 4 8 8 --weak-field 0.2 --block 4 4 4 4 --nsrc 1 --masses 0.1,0.3 --ncpus 1 --where cpu"
-ksnp="2 4"
-[ -n "$quick" ] && ksnp=2
-for c in "1:" "2:--gridsize 1 1 1 2" "4:--gridsize 1 1 2 2"; do
-    [ -n "$quick" ] && [ "${c%%:*}" = 4 ] && continue
-    np=${c%%:*} grid=${c#*:}
+ksnp="ks2 ks4"
+[ -n "$quick" ] && ksnp=ks2
+# NP:ARGS:NAME; the split grid (each rank one of the two sources) against one rank's two
+for c in "1::ks1" "2:--gridsize 1 1 1 2:ks2" "4:--gridsize 1 1 2 2:ks4" "1:--nsrc 2:ks1n2" \
+         "2:--nsrc 2 --split-grid 1 1 1 2:ks2split"; do
+    np=${c%%:*} rest=${c#*:}
+    grid=${rest%%:*} name=${rest#*:}
+    [ -n "$quick" ] && [ "$np" = 4 ] && continue
     # shellcheck disable=SC2086
-    timeout 600 mpirun $extra -np "$np" "$tool" $ks $grid > "$tmp/ks$np.log" 2>&1
+    timeout 600 mpirun $extra -np "$np" "$tool" $ks $grid > "$tmp/$name.log" 2>&1
     rc=$?
-    grep -E '^ +[0-9]+  [0-9]' "$tmp/ks$np.log" > "$tmp/ks$np"
-    if [ $rc -ne 0 ] || [ "$(wc -l < "$tmp/ks$np")" -ne 16 ]; then cat "$tmp/ks$np.log"; echo "test_mpi_dirac: FAIL: staggered propagator on $np rank(s) (exit $rc)"; fail=1; fi
+    grep -E '^ +[0-9]+  [0-9]' "$tmp/$name.log" > "$tmp/$name"
+    if [ $rc -ne 0 ] || [ "$(wc -l < "$tmp/$name")" -ne 16 ]; then cat "$tmp/$name.log"; echo "test_mpi_dirac: FAIL: staggered propagator $name (exit $rc)"; fail=1; fi
 done
-for np in $ksnp; do
-    if cmp -s "$tmp/ks1" "$tmp/ks$np"; then echo "test_mpi_dirac: HISQ propagator, two masses: bitwise the same on $np ranks as on one"
-    else echo "test_mpi_dirac: FAIL: the HISQ propagator's correlators differ between 1 and $np ranks"; fail=1; fi
+for name in $ksnp ks2split; do
+    ref=ks1
+    [ "$name" = ks2split ] && ref=ks1n2
+    if cmp -s "$tmp/$ref" "$tmp/$name"; then echo "test_mpi_dirac: HISQ propagator, two masses: $name bitwise the same as $ref (one rank)"
+    else echo "test_mpi_dirac: FAIL: the HISQ propagator's correlators differ between $ref and $name"; fail=1; fi
 done
 # a multigrid set-up saved on one rank grid and read on another: the correlator of the run
 # that made it, bitwise (the same blocks; the set-up is the same data). The two-rank run
-# reads one rank's file and writes its own, which one rank then reads.
+# reads one rank's file and writes its own, which one rank then reads. A split grid of two
+# ranks makes the set-up on each rank's own lattice: the same correlator again.
 mg="propagator --dim 4 4 8 8 --weak-field 0.3 --block 4 4 4 4 --nsrc 1 --ncpus 1 --where cpu --inv-multigrid --mg-block-size 0 2 2 2 2 --mg-nvec 0 6"
 for c in "1:--mg-save $tmp/mg1.tqmg:mg-made-1" "2:--mg-load $tmp/mg1.tqmg --mg-save $tmp/mg2.tqmg:mg-read-2" \
-         "1:--mg-load $tmp/mg2.tqmg:mg-read-1"; do
+         "1:--mg-load $tmp/mg2.tqmg:mg-read-1" "2:--split-grid 1 1 1 2:mg-split-2"; do
     np=${c%%:*} rest=${c#*:}
     opt=${rest%%:*} name=${rest#*:}
     # shellcheck disable=SC2086
@@ -142,7 +148,7 @@ for c in "1:--mg-save $tmp/mg1.tqmg:mg-made-1" "2:--mg-load $tmp/mg1.tqmg --mg-s
     grep -E '^ +[0-9]+  [0-9]' "$tmp/$name.log" > "$tmp/$name"
     if [ $rc -ne 0 ] || [ ! -s "$tmp/$name" ]; then cat "$tmp/$name.log"; echo "test_mpi_dirac: FAIL: propagator $opt on $np rank(s) (exit $rc)"; fail=1; fi
 done
-for name in mg-read-2 mg-read-1; do
+for name in mg-read-2 mg-read-1 mg-split-2; do
     if cmp -s "$tmp/mg-made-1" "$tmp/$name"; then echo "test_mpi_dirac: multigrid set-up ($name): bitwise the correlator of the run that made it"
     else echo "test_mpi_dirac: FAIL: multigrid $name: the correlator differs from the one-rank run's"; fail=1; fi
 done

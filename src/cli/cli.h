@@ -106,7 +106,12 @@ typedef struct tq_cli_ks {
     double u0;                  /* asqtad's tadpole factor; <= 0: the plaquette's fourth root */
     double eps;                 /* HISQ's Naik epsilon */
     const char *where;          /* the placement, for the header */
+    int nsplit;                 /* --split-grid: ranks each solving a share of the sources on
+                                   its own copy of the lattice (1: none) */
 } tq_cli_ks;
+/* A split grid's share of nsrc sources for rank `rank` of nsplit (src/cli/propagator_split.c):
+ * an equal run of them, the first ranks one more where they do not divide. */
+void tq_cli_split_range(int nsrc, int nsplit, int rank, int *first, int *count);
 /* Parses "m1,m2,..." (each > 0, at most TQ_CLI_MAX_MASSES); 0 on success. */
 int tq_cli_parse_masses(const char *s, double *masses, int *n);
 /* Runs it and prints the table; returns the exit code (1: a solve failed, no correlator). */

@@ -142,7 +142,6 @@ static int settle_options(prop_opts *o, const char *me)
                               : sp->recon_sloppy || o->solve_type_given ? "--recon-sloppy or --solve-type"
                               : o->inv_given && sp->inverter != TQ_INV_CG ? "an --inv-type other than cg"
                               : o->nsrc_given && o->nsrc > 3 ? "--nsrc above 3 (a source per color)"
-                              : o->split[0] ? "--split-grid"
                               : NULL;
         if (refused) {
             fprintf(stderr, "%s: --dslash-type %s (CG with color point sources) does not take %s\n", me,
@@ -594,6 +593,7 @@ int tq_cmd_propagator(int argc, char **argv)
     clk.gauge = tq_cli_now() - t;
     o.sp.verbosity = o.json && ip.verbosity < 2 ? 0 : ip.verbosity;   /* 2: a line per iteration (stderr) */
     o.ks.sp = o.sp;
+    o.ks.nsplit = o.nsplit;
     rc = o.staggered ? tq_cli_ks_propagator(&o.ks, &hg, gauge_desc, me) : run_propagator(&o, &hg, gauge_desc, me, &clk);
     tq_host_gauge_free(&hg);
     tq_set_placement(TQ_WHERE_ANY);

@@ -63,6 +63,7 @@ static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, doubl
     memcpy(lp.dims, k->dims, sizeof lp.dims);
     memcpy(lp.block, k->block, sizeof lp.block);
     memcpy(lp.procs, k->procs, sizeof lp.procs);
+    lp.rank_local = k->nsplit > 1;   /* a split grid: every rank its own copy */
     tq_status st = tq_lattice_create(&lp, &r->lat);
     if (st == TQ_SUCCESS) st = tq_lattice_get_info(r->lat, &r->li);
     /* blocks chosen from the worker mix (no --block) may split a short direction into
@@ -105,10 +106,10 @@ static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, doubl
     return 0;
 }
 
-/* C(t) += |x|^2 summed over the time slice's sites and colors: x (r->host, this rank's
- * sites) gathered as a density over the whole lattice (the API's site order: t slowest),
- * the same sums in the same order on any rank grid. 0 on success. */
-static int add_correlator(const tq_cli_ks *k, ks_run *r, double *corr)
+/* The time slices' sums of |x|^2 over their sites and colors (part[t]): x (r->host, this
+ * rank's sites) gathered as a density over the whole lattice (the API's site order: t
+ * slowest), the same sums in the same order on any rank grid. 0 on success. */
+static int slice_sums(const tq_cli_ks *k, ks_run *r, double *part)
 {
     for (int64_t site = 0; site < r->li.local_volume; site++) {
         double a = 0;
@@ -120,9 +121,51 @@ static int add_correlator(const tq_cli_ks *k, ks_run *r, double *corr)
     for (int t = 0; t < k->dims[3]; t++) {
         double c = 0;
         for (int64_t site = slice * t; site < slice * (t + 1); site++) c += r->global[site];
-        corr[t] += c;
+        part[t] = c;
     }
     return 0;
+}
+
+/* Per source and mass what the table prints, then its T slice sums: every rank's solves in
+ * one array (zeros where another rank solved; a split grid's gather adds them exactly). */
+enum { KS_REALS = 6 };   /* iterations, true residual, seconds, flops, converged, solved (1: tried) */
+
+/* This rank's sources (a split grid's share), solved one by one into all[]. Returns the
+ * number that failed. */
+static int solve_mine(const tq_cli_ks *k, ks_run *r, int first, int count, double *all, const char *me)
+{
+    const int per = KS_REALS + k->dims[3];
+    const size_t vol = (size_t)r->li.local_volume;
+    const int at_origin = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;
+    int failed = 0;
+    for (int c = first; c < first + count && !failed; c++) {
+        memset(r->host, 0, 6 * vol * sizeof *r->host);
+        if (at_origin) r->host[2 * c] = 1.0;   /* global site 0 (even), color c */
+        tq_solver_result res[TQ_CLI_MAX_MASSES];
+        memset(res, 0, sizeof res);
+        tq_status st = tq_field_import(r->b, r->host);
+        if (st == TQ_SUCCESS)
+            st = k->nmass == 1 ? tq_staggered_solve(r->op, k->masses[0], r->x[0], r->b, &k->sp, &res[0])
+                               : tq_staggered_solve_multishift(r->op, k->nmass, k->masses, r->x, r->b, &k->sp, res);
+        if (st != TQ_SUCCESS) {
+            fprintf(stderr, "%s: source %d: %s\n", me, c, tq_last_error());
+            failed = 1;
+        }
+        for (int i = 0; i < k->nmass; i++) {
+            double *v = all + ((size_t)c * k->nmass + i) * per;
+            v[0] = res[i].iterations;
+            v[1] = res[i].true_residual;
+            v[2] = res[i].seconds;
+            v[3] = res[i].flops;
+            v[4] = st == TQ_SUCCESS;
+            v[5] = 1;
+            if (!failed && (tq_field_export(r->x[i], r->host) != TQ_SUCCESS || slice_sums(k, r, v + KS_REALS))) {
+                fprintf(stderr, "%s: the correlator: %s\n", me, tq_last_error());
+                failed = 1;
+            }
+        }
+    }
+    return failed;
 }
 
 int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char *gauge_desc, const char *me)
@@ -130,7 +173,8 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     ks_run r;
     memset(&r, 0, sizeof r);
     double u0 = 0, t_setup = 0;
-    if (ks_make(k, hg, &r, &u0, &t_setup, me)) {
+    /* a split grid's ranks meet next after their solves: all learn of one that failed here */
+    if (tq_cli_agree(me, ks_make(k, hg, &r, &u0, &t_setup, me))) {
         ks_run_free(&r);
         return 1;
     }
@@ -149,55 +193,61 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     SAY("  gauge field: %s\n", gauge_desc);
     if (k->hisq) SAY("  set-up (HISQ links from the thin links, Naik epsilon %g): %.3f s\n", k->eps, t_setup);
     else SAY("  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", u0, t_setup);
-    const size_t vol = (size_t)r.li.local_volume;
-    const int at_origin = r.li.coords[0] + r.li.coords[1] + r.li.coords[2] + r.li.coords[3] == 0;
-    int failed = 0, iters = 0;
-    double flops = 0;
+    if (k->nsplit > 1) SAY("  split grid: %d ranks, each with its own copy of the lattice and its share of the sources\n", k->nsplit);
+    int first = 0, count = k->nsrc;
+    if (k->nsplit > 1) tq_cli_split_range(k->nsrc, k->nsplit, ri.mpi_rank, &first, &count);
+    const int per = KS_REALS + k->dims[3], nall = k->nsrc * k->nmass * per;
+    /* then each rank's wall clock of its solves and its failures */
+    double *all = calloc((size_t)nall + 2 * (size_t)ri.mpi_size, sizeof *all);
+    if (!all) fprintf(stderr, "%s: out of memory\n", me);
+    if (tq_cli_agree(me, !all)) {
+        free(all);
+        ks_run_free(&r);
+        return 1;
+    }
     const double t0 = tq_cli_now();
-    for (int c = 0; c < k->nsrc && !failed; c++) {
-        memset(r.host, 0, 6 * vol * sizeof *r.host);
-        if (at_origin) r.host[2 * c] = 1.0;   /* global site 0 (even), color c */
-        tq_solver_result res[TQ_CLI_MAX_MASSES];
-        memset(res, 0, sizeof res);
-        tq_status st = tq_field_import(r.b, r.host);
-        if (st == TQ_SUCCESS)
-            st = k->nmass == 1 ? tq_staggered_solve(r.op, k->masses[0], r.x[0], r.b, &k->sp, &res[0])
-                               : tq_staggered_solve_multishift(r.op, k->nmass, k->masses, r.x, r.b, &k->sp, res);
-        if (st != TQ_SUCCESS) {
-            fprintf(stderr, "%s: source %d: %s\n", me, c, tq_last_error());
-            failed = 1;
-            if (st != TQ_ERR_NOT_CONVERGED) break;
-        }
+    int failed = solve_mine(k, &r, first, count, all, me);
+    all[nall + ri.mpi_rank] = tq_cli_now() - t0;
+    all[nall + ri.mpi_size + ri.mpi_rank] = failed;
+    if (k->nsplit > 1 && tq_allreduce_sum(all, nall + 2 * ri.mpi_size) != TQ_SUCCESS) failed = 1;
+    double wall = 0, flops = 0;
+    int iters = 0;
+    for (int q = 0; q < ri.mpi_size && k->nsplit > 1; q++) {
+        wall = all[nall + q] > wall ? all[nall + q] : wall;
+        failed |= all[nall + ri.mpi_size + q] != 0;
+    }
+    if (k->nsplit <= 1) wall = all[nall + ri.mpi_rank];
+    for (int c = 0; c < k->nsrc; c++) {
+        const double *v0 = all + (size_t)c * k->nmass * per;
         /* multi-shift: one Krylov space for all masses, timed and counted once */
         double src_flops = 0;
-        for (int i = 0; i < k->nmass; i++) src_flops += res[i].flops;
-        if (k->nmass > 1)
-            SAY("  solve %d (color %d), multi-shift CG: %.3f s, %.1f GFLOPS\n", c, c, res[0].seconds,
-                   res[0].seconds > 0 ? src_flops / res[0].seconds * 1e-9 : 0.0);
-        for (int i = 0; i < k->nmass; i++) {
-            SAY("  solve %d (color %d), mass %g: %5d iterations, true residual %.3e", c, c, k->masses[i],
-                   res[i].iterations, res[i].true_residual);
-            if (k->nmass == 1)
-                SAY(", %.3f s, %.1f GFLOPS", res[i].seconds, res[i].seconds > 0 ? res[i].flops / res[i].seconds * 1e-9 : 0.0);
-            SAY("\n");
-            if (!failed && (tq_field_export(r.x[i], r.host) != TQ_SUCCESS || add_correlator(k, &r, r.corr + i * k->dims[3]))) {
-                fprintf(stderr, "%s: the correlator: %s\n", me, tq_last_error());
-                failed = 1;
-            }
-        }
         int its = 0;   /* the Krylov space's: the slowest mass's */
-        for (int i = 0; i < k->nmass; i++) its = res[i].iterations > its ? res[i].iterations : its;
+        for (int i = 0; i < k->nmass; i++) {
+            src_flops += v0[i * per + 3];
+            its = v0[i * per] > its ? (int)v0[i * per] : its;
+        }
+        if (!v0[5]) continue;   /* not tried: an earlier source failed */
+        if (k->nmass > 1)
+            SAY("  solve %d (color %d), multi-shift CG: %.3f s, %.1f GFLOPS\n", c, c, v0[2],
+                   v0[2] > 0 ? src_flops / v0[2] * 1e-9 : 0.0);
+        for (int i = 0; i < k->nmass; i++) {
+            const double *v = v0 + i * per;
+            SAY("  solve %d (color %d), mass %g: %5d iterations, true residual %.3e", c, c, k->masses[i], (int)v[0], v[1]);
+            if (k->nmass == 1) SAY(", %.3f s, %.1f GFLOPS", v[2], v[2] > 0 ? v[3] / v[2] * 1e-9 : 0.0);
+            SAY("%s\n", v[4] ? "" : "  NOT CONVERGED");
+        }
         iters += its;
         flops += src_flops;
     }
-    const double wall = tq_cli_now() - t0;
     SAY("  all solves: %d iterations, %.3f s, %.1f GFLOPS (wall clock of the solves)\n", iters, wall,
            wall > 0 ? flops / wall * 1e-9 : 0.0);
     if (failed) {
         SAY("  NO RESULT: a solve did not converge; no pion correlator\n");
     } else {
         for (int i = 0; i < k->nmass; i++) {
-            const double *C = r.corr + i * k->dims[3];
+            double *C = r.corr + i * k->dims[3];
+            for (int c = 0; c < k->nsrc; c++)   /* the sources' slice sums in source order: any split, the same bits */
+                for (int t = 0; t < k->dims[3]; t++) C[t] += all[((size_t)c * k->nmass + i) * per + KS_REALS + t];
             SAY("  pion correlator, mass %g (sum over space and the %d sources):\n"
                    "      t  C(t)                    m_eff(t) = log C(t)/C(t+1)\n", k->masses[i], k->nsrc);
             for (int t = 0; t < k->dims[3]; t++) {
@@ -208,6 +258,7 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
         }
     }
 #undef SAY
+    free(all);
     ks_run_free(&r);
     return failed;
 }

@@ -33,6 +33,13 @@ int tq_cli_split_check(prop_opts *o, const char *me)
     return 0;
 }
 
+void tq_cli_split_range(int nsrc, int nsplit, int rank, int *first, int *count)
+{
+    const int base = nsrc / nsplit, extra = nsrc % nsplit;
+    *count = base + (rank < extra);
+    *first = rank * base + (rank < extra ? rank : extra);
+}
+
 void tq_cli_split_share(const prop_opts *o, prop_run *r)
 {
     r->src0 = 0;
@@ -40,9 +47,7 @@ void tq_cli_split_share(const prop_opts *o, prop_run *r)
     if (o->nsplit <= 1) return;
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
-    const int base = o->nsrc / o->nsplit, extra = o->nsrc % o->nsplit, k = ri.mpi_rank;
-    r->nmine = base + (k < extra);
-    r->src0 = k * base + (k < extra ? k : extra);
+    tq_cli_split_range(o->nsrc, o->nsplit, ri.mpi_rank, &r->src0, &r->nmine);
 }
 
 /* A solve's result as reals, in this order (the gather adds every rank's, zeros elsewhere:
