@@ -114,13 +114,6 @@ double tq_wall_time(void);
  * rank's failure stops all of them instead of leaving the others waiting in the next
  * collective step. Without MPI (or on one rank) it returns local unchanged. */
 tq_status tq_status_agree(tq_status local);
-/* v[0..n-1] handed from rank to rank in rank order, each adding its part with step: rank 0
- * calls step on its own v, rank 1 receives that v and calls step on it, and so on; the
- * last rank's v then reaches every rank. For results that must not depend on how work was
- * shared out over ranks (a split grid's sources): each rank adds its share to the running
- * value in the order one process would, so the bits are one process's. Collective (every
- * rank passes the same n); the status is agreed as by tq_status_agree. One rank: step. */
-tq_status tq_ranks_in_order(double *v, int64_t n, tq_status (*step)(double *v, void *arg), void *arg);
 /* v[0..n-1] summed over all ranks, in place, on every rank (unchanged on one rank): for
  * sums an application forms from its ranks' exported sites (a correlator's time slices). */
 tq_status tq_allreduce_sum(double *v, int n);
@@ -141,11 +134,13 @@ typedef struct tq_lattice_params {
     int block[4];     /* block extent, the same on every rank (a block lies in one rank);
                          0s: chosen from the worker mix. The same blocks give bitwise the same
                          results on any number of ranks. */
-    int rank_local;   /* 1: the whole lattice on this rank alone, not distributed (a split
-                         grid: under mpirun each rank solves its own systems on its own copy;
-                         no MPI between ranks for this lattice's data, its collectives and
-                         reductions stay inside the rank); procs must be 0s or 1s. 0: over
-                         every running rank */
+    int group_ranks;  /* 0: over every running rank. k > 0: the running ranks form groups of
+                         k consecutive ranks (k divides their number; a split grid's
+                         sub-grids), and the lattice lies over this rank's group alone: each
+                         group solves its own systems on its own copy, no MPI between groups
+                         for its data, its collectives stay inside the group; procs is then
+                         the group's grid (0s: chosen as for all ranks). k = 1: this rank
+                         alone. Collective over all ranks when 1 < k < their number. */
 } tq_lattice_params;
 
 tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out);
@@ -156,7 +151,8 @@ typedef struct tq_lattice_info {
     int coords[4];            /* this rank's place in the rank grid */
     int nblocks_global;       /* blocks of the whole lattice */
     int64_t global_volume, local_volume, block_volume;
-    int rank_local;           /* 1: this rank's own copy of the whole lattice (rank_local) */
+    int group_ranks, group;   /* the ranks of its group (group_ranks; the number running
+                                 when it lies over all of them) and this rank's group */
 } tq_lattice_info;
 tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info);
 /* Block `block` of lat (numbered over the global lattice, x fastest): the rank holding it
@@ -176,6 +172,16 @@ tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus);
  * (collective). */
 tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, double *local, int nreal);
 tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal);
+/* v[0..n-1] handed along the groups of ranks of lat (tq_lattice_params.group_ranks) in group
+ * order, each adding its part with step: rank j of group 0 calls step on its own v, rank j
+ * of group 1 receives that v and calls step on it, and so on; the last group's value then
+ * reaches rank j of every group. For results that must not depend on how work was shared
+ * out over the groups (a split grid's sources): each group adds its share to the running
+ * value in the order one group alone would, so the bits are those of one group doing all
+ * of it. n (this rank's reals, e.g. of its sites) is the same on rank j of every group.
+ * Collective over all ranks; the status is agreed by all. A lattice over every rank: step. */
+tq_status tq_lattice_groups_in_order(const tq_lattice *lat, double *v, int64_t n,
+                                     tq_status (*step)(double *v, void *arg), void *arg);
 
 /* ---- fields -------------------------------------------------------------------------- */
 typedef enum tq_field_kind {

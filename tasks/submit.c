@@ -111,15 +111,20 @@ static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int o
 static int my_rank, nranks = 1;
 static long transfers_posted;
 /* Every transfer gets the next number as its StarPU-MPI tag; all ranks count the same
- * transfers in the same order, so a send and its receive carry the same tag. */
-static int64_t transfer_seq;
+ * transfers in the same order, so a send and its receive carry the same tag. Data of a
+ * group of ranks (tq_task_options.ranks) is counted apart, per group size: the groups of
+ * a split grid submit different work, and every rank of one group counts the same; each
+ * count has tags of its own (BASE + size 2^34 + count), so a transfer of data over all
+ * ranks afterwards still pairs up. */
+enum { MAX_RANKS = 64 };
+static int64_t transfer_seq[MAX_RANKS + 1];   /* [0]: data over every rank; [k]: groups of k */
 #define TQ_TRANSFER_TAG_BASE ((int64_t)1 << 40)
 
 void tq_task_set_ranks(int rank, int n)
 {
     my_rank = rank;
     nranks = n;
-    transfer_seq = 0;
+    memset(transfer_seq, 0, sizeof transfer_seq);
 }
 
 void tq_task_get_ranks(int *rank, int *n)
@@ -141,6 +146,11 @@ static rank_set holders(starpu_data_handle_t h)
     return s ? s : every_rank();
 }
 static void set_holders(starpu_data_handle_t h, rank_set s) { starpu_data_set_user_data(h, (void *)(uintptr_t)s); }
+/* The ranks that run a task with these options. */
+static rank_set runners(const tq_task_options *opt)
+{
+    return opt->rank >= 0 ? (rank_set)1 << opt->rank : opt->ranks ? (rank_set)opt->ranks : every_rank();
+}
 
 void tq_task_data_written_on(starpu_data_handle_t h, int rank)
 {
@@ -175,8 +185,10 @@ static void transfer_done(void *p)
 }
 #endif
 
-static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int post)
+static int exchange(rank_set run, rank_set group, const struct starpu_data_descr *d, int n, int post)
 {
+    const int k = group ? __builtin_popcountll(group) : 0;
+    int64_t *seq = &transfer_seq[k > MAX_RANKS ? 0 : k];
     int involved = 0;
     for (int i = 0; i < n; i++) {
         if (!(d[i].mode & STARPU_R)) continue;
@@ -190,7 +202,7 @@ static int exchange(rank_set run, const struct starpu_data_descr *d, int n, int 
             if (!(need >> r & 1)) continue;
             if (my_rank == from || my_rank == r) involved = 1;
             if (!post) continue;
-            const int64_t tag = TQ_TRANSFER_TAG_BASE + transfer_seq++;
+            const int64_t tag = TQ_TRANSFER_TAG_BASE + ((int64_t)k << 34) + (*seq)++;
 #ifdef TQ_HAVE_MPI
             int ret = 0;
             logged_transfer *lt = NULL;
@@ -767,13 +779,13 @@ int tq_task_chain_end(void)
 int tq_task_transfer(const tq_task_options *opt, starpu_data_handle_t h)
 {
     if (nranks <= 1) return 0;
-    const rank_set run = opt->rank < 0 ? every_rank() : (rank_set)1 << opt->rank;
+    const rank_set run = runners(opt);
     const struct starpu_data_descr d = {h, STARPU_R};
-    int ret = exchange(run, &d, 1, 0);
+    int ret = exchange(run, opt->ranks, &d, 1, 0);
     /* what this rank has recorded goes first: the send waits for the face's writer alone,
      * not for a chain that also holds later work */
     if (ret > 0 && rec.depth > 0 && !rec.off) ret = record_flush();
-    if (ret >= 0) ret = exchange(run, &d, 1, 1);
+    if (ret >= 0) ret = exchange(run, opt->ranks, &d, 1, 1);
     return ret < 0 ? ret : 0;
 }
 
@@ -817,15 +829,15 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
     const tq_where w = opt->where;
     const int recording = rec.depth > 0 && !rec.off;
     if (nranks > 1) {
-        const rank_set run = opt->rank < 0 ? every_rank() : (rank_set)1 << opt->rank;
-        int involved = exchange(run, d, n, 0);
+        const rank_set run = runners(opt);
+        int involved = exchange(run, opt->ranks, d, n, 0);
         /* what this rank has recorded must be submitted before a transfer reads or
          * overwrites its data */
         if (involved > 0 && recording) {
             int ret = record_flush();
             if (ret) return ret;
         }
-        int ret = exchange(run, d, n, 1);
+        int ret = exchange(run, opt->ranks, d, n, 1);
         if (ret < 0) return ret;
         if (!(run >> my_rank & 1)) return 0;   /* another rank runs it */
         if (recording && reads_received(d, n) && (ret = record_flush())) return ret;

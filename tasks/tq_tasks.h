@@ -14,7 +14,10 @@ typedef struct tq_task_options {
     int priority;     /* added to the insert function's own priority (0: as it chooses) */
     int worker;       /* the StarPU worker that must run it (its block's owner), or -1 */
     int rank;         /* the MPI rank that runs it (its block's rank), or -1: every rank
-                         runs it on its own copy (combining reductions, scalar programs) */
+                         (of `ranks`) runs it on its own copy (combining reductions, scalar
+                         programs) */
+    uint64_t ranks;   /* the ranks of its data, a bit per rank (a lattice over a group of
+                         ranks: the group's); 0: every rank */
     int part;         /* the sites of the buffers it writes: 0 all, else a tq_task_part
                          (set by the insert functions): in a chain on a GPU, two tasks
                          writing different parts of one buffer run side by side */

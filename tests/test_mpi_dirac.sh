@@ -71,7 +71,7 @@ done
 # 2 ranks (and with a grid given), dslash checked against the reference on 2 ranks (each
 # rank makes its own part of the weak field and the source)
 tool=$builddir/taskqcd
-props='"1:" "2:" "2:--gridsize 2 1 1 1" "2:--split-grid 1 1 1 2"'
+props='"1:" "2:" "2:--gridsize 2 1 1 1" "4:--split-grid 1 1 1 2" "2:--split-grid 1 1 1 2"'
 nsrc=3
 # quick: one source (the other two repeat its solve with another spin-colour)
 [ -n "$quick" ] && { props='"1:" "2:" "2:--split-grid 1 1 1 2"'; nsrc=1; }
@@ -85,13 +85,15 @@ for c in "$@"; do
     grep -E '^ +[0-9]+  [0-9]' "$tmp/prop.log" > "$tmp/corr-$np$(echo $grid | tr -d ' -')"
     [ -s "$tmp/corr-$np$(echo $grid | tr -d ' -')" ] || { echo "test_mpi_dirac: FAIL: no correlator on $np rank(s)"; fail=1; }
 done
-for f in "$tmp"/corr-2*; do
+for f in "$tmp"/corr-[24]*; do
     if cmp "$tmp/corr-1" "$f"; then echo "test_mpi_dirac: propagator correlator ${f##*/}: bitwise the same as one rank"
     else echo "test_mpi_dirac: FAIL: propagator correlator ${f##*/} differs from one rank"; fail=1; fi
 done
-# a split grid (each rank its share of the sources on its own copy of the lattice): rank 0
+# a split grid (each rank, or group of two ranks, its share of the sources on its own copy
+# of the lattice): rank 0
 # prints every source's solve; a solve that fails on one rank withholds the correlator on
-# all; a split that does not match the ranks, or beside --gridsize, is refused by every rank
+# all; a split that does not match the ranks, or a --gridsize that does not fit a group, is
+# refused by every rank
 if [ -f "$tmp/corr-2splitgrid1112" ]; then
     grep -c '^  solve ' "$tmp/prop.log" | grep -qx "$nsrc" || { echo "test_mpi_dirac: FAIL: split grid: not $nsrc solve lines"; fail=1; }
 fi
@@ -101,13 +103,17 @@ rc=$?
 if [ $rc -eq 1 ] && grep -q "NO RESULT: 3 of 3 solves did not converge" "$tmp/split-fail.log"; then
     echo "test_mpi_dirac: split grid with unconverged solves on both ranks: no correlator, exit 1"
 else cat "$tmp/split-fail.log"; echo "test_mpi_dirac: FAIL: split grid with unconverged solves (exit $rc)"; fail=1; fi
-for bad in "--split-grid 1 1 2 2:makes 4 sub-grids, but 2 rank" "--split-grid 2 1 1 1 --gridsize 1 1 1 2:exclude each other"; do
+# ARGS:MESSAGE:EXIT (--gridsize is then a sub-grid's: one rank here)
+for bad in "--split-grid 1 1 2 2:do not split the 2 running rank:2" "--split-grid 2 1 1 1 --gridsize 1 1 1 2:are in its group:1"; do
+    args=${bad%%:*} rest=${bad#*:}
+    msg=${rest%:*} want=${rest##*:}
+    # shellcheck disable=SC2086
     timeout 120 mpirun $extra -np 2 "$tool" propagator --dim 8 8 8 16 --weak-field 0.3 --nsrc 1 --ncpus 1 --where cpu \
-        ${bad%%:*} > "$tmp/split-bad.log" 2>&1
+        $args > "$tmp/split-bad.log" 2>&1
     rc=$?
-    n=$(grep -c -- "${bad#*:}" "$tmp/split-bad.log")
-    if [ $rc -eq 2 ] && [ "$n" -ge 2 ]; then echo "test_mpi_dirac: ${bad%%:*} on 2 ranks: refused by both"
-    else cat "$tmp/split-bad.log"; echo "test_mpi_dirac: FAIL: ${bad%%:*} on 2 ranks (exit $rc, $n messages)"; fail=1; fi
+    n=$(grep -c -- "$msg" "$tmp/split-bad.log")
+    if [ $rc -eq "$want" ] && [ "$n" -ge 2 ]; then echo "test_mpi_dirac: $args on 2 ranks: refused by both"
+    else cat "$tmp/split-bad.log"; echo "test_mpi_dirac: FAIL: $args on 2 ranks (exit $rc, $n messages)"; fail=1; fi
 done
 # the staggered operators (issue 36): HISQ links built on every rank from the whole field,
 # a multi-mass solve in mixed precision: the correlators bitwise the same on 1, 2 and 4
@@ -117,7 +123,7 @@ ksnp="ks2 ks4"
 [ -n "$quick" ] && ksnp=ks2
 # NP:ARGS:NAME; the split grid (each rank one of the two sources) against one rank's two
 for c in "1::ks1" "2:--gridsize 1 1 1 2:ks2" "4:--gridsize 1 1 2 2:ks4" "1:--nsrc 2:ks1n2" \
-         "2:--nsrc 2 --split-grid 1 1 1 2:ks2split"; do
+         "2:--nsrc 2 --split-grid 1 1 1 2:ks2split" "4:--nsrc 2 --split-grid 1 1 1 2:ks4split"; do
     np=${c%%:*} rest=${c#*:}
     grid=${rest%%:*} name=${rest#*:}
     [ -n "$quick" ] && [ "$np" = 4 ] && continue
@@ -127,9 +133,11 @@ for c in "1::ks1" "2:--gridsize 1 1 1 2:ks2" "4:--gridsize 1 1 2 2:ks4" "1:--nsr
     grep -E '^ +[0-9]+  [0-9]' "$tmp/$name.log" > "$tmp/$name"
     if [ $rc -ne 0 ] || [ "$(wc -l < "$tmp/$name")" -ne 16 ]; then cat "$tmp/$name.log"; echo "test_mpi_dirac: FAIL: staggered propagator $name (exit $rc)"; fail=1; fi
 done
-for name in $ksnp ks2split; do
+kssplit=ks2split
+[ -n "$quick" ] || kssplit="ks2split ks4split"
+for name in $ksnp $kssplit; do
     ref=ks1
-    [ "$name" = ks2split ] && ref=ks1n2
+    case $name in *split) ref=ks1n2;; esac
     if cmp -s "$tmp/$ref" "$tmp/$name"; then echo "test_mpi_dirac: HISQ propagator, two masses: $name bitwise the same as $ref (one rank)"
     else echo "test_mpi_dirac: FAIL: the HISQ propagator's correlators differ between $ref and $name"; fail=1; fi
 done

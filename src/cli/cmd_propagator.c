@@ -251,7 +251,7 @@ static int read_or_weak_gauge(prop_opts *o, tq_host_gauge *hg, char *desc, size_
         memcpy(o->dims, hg->dims, sizeof o->dims);
         tq_host_gauge_reunitarize(hg);
         snprintf(desc, desc_len, "%s", o->gauge_file);
-    } else if (o->weak > 0 && ri.mpi_size > 1 && !o->staggered && o->nsplit == 1) {
+    } else if (o->weak > 0 && ri.mpi_size > o->nsplit && !o->staggered) {   /* a group of several ranks */
         o->weak_parts = 1;
         snprintf(desc, desc_len, "weak field, epsilon %g, seed 1 (each rank makes its part)", o->weak);
     } else if (o->weak > 0) {
@@ -271,15 +271,15 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
     memcpy(lp.dims, o->dims, sizeof lp.dims);
     memcpy(lp.block, o->block, sizeof lp.block);
     memcpy(lp.procs, o->procs, sizeof lp.procs);
-    lp.rank_local = o->nsplit > 1;   /* a split grid: every rank its own copy */
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    lp.group_ranks = o->nsplit > 1 ? ri.mpi_size / o->nsplit : 0;   /* a split grid: a copy per group */
     tq_field_params gp = {TQ_FIELD_GAUGE, o->prec, TQ_FULL, o->recon, 0};
     tq_field_params fp = {TQ_FIELD_SPINOR, o->prec, TQ_FULL, (tq_recon)0, 0};
     if (tq_lattice_create(&lp, &r->lat)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return 1; }
     tq_lattice_get_info(r->lat, &r->li);
     /* a batch of at least one system per GPU: each system on one GPU (tq_solve_many) reads
      * one block fastest, so without --block each rank's volume is one block */
-    tq_runtime_info ri;
-    tq_get_runtime_info(&ri);
     const int batch = o->batch < o->nsrc ? o->batch : o->nsrc;
     if (!o->block[0] && !o->multigrid && r->li.nblocks > 1 && ri.ncuda_workers > 1 && batch >= ri.ncuda_workers) {
         memcpy(lp.block, r->li.local, sizeof lp.block);
@@ -484,7 +484,7 @@ static tq_status add_my_sources(double *density, void *arg)
 }
 
 /* The pion correlator: C(t) = the sum over the sites of time slice t of the sum over
- * sources of |x|^2. Each site's sum over sources first (on a split grid the ranks add
+ * sources of |x|^2. Each site's sum over sources first (on a split grid the groups add
  * their sources in turn, in source order), then the slices' sums in global site order
  * over the density gathered from every rank: the same bits on any rank grid and split.
  * Collective; returns 0, or 1 after saying why not (on every rank). */
@@ -496,7 +496,7 @@ static int pion_correlator(const prop_opts *o, prop_run *r, const char *me)
     int rc = 1;
     if (!density || !global) fprintf(stderr, "%s: out of memory for the correlator\n", me);
     if (tq_cli_agree(me, !density || !global)) goto out;
-    const tq_status st = o->nsplit > 1 ? tq_ranks_in_order(density, vol, add_my_sources, r) : add_my_sources(density, r);
+    const tq_status st = tq_lattice_groups_in_order(r->lat, density, vol, add_my_sources, r);
     if (st != TQ_SUCCESS) fprintf(stderr, "%s: %s\n", me, tq_last_error());
     if (tq_cli_agree(me, st != TQ_SUCCESS)) goto out;
     if (tq_lattice_allgather_sites(r->lat, density, global, 1)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto out; }

@@ -63,7 +63,9 @@ static int ks_make(const tq_cli_ks *k, const tq_host_gauge *hg, ks_run *r, doubl
     memcpy(lp.dims, k->dims, sizeof lp.dims);
     memcpy(lp.block, k->block, sizeof lp.block);
     memcpy(lp.procs, k->procs, sizeof lp.procs);
-    lp.rank_local = k->nsplit > 1;   /* a split grid: every rank its own copy */
+    tq_runtime_info ri;
+    tq_get_runtime_info(&ri);
+    lp.group_ranks = k->nsplit > 1 ? ri.mpi_size / k->nsplit : 0;   /* a split grid: a copy per group */
     tq_status st = tq_lattice_create(&lp, &r->lat);
     if (st == TQ_SUCCESS) st = tq_lattice_get_info(r->lat, &r->li);
     /* blocks chosen from the worker mix (no --block) may split a short direction into
@@ -193,9 +195,11 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     SAY("  gauge field: %s\n", gauge_desc);
     if (k->hisq) SAY("  set-up (HISQ links from the thin links, Naik epsilon %g): %.3f s\n", k->eps, t_setup);
     else SAY("  set-up (asqtad links from the thin links, u0 %.6f): %.3f s\n", u0, t_setup);
-    if (k->nsplit > 1) SAY("  split grid: %d ranks, each with its own copy of the lattice and its share of the sources\n", k->nsplit);
+    if (k->nsplit > 1)
+        SAY("  split grid: %d groups of %d rank(s), each with its own copy of the lattice and its share of the sources\n",
+            k->nsplit, r.li.group_ranks);
     int first = 0, count = k->nsrc;
-    if (k->nsplit > 1) tq_cli_split_range(k->nsrc, k->nsplit, ri.mpi_rank, &first, &count);
+    if (k->nsplit > 1) tq_cli_split_range(k->nsrc, k->nsplit, r.li.group, &first, &count);
     const int per = KS_REALS + k->dims[3], nall = k->nsrc * k->nmass * per;
     /* then each rank's wall clock of its solves and its failures */
     double *all = calloc((size_t)nall + 2 * (size_t)ri.mpi_size, sizeof *all);
@@ -207,6 +211,8 @@ int tq_cli_ks_propagator(const tq_cli_ks *k, const tq_host_gauge *hg, const char
     }
     const double t0 = tq_cli_now();
     int failed = solve_mine(k, &r, first, count, all, me);
+    /* a group's ranks all hold its results: its first rank gives them */
+    if (r.li.coords[0] + r.li.coords[1] + r.li.coords[2] + r.li.coords[3] != 0) memset(all, 0, (size_t)nall * sizeof *all);
     all[nall + ri.mpi_rank] = tq_cli_now() - t0;
     all[nall + ri.mpi_size + ri.mpi_rank] = failed;
     if (k->nsplit > 1 && tq_allreduce_sum(all, nall + 2 * ri.mpi_size) != TQ_SUCCESS) failed = 1;

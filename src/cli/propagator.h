@@ -30,7 +30,7 @@ typedef struct prop_opts {
     int u0_given, eps_given;
     int nsrc_given;
     int split[4];            /* --split-grid: sub-grids per direction (0s: none) */
-    int nsplit;              /* their number (1: no split grid) */
+    int nsplit;              /* their number (1: no split grid); each a group of ranks */
     tq_cli_ks ks;            /* the staggered run (filled from these options by settle_options) */
 } prop_opts;
 
@@ -77,8 +77,8 @@ void tq_cli_prop_clock(const prop_clock *c, double total);
 /* --split-grid (propagator_split.c): checks it against the rank count (o->nsplit set);
  * returns 0, or 2 after saying why not (every rank says the same). */
 int tq_cli_split_check(prop_opts *o, const char *me);
-/* This rank's share of the sources (r->src0, r->nmine): a split grid's sub-grid of one
- * rank solves an equal run of them (the first ranks one more where they do not divide);
+/* This rank's share of the sources (r->src0, r->nmine; r->li known): a split grid's
+ * sub-grid solves an equal run of them (the first ones one more where they do not divide);
  * else all. */
 void tq_cli_split_share(const prop_opts *o, prop_run *r);
 /* After a split grid's solves: every source's result, convergence and the longest rank's

@@ -35,8 +35,8 @@ void tq_cli_prop_header(const prop_opts *o, const prop_run *r, const char *gauge
            ri.ncpu_workers, ri.ncuda_workers);
     printf("  gauge field: %s\n  set-up (gauge import, operator): %.3f s\n", gauge_desc, r->t_setup);
     if (o->nsplit > 1)
-        printf("  split grid: %d ranks, each with its own copy of the lattice and %d or %d of the sources\n", o->nsplit,
-               o->nsrc / o->nsplit, (o->nsrc + o->nsplit - 1) / o->nsplit);
+        printf("  split grid: %d groups of %d rank(s), each with its own copy of the lattice and %d or %d of the sources\n",
+               o->nsplit, r->li.group_ranks, o->nsrc / o->nsplit, (o->nsrc + o->nsplit - 1) / o->nsplit);
     if (r->mg) {
         tq_multigrid_info mi;
         tq_multigrid_get_info(r->mg, &mi);

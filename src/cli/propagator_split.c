@@ -1,10 +1,10 @@
-/* taskqcd propagator --split-grid X Y Z T: the ranks split into X Y Z T sub-grids, each
- * solving its share of the sources on its own copy of the whole lattice (the library's
- * rank-local lattice), as QUDA's split grid does for many right-hand sides: no faces
- * between ranks and no reductions across them inside a solve, which is what a
- * propagator's independent sources need when one system fits in a rank. So far every
- * sub-grid is one rank. The correlator adds the ranks' sources in source order
- * (tq_ranks_in_order), so it has one process's bits. */
+/* taskqcd propagator --split-grid X Y Z T: the ranks split into X Y Z T sub-grids (groups
+ * of consecutive ranks), each solving its share of the sources on its own copy of the
+ * whole lattice (a lattice over a group of ranks, tq_lattice_params.group_ranks), as
+ * QUDA's split grid does for many right-hand sides: no faces and no reductions between
+ * groups inside a solve. The correlator adds the groups' sources in source order
+ * (tq_lattice_groups_in_order), so it has one group's bits (those of the same grid and
+ * blocks without the split). */
 #include "cli/propagator.h"
 
 #include <stdio.h>
@@ -19,17 +19,12 @@ int tq_cli_split_check(prop_opts *o, const char *me)
     tq_runtime_info ri;
     tq_get_runtime_info(&ri);
     if (n == 1) return 0;   /* one sub-grid: the lattice over every rank, as without it */
-    if (n != ri.mpi_size) {
-        fprintf(stderr, "%s: --split-grid %d %d %d %d makes %d sub-grids, but %d rank(s) are running (each sub-grid is "
-                "one rank so far: run as many ranks as sub-grids)\n", me, g[0], g[1], g[2], g[3], n, ri.mpi_size);
+    if (ri.mpi_size % n) {
+        fprintf(stderr, "%s: --split-grid %d %d %d %d makes %d sub-grids, which do not split the %d running rank(s) into "
+                "equal groups\n", me, g[0], g[1], g[2], g[3], n, ri.mpi_size);
         return 2;
     }
-    if (o->procs[0]) {
-        fprintf(stderr, "%s: --split-grid and --gridsize exclude each other (each sub-grid is one rank holding the "
-                "whole lattice)\n", me);
-        return 2;
-    }
-    o->nsplit = n;
+    o->nsplit = n;   /* --gridsize, if given, is then a sub-grid's (tq_lattice_create checks it) */
     return 0;
 }
 
@@ -45,9 +40,7 @@ void tq_cli_split_share(const prop_opts *o, prop_run *r)
     r->src0 = 0;
     r->nmine = o->nsrc;
     if (o->nsplit <= 1) return;
-    tq_runtime_info ri;
-    tq_get_runtime_info(&ri);
-    tq_cli_split_range(o->nsrc, o->nsplit, ri.mpi_rank, &r->src0, &r->nmine);
+    tq_cli_split_range(o->nsrc, o->nsplit, r->li.group, &r->src0, &r->nmine);
 }
 
 /* A solve's result as reals, in this order (the gather adds every rank's, zeros elsewhere:
@@ -88,7 +81,9 @@ int tq_cli_split_gather(const prop_opts *o, prop_run *r, const char *me)
         free(all);
         return 1;
     }
-    for (int s = r->src0; s < r->src0 + r->nmine; s++) pack(r, s, all + s * RESULT_REALS);
+    /* a group's ranks all hold its results: its first rank gives them */
+    const int first_of_group = r->li.coords[0] + r->li.coords[1] + r->li.coords[2] + r->li.coords[3] == 0;
+    for (int s = r->src0; s < r->src0 + r->nmine && first_of_group; s++) pack(r, s, all + s * RESULT_REALS);
     all[o->nsrc * RESULT_REALS + ri.mpi_rank] = r->wall;
     if (tq_allreduce_sum(all, n) != TQ_SUCCESS) {   /* cannot fail once every rank has the array */
         fprintf(stderr, "%s: %s\n", me, tq_last_error());

@@ -78,9 +78,10 @@ void tq_cli_propagator_usage(FILE *o)
         "of ranks (default: the one with the smallest faces), --block the global block extent\n"
         "(the same --block gives the same correlator bits on any grid); rank 0 prints. The\n"
         "generated configuration must be in the cache already (the generator runs on one rank).\n"
-        "--split-grid X Y Z T instead splits the ranks into X Y Z T sub-grids, each solving an\n"
-        "equal share of the sources on its own copy of the whole lattice (no faces or\n"
-        "reductions between ranks inside a solve; QUDA's split grid); so far each sub-grid is\n"
-        "one rank, so X Y Z T must multiply to the rank count. The correlator adds the ranks'\n"
-        "sources in source order: the same bits as one rank with the same --block.\n");
+        "--split-grid X Y Z T instead splits the ranks into X Y Z T sub-grids (groups of\n"
+        "consecutive ranks; their number divides the rank count), each solving an equal share\n"
+        "of the sources on its own copy of the whole lattice (no faces or reductions between\n"
+        "groups inside a solve; QUDA's split grid); --gridsize is then a group's grid. The\n"
+        "correlator adds the groups' sources in source order: the same bits as one group alone\n"
+        "with the same --block.\n");
 }

@@ -30,7 +30,10 @@ static struct {
     int mpi_active;
     int mpi_rank, mpi_size;
 #ifdef TQ_HAVE_MPI
-    MPI_Comm own_comm;   /* the library's own messages (tq_ranks_in_order), apart from StarPU-MPI's */
+    MPI_Comm own_comm;   /* the library's own messages (tq_internal_in_order), apart from StarPU-MPI's */
+    /* groups of k consecutive ranks (tq_lattice_params.group_ranks), made once per k */
+    int ngroups, group_k[TQ_MAX_GROUP_COMMS];
+    MPI_Comm group_comm[TQ_MAX_GROUP_COMMS];
 #endif
     int idle_hook;   /* the progression hook's id, -1: none */
     int rank_ncuda[64];   /* every rank's CUDA workers (peer units, core/peer.c) */
@@ -399,6 +402,8 @@ tq_status tq_finalize(void)
     ctx.idle_hook = -1;
 #ifdef TQ_HAVE_MPI
     if (ctx.mpi_active) {
+        for (int i = 0; i < ctx.ngroups; i++) MPI_Comm_free(&ctx.group_comm[i]);
+        ctx.ngroups = 0;
         MPI_Comm_free(&ctx.own_comm);
         starpu_mpi_shutdown();
     } else
@@ -472,21 +477,63 @@ double tq_internal_now(void)
 int tq_internal_mpi_rank(void) { return ctx.mpi_rank; }
 int tq_internal_rank_cuda_workers(int rank) { return rank >= 0 && rank < ctx.mpi_size ? ctx.rank_ncuda[rank] : 0; }
 
-uint64_t tq_internal_allreduce_min_u64(uint64_t v)
+#ifdef TQ_HAVE_MPI
+/* Communicator `comm` (tq_internal_group_comm's number; 0: every rank) and its size. */
+static MPI_Comm comm_of(int comm) { return comm > 0 ? ctx.group_comm[comm - 1] : MPI_COMM_WORLD; }
+static int comm_size(int comm) { return comm > 0 ? ctx.group_k[comm - 1] : ctx.mpi_size; }
+#endif
+
+int tq_internal_group_comm(int k)
 {
 #ifdef TQ_HAVE_MPI
-    if (ctx.mpi_active && ctx.mpi_size > 1) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (!ctx.mpi_active || k <= 1 || k >= ctx.mpi_size) return 0;
+    for (int i = 0; i < ctx.ngroups; i++)
+        if (ctx.group_k[i] == k) return i + 1;
+    /* every rank reaches this with the same k (tq_lattice_create checks k on every rank) */
+    if (ctx.ngroups == TQ_MAX_GROUP_COMMS) return -1;
+    if (MPI_Comm_split(MPI_COMM_WORLD, ctx.mpi_rank / k, ctx.mpi_rank, &ctx.group_comm[ctx.ngroups]) != MPI_SUCCESS)
+        return -1;
+    ctx.group_k[ctx.ngroups++] = k;
+    return ctx.ngroups;
+#else
+    (void)k;
+    return 0;
+#endif
+}
+
+uint64_t tq_internal_allreduce_min_u64_on(int comm, uint64_t v)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && comm_size(comm) > 1) MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_MIN, comm_of(comm));
+#else
+    (void)comm;
 #endif
     return v;
 }
 
-void tq_internal_allreduce_sum(double *v, int n)
+uint64_t tq_internal_allreduce_min_u64(uint64_t v) { return tq_internal_allreduce_min_u64_on(0, v); }
+
+void tq_internal_allreduce_sum_on(int comm, double *v, int n)
 {
 #ifdef TQ_HAVE_MPI
-    if (ctx.mpi_active && ctx.mpi_size > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (ctx.mpi_active && comm_size(comm) > 1) MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, comm_of(comm));
 #else
-    (void)v; (void)n;
+    (void)comm; (void)v; (void)n;
 #endif
+}
+
+void tq_internal_allreduce_sum(double *v, int n) { tq_internal_allreduce_sum_on(0, v, n); }
+
+int tq_internal_allgather_on(int comm, const double *mine, double *all, int count)
+{
+#ifdef TQ_HAVE_MPI
+    if (ctx.mpi_active && comm_size(comm) > 1)
+        return MPI_Allgather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, comm_of(comm)) == MPI_SUCCESS ? 0 : -1;
+#else
+    (void)comm;
+#endif
+    memcpy(all, mine, (size_t)count * sizeof *all);
+    return 0;
 }
 
 void tq_internal_bcast(void *buf, int bytes, int root)
@@ -551,44 +598,62 @@ tq_status tq_allreduce_sum(double *v, int n)
     return TQ_SUCCESS;
 }
 
-tq_status tq_ranks_in_order(double *v, int64_t n, tq_status (*step)(double *v, void *arg), void *arg)
+tq_status tq_internal_in_order(int stride, double *v, int64_t n, tq_status (*step)(double *v, void *arg), void *arg)
 {
-    if (!v || n < 0 || !step) return tq_error(TQ_ERR_INVALID_ARG, "tq_ranks_in_order: NULL array or step, or negative count");
-    if (!ctx.initialized) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_ranks_in_order: call tq_init first");
 #ifdef TQ_HAVE_MPI
-    if (ctx.mpi_active && ctx.mpi_size > 1) {
+    if (ctx.mpi_active && ctx.mpi_size > stride) {
         if (n > 0x7fffffff)   /* every rank passes the same n: all return here */
-            return tq_error(TQ_ERR_UNSUPPORTED, "tq_ranks_in_order: %lld reals are too many for one message", (long long)n);
+            return tq_error(TQ_ERR_UNSUPPORTED, "in order over ranks: %lld reals are too many for one message", (long long)n);
+        const int me = ctx.mpi_rank, last = me + stride >= ctx.mpi_size;
         tq_status st = TQ_SUCCESS;
-        if (ctx.mpi_rank > 0 && MPI_Recv(v, (int)n, MPI_DOUBLE, ctx.mpi_rank - 1, 0, ctx.own_comm, MPI_STATUS_IGNORE))
-            st = tq_error(TQ_ERR_RUNTIME, "tq_ranks_in_order: MPI_Recv from rank %d failed", ctx.mpi_rank - 1);
+        if (me >= stride && MPI_Recv(v, (int)n, MPI_DOUBLE, me - stride, 0, ctx.own_comm, MPI_STATUS_IGNORE))
+            st = tq_error(TQ_ERR_RUNTIME, "in order over ranks: MPI_Recv from rank %d failed", me - stride);
         if (st == TQ_SUCCESS) st = step(v, arg);
         /* passed on even after a failure, so no rank waits for ever; the verdict follows */
-        if (ctx.mpi_rank + 1 < ctx.mpi_size && MPI_Send(v, (int)n, MPI_DOUBLE, ctx.mpi_rank + 1, 0, ctx.own_comm) &&
-            st == TQ_SUCCESS)
-            st = tq_error(TQ_ERR_RUNTIME, "tq_ranks_in_order: MPI_Send to rank %d failed", ctx.mpi_rank + 1);
-        if (MPI_Bcast(v, (int)n, MPI_DOUBLE, ctx.mpi_size - 1, ctx.own_comm) && st == TQ_SUCCESS)
-            st = tq_error(TQ_ERR_RUNTIME, "tq_ranks_in_order: MPI_Bcast failed");
+        if (!last && MPI_Send(v, (int)n, MPI_DOUBLE, me + stride, 0, ctx.own_comm) && st == TQ_SUCCESS)
+            st = tq_error(TQ_ERR_RUNTIME, "in order over ranks: MPI_Send to rank %d failed", me + stride);
+        /* the last of the chain's value to the chain's other ranks */
+        if (last) {
+            for (int r = me - stride; r >= 0; r -= stride)
+                if (MPI_Send(v, (int)n, MPI_DOUBLE, r, 1, ctx.own_comm) && st == TQ_SUCCESS)
+                    st = tq_error(TQ_ERR_RUNTIME, "in order over ranks: MPI_Send to rank %d failed", r);
+        } else {
+            int end = me;
+            while (end + stride < ctx.mpi_size) end += stride;
+            if (MPI_Recv(v, (int)n, MPI_DOUBLE, end, 1, ctx.own_comm, MPI_STATUS_IGNORE) && st == TQ_SUCCESS)
+                st = tq_error(TQ_ERR_RUNTIME, "in order over ranks: MPI_Recv from rank %d failed", end);
+        }
         return tq_status_agree(st);
     }
+#else
+    (void)stride;
 #endif
     return step(v, arg);
 }
 
-tq_status tq_status_agree(tq_status local)
+tq_status tq_internal_status_agree_on(int comm, tq_status local)
 {
 #ifdef TQ_HAVE_MPI
-    if (ctx.initialized && ctx.mpi_active && ctx.mpi_size > 1) {
+    const int size = comm_size(comm);
+    if (ctx.initialized && ctx.mpi_active && size > 1) {
         /* the lowest failing rank (size: none), then its status and message from it */
-        int mine = local != TQ_SUCCESS ? ctx.mpi_rank : ctx.mpi_size, first = ctx.mpi_size;
-        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        if (first == ctx.mpi_size) return TQ_SUCCESS;
+        int rank = 0;
+        MPI_Comm_rank(comm_of(comm), &rank);
+        int mine = local != TQ_SUCCESS ? rank : size, first = size;
+        MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm_of(comm));
+        if (first == size) return TQ_SUCCESS;
         struct { int status; char msg[960]; } verdict = {(int)local, ""};
-        if (ctx.mpi_rank == first) snprintf(verdict.msg, sizeof verdict.msg, "%s", tq_last_error());
-        MPI_Bcast(&verdict, (int)sizeof verdict, MPI_BYTE, first, MPI_COMM_WORLD);
-        return tq_error((tq_status)verdict.status, "rank %d: %s", first, verdict.msg);
+        if (rank == first) snprintf(verdict.msg, sizeof verdict.msg, "%s", tq_last_error());
+        MPI_Bcast(&verdict, (int)sizeof verdict, MPI_BYTE, first, comm_of(comm));
+        /* named by its number among all ranks */
+        const int world = comm > 0 ? ctx.mpi_rank - rank + first : first;
+        return tq_error((tq_status)verdict.status, "rank %d: %s", world, verdict.msg);
     }
+#else
+    (void)comm;
 #endif
     return local;
 }
+
+tq_status tq_status_agree(tq_status local) { return tq_internal_status_agree_on(0, local); }
 

@@ -334,8 +334,8 @@ static tq_status transfer(const tq_field *f, double *host_out, const double *hos
     block_copy c = {f, NULL, {0}, 0, host_reals_per_site(f->p.kind, f->p.ndof), host_out, host_in};
     tq_status st = TQ_SUCCESS;
     for (int b = 0; b < lat->nblocks && st == TQ_SUCCESS; b++) {
-        const int rank = tq_block_rank(lat, b);
-        if (rank != lat->rank) {
+        const int rank = tq_block_global_rank(lat, b);   /* among all ranks (tasks/ names them so) */
+        if (!tq_block_is_local(lat, b)) {
             /* every rank learns that the owner holds the block's new data */
             if (host_in)
                 for (int i = 0; i < f->nparity; i++) tq_task_data_written_on(tq_field_handle(f, b, i), rank);

@@ -12,8 +12,9 @@
  * the blocks of one rank per direction. Every rank knows every block and submits every
  * block's tasks (tasks/ runs a task only on the rank that owns what it writes). */
 struct tq_lattice {
-    int dims[4], procs[4], coords[4], rank;   /* rank: in its grid (0 when rank_local) */
-    int rank_local;      /* this rank's own copy of the whole lattice: no MPI for its data */
+    int dims[4], procs[4], coords[4], rank;   /* rank: in its grid (its group's, when over a group) */
+    int group_ranks, group, rank_base;   /* its group of ranks (all of them: one group, base 0) */
+    int comm;            /* its collectives' communicator (tq_internal_group_comm; 0: all ranks) */
     int local[4], block[4], nb[4], nbl[4];
     int nblocks, nlocal_blocks;   /* global; this rank's */
     int64_t local_volume, block_volume, block_cb;   /* block_cb: sites of one parity */
@@ -53,26 +54,27 @@ static inline void tq_block_grid_coords(const tq_lattice *lat, int b, int bc[4])
     for (int mu = 0; mu < 4; mu++) { bc[mu] = b % lat->nb[mu]; b /= lat->nb[mu]; }
 }
 
-/* The ranks lat is distributed over (1: one process's lattice, or a rank-local one): its
+/* The ranks lat is distributed over (1: one process's lattice, or a group of one): its
  * data and its collectives involve other ranks only when this is more than 1. */
 static inline int tq_lattice_nprocs(const tq_lattice *lat)
 {
     return lat->procs[0] * lat->procs[1] * lat->procs[2] * lat->procs[3];
 }
 
-/* Collectives over the ranks lat is distributed over: none for one rank's lattice (a
- * rank-local one is this rank's alone; other ranks may be doing other work). */
+/* Collectives over the ranks lat is distributed over (its group's communicator): none
+ * for one rank's lattice (a group of one is this rank's alone; other ranks may be doing
+ * other work). */
 static inline tq_status tq_lattice_status_agree(const tq_lattice *lat, tq_status st)
 {
-    return tq_lattice_nprocs(lat) > 1 ? tq_status_agree(st) : st;
+    return tq_lattice_nprocs(lat) > 1 ? tq_internal_status_agree_on(lat->comm, st) : st;
 }
 static inline void tq_lattice_allreduce_sum(const tq_lattice *lat, double *v, int n)
 {
-    if (tq_lattice_nprocs(lat) > 1) tq_internal_allreduce_sum(v, n);
+    if (tq_lattice_nprocs(lat) > 1) tq_internal_allreduce_sum_on(lat->comm, v, n);
 }
 static inline uint64_t tq_lattice_allreduce_min_u64(const tq_lattice *lat, uint64_t v)
 {
-    return tq_lattice_nprocs(lat) > 1 ? tq_internal_allreduce_min_u64(v) : v;
+    return tq_lattice_nprocs(lat) > 1 ? tq_internal_allreduce_min_u64_on(lat->comm, v) : v;
 }
 
 /* The rank that owns block b (its local volume holds the block). */
@@ -85,6 +87,18 @@ static inline int tq_block_rank(const tq_lattice *lat, int b)
 }
 
 static inline int tq_block_is_local(const tq_lattice *lat, int b) { return tq_block_rank(lat, b) == lat->rank; }
+
+/* The same rank's number among all running ranks (tasks/ and MPI name ranks so). */
+static inline int tq_block_global_rank(const tq_lattice *lat, int b) { return lat->rank_base + tq_block_rank(lat, b); }
+
+/* The ranks of lat's group, a bit per rank (0: every rank: one group of all of them) —
+ * those that run its tasks that are every rank's (tq_task_options.ranks). */
+static inline uint64_t tq_lattice_rank_set(const tq_lattice *lat)
+{
+    if (lat->rank_base == 0 && lat->group == 0 && lat->group_ranks >= tq_internal_mpi_size()) return 0;
+    const uint64_t ones = lat->group_ranks >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << lat->group_ranks) - 1;
+    return ones << lat->rank_base;
+}
 
 /* Block b's number among its rank's blocks (x fastest): owners inside a rank go by it. */
 static inline int tq_block_local_index(const tq_lattice *lat, int b)

@@ -79,20 +79,19 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     static const char dirname[4] = {'x', 'y', 'z', 't'};
     int procs_given = p->procs[0] || p->procs[1] || p->procs[2] || p->procs[3];
     int block_given = p->block[0] || p->block[1] || p->block[2] || p->block[3];
-    /* a rank-local lattice is a grid of one rank: this one */
-    int size = tq_is_initialized() && !p->rank_local ? tq_internal_mpi_size() : 1;
+    /* over a group of ranks (a split grid's sub-grid) the grid is the group's */
+    const int all = tq_is_initialized() ? tq_internal_mpi_size() : 1;
+    if (p->group_ranks < 0 || (p->group_ranks > 0 && all % p->group_ranks))
+        return tq_error(TQ_ERR_INVALID_ARG, "lattice: groups of %d ranks do not split the %d running rank(s)", p->group_ranks,
+                        all);
+    const int grouped = p->group_ranks > 0 && p->group_ranks < all;
+    int size = grouped ? p->group_ranks : all;
     for (int mu = 0; mu < 4; mu++) {
         L.dims[mu] = p->dims[mu];
         if (L.dims[mu] <= 0)
             return tq_error(TQ_ERR_INVALID_ARG, "lattice: dimension %c is %d (must be positive)", dirname[mu], L.dims[mu]);
     }
-    if (p->rank_local && procs_given)
-        for (int mu = 0; mu < 4; mu++)
-            if (p->procs[mu] > 1)
-                return tq_error(TQ_ERR_INVALID_ARG, "lattice: a rank-local lattice lies on one rank, but its process grid "
-                                "is %dx%dx%dx%d", p->procs[0], p->procs[1], p->procs[2], p->procs[3]);
-    if (p->rank_local) L.procs[0] = L.procs[1] = L.procs[2] = L.procs[3] = 1;
-    else if (procs_given) memcpy(L.procs, p->procs, sizeof L.procs);
+    if (procs_given) memcpy(L.procs, p->procs, sizeof L.procs);
     else if (size == 1) L.procs[0] = L.procs[1] = L.procs[2] = L.procs[3] = 1;
     else if (choose_procs(L.dims, size, L.procs))
         return tq_error(TQ_ERR_INVALID_ARG, "lattice: no grid of %d ranks divides %dx%dx%dx%d into even local extents", size,
@@ -106,8 +105,9 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     }
     int nproc = L.procs[0] * L.procs[1] * L.procs[2] * L.procs[3];
     if (nproc != size)
-        return tq_error(TQ_ERR_INVALID_ARG, "lattice: process grid %dx%dx%dx%d has %d processes but %d MPI rank(s) are running",
-                        L.procs[0], L.procs[1], L.procs[2], L.procs[3], nproc, size);
+        return tq_error(TQ_ERR_INVALID_ARG, "lattice: process grid %dx%dx%dx%d has %d processes but %d MPI rank(s) %s",
+                        L.procs[0], L.procs[1], L.procs[2], L.procs[3], nproc, size,
+                        grouped ? "are in its group (group_ranks)" : "are running");
     if (block_given) {
         for (int mu = 0; mu < 4; mu++) {
             int b = p->block[mu];
@@ -134,10 +134,17 @@ tq_status tq_lattice_create(const tq_lattice_params *p, tq_lattice **out)
     if (L.block_volume >= ((int64_t)1 << 31))
         return tq_error(TQ_ERR_INVALID_ARG, "lattice: a block of %lld sites is too large (at most 2^31 - 1); use smaller blocks",
                         (long long)L.block_volume);
-    /* this rank's position in the process grid (x fastest); a rank-local lattice's only
-     * rank is 0 of its grid, whatever this rank's number among the running ones */
-    int r = tq_is_initialized() && !p->rank_local ? tq_internal_mpi_rank() : 0;
-    L.rank_local = p->rank_local != 0;
+    /* this rank's position in the process grid (x fastest): in its group's grid, where the
+     * lattice lies over a group (rank_base: the group's first rank among all) */
+    int r = tq_is_initialized() ? tq_internal_mpi_rank() : 0;
+    L.group_ranks = size;
+    L.group = grouped ? r / size : 0;
+    L.rank_base = L.group * (grouped ? size : 0);
+    r -= L.rank_base;
+    L.comm = grouped ? tq_internal_group_comm(size) : 0;
+    if (L.comm < 0)
+        return tq_error(TQ_ERR_RUNTIME, "lattice: no communicator for groups of %d ranks (at most %d group sizes)", size,
+                        TQ_MAX_GROUP_COMMS);
     L.rank = r;
     for (int mu = 0; mu < 4; mu++) { L.coords[mu] = r % L.procs[mu]; r /= L.procs[mu]; }
 
@@ -170,7 +177,8 @@ tq_status tq_lattice_get_info(const tq_lattice *lat, tq_lattice_info *info)
     info->global_volume = tq_volume4(lat->dims);
     info->local_volume = lat->local_volume;
     info->block_volume = lat->block_volume;
-    info->rank_local = lat->rank_local;
+    info->group_ranks = lat->group_ranks;
+    info->group = lat->group;
     return TQ_SUCCESS;
 }
 
@@ -202,7 +210,7 @@ tq_status tq_lattice_scatter_sites(const tq_lattice *lat, const double *global, 
 tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local, double *global, int nreal)
 {
     if (!lat || !global || !local || nreal <= 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_allgather_sites: bad argument");
-    const int nranks = tq_lattice_nprocs(lat);
+    const int nranks = tq_lattice_nprocs(lat);   /* those of its group */
     const size_t site = (size_t)nreal * sizeof(double);
     if (nranks == 1) {
         memcpy(global, local, (size_t)lat->local_volume * site);
@@ -214,7 +222,7 @@ tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local,
         return tq_error(TQ_ERR_UNSUPPORTED, "lattice: a rank's %lld reals are too many to gather in one message", (long long)count);
     double *all = malloc((size_t)nranks * (size_t)lat->local_volume * site);
     if (!all) return tq_error(TQ_ERR_NOMEM, "lattice: out of memory gathering %d ranks' sites", nranks);
-    if (MPI_Allgather(local, (int)count, MPI_DOUBLE, all, (int)count, MPI_DOUBLE, MPI_COMM_WORLD) != MPI_SUCCESS) {
+    if (tq_internal_allgather_on(lat->comm, local, all, (int)count)) {
         free(all);
         return tq_error(TQ_ERR_RUNTIME, "lattice: MPI_Allgather failed");
     }
@@ -229,4 +237,14 @@ tq_status tq_lattice_allgather_sites(const tq_lattice *lat, const double *local,
 #else
     return tq_error(TQ_ERR_UNSUPPORTED, "lattice: %d ranks in a build without MPI", nranks);
 #endif
+}
+
+tq_status tq_lattice_groups_in_order(const tq_lattice *lat, double *v, int64_t n,
+                                     tq_status (*step)(double *v, void *arg), void *arg)
+{
+    if (!lat || !v || n < 0 || !step)
+        return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_groups_in_order: NULL lattice, array or step, or negative count");
+    if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_lattice_groups_in_order: call tq_init first");
+    /* rank j of each group holds the same sites: the chain goes group to group, group_ranks apart */
+    return tq_internal_in_order(lat->group_ranks, v, n, step, arg);
 }

@@ -161,7 +161,8 @@ tq_task_options tq_internal_reduction_options(const tq_lattice *lat)
 {
     /* every rank combines all blocks' partial sums itself, in block order */
     const tq_where pl = placement_of(lat);
-    return (tq_task_options){.where = pl, .priority = 0, .worker = block_owner(pl, 0, tq_lattice_nprocs(lat)), .rank = -1};
+    return (tq_task_options){.where = pl, .priority = 0, .worker = block_owner(pl, 0, tq_lattice_nprocs(lat)), .rank = -1,
+                             .ranks = tq_lattice_rank_set(lat)};
 }
 
 int tq_internal_blocks_share_worker(const tq_lattice *lat)
@@ -237,10 +238,11 @@ tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus)
     return TQ_SUCCESS;
 }
 
-/* Part local_index of rank `rank` (of nranks; mine: this process's part) under placement
- * pl: inside a rank, the same owners for every decomposition (its first part on the first
- * GPU, ...). Data of one rank (nranks 1: one process's, or a rank-local lattice) has no
- * rank: every process runs the task on its own copy, so none ever moves between ranks. */
+/* Part local_index of rank `rank` (among all ranks) of data over nranks ranks (mine: this
+ * process's part) under placement pl: inside a rank, the same owners for every
+ * decomposition (its first part on the first GPU, ...). Data of one rank (nranks 1: one
+ * process's, or a lattice of a group of one) has no rank: the process runs the task on its
+ * own copy, so none ever moves between ranks. */
 static tq_task_options part_options(tq_where pl, int local_index, int rank, int nranks, int mine)
 {
     return (tq_task_options){.where = pl, .priority = 0, .worker = mine ? block_owner(pl, local_index, nranks) : -1,
@@ -254,8 +256,10 @@ tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
 
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)
 {
-    return part_options(placement_of(lat), tq_block_local_index(lat, block), tq_block_rank(lat, block),
-                        tq_lattice_nprocs(lat), tq_block_is_local(lat, block));
+    tq_task_options o = part_options(placement_of(lat), tq_block_local_index(lat, block), tq_block_global_rank(lat, block),
+                                     tq_lattice_nprocs(lat), tq_block_is_local(lat, block));
+    o.ranks = tq_lattice_rank_set(lat);
+    return o;
 }
 
 tq_task_options tq_internal_block_options_cpu(const tq_lattice *lat, int block)
@@ -302,10 +306,10 @@ tq_status tq_lattice_block_owner(const tq_lattice *lat, int block, int *rank, ch
     if (block < 0 || block >= lat->nblocks)
         return tq_error(TQ_ERR_INVALID_ARG, "tq_lattice_block_owner: block %d outside 0..%d", block, lat->nblocks - 1);
     if (!tq_is_initialized()) return tq_error(TQ_ERR_NOT_INITIALIZED, "tq_lattice_block_owner: call tq_init first");
-    *rank = lat->rank_local ? tq_internal_mpi_rank() : tq_block_rank(lat, block);
+    *rank = tq_block_global_rank(lat, block);
     if (!owner) return TQ_SUCCESS;
     if (!tq_block_is_local(lat, block)) {
-        snprintf(owner, owner_len, "rank %d", *rank);
+        snprintf(owner, owner_len, "rank %d", *rank);   /* among all ranks */
         return TQ_SUCCESS;
     }
     const int w = tq_internal_block_options(lat, block).worker;

@@ -33,6 +33,23 @@ double tq_internal_now(void);
 void tq_host_parallel_for(int64_t n, void (*fn)(int64_t begin, int64_t end, void *arg), void *arg);
 /* Sums n doubles over all ranks in place (MPI builds). */
 void tq_internal_allreduce_sum(double *v, int n);
+/* Groups of k consecutive ranks (tq_lattice_params.group_ranks): the number of this rank's
+ * group's communicator for the _on collectives below, made the first time (collective over
+ * all ranks then); 0 where k is 1 (no collective is needed) or at least the number of
+ * ranks (every rank); -1 when it cannot be made. */
+enum { TQ_MAX_GROUP_COMMS = 8 };
+int tq_internal_group_comm(int k);
+/* Collectives over communicator comm (0: every rank; else tq_internal_group_comm's). */
+void tq_internal_allreduce_sum_on(int comm, double *v, int n);
+uint64_t tq_internal_allreduce_min_u64_on(int comm, uint64_t v);
+tq_status tq_internal_status_agree_on(int comm, tq_status local);
+/* count doubles of every rank of comm into all, in their order there; 0 or -1. */
+int tq_internal_allgather_on(int comm, const double *mine, double *all, int count);
+/* v[0..n-1] handed along the ranks stride apart (rank j, j + stride, j + 2 stride, ...),
+ * each calling step on the value the one before passed on (the first on its own v); the
+ * last one's v then reaches the others. Collective over all ranks (the same n and stride
+ * on each); the status is agreed by all. One chain of one rank: step. */
+tq_status tq_internal_in_order(int stride, double *v, int64_t n, tq_status (*step)(double *v, void *arg), void *arg);
 /* root's bytes into buf on every rank (collective; MPI builds). */
 void tq_internal_bcast(void *buf, int bytes, int root);
 /* Combines n 32-bit words over all ranks in place: xor (xor_op) or the sum mod 2^32. */

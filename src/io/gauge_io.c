@@ -440,6 +440,9 @@ tq_status tq_gauge_read_local(const char *path, tq_gauge_format fmt, const tq_la
         return tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_read_local: unknown format %d", (int)fmt);
     tq_lattice_info li;
     TQ_CHECK(tq_lattice_get_info(lat, &li));
+    if (li.group_ranks < tq_internal_mpi_size())   /* its parts are read collectively by every rank */
+        return tq_error(TQ_ERR_UNSUPPORTED, "tq_gauge_read_local: the lattice lies over a group of ranks (%d of %d); read "
+                        "the whole file with tq_gauge_read", li.group_ranks, tq_internal_mpi_size());
     tq_io_box box;
     memcpy(box.dims, li.dims, sizeof box.dims);
     for (int mu = 0; mu < 4; mu++) {
@@ -480,6 +483,9 @@ tq_status tq_gauge_write_local(const char *path, tq_gauge_format fmt, const tq_l
     if (!lat) return tq_error(TQ_ERR_INVALID_ARG, "tq_gauge_write_local: NULL lattice");
     tq_lattice_info li;
     TQ_CHECK(tq_lattice_get_info(lat, &li));
+    if (li.group_ranks < tq_internal_mpi_size())
+        return tq_error(TQ_ERR_UNSUPPORTED, "tq_gauge_write_local: the lattice lies over a group of ranks (%d of %d); write "
+                        "the whole field from one rank with tq_gauge_write", li.group_ranks, tq_internal_mpi_size());
     /* the arguments are the same on every rank but the field: each rank checks its own, and
      * all agree before anything is created */
     tq_status s = tq_io_check_field(g, path);

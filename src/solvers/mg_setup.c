@@ -481,8 +481,9 @@ tq_status tq_multigrid_save(const tq_multigrid *mg, const char *path)
         st = gather_field(mg->t[l]->basis, &basis[l], &nb[l]);
         if (st == TQ_SUCCESS) st = gather_field(mg->op[l + 1]->links, &links[l], &nl[l]);
     }
-    /* every rank holds the whole data; rank 0 writes (each rank its own, for a rank-local lattice) */
-    if (st == TQ_SUCCESS && (tq_internal_mpi_rank() == 0 || mg->lat->rank_local)) {
+    /* every rank holds the whole data; rank 0 of the lattice's group writes (of each group, for
+     * a lattice over a group of ranks: the same bits) */
+    if (st == TQ_SUCCESS && mg->lat->rank == 0) {
         uint64_t sum = 0xcbf29ce484222325ull;
         for (int l = 0; l < nt; l++) {
             h.basis_reals[l] = (uint64_t)nb[l];

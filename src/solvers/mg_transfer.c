@@ -65,7 +65,7 @@ tq_status tq_mg_transfer_create(const char *who, tq_lattice *fine, int fine_ndof
         lp.block[mu] = fine->block[mu] / agg[mu];
         agg_volume *= agg[mu];
     }
-    lp.rank_local = fine->rank_local;   /* a coarse level lies where its fine one does */
+    lp.group_ranks = fine->group_ranks;   /* a coarse level lies where its fine one does */
     if (nvec > agg_volume * fine_ndof / 2)
         return tq_error(TQ_ERR_INVALID_ARG, "%s: %d null vectors, but a chirality of an aggregate has %d degrees of freedom", who,
                         nvec, agg_volume * fine_ndof / 2);
