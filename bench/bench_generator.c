@@ -2,7 +2,7 @@
  * on the chosen workers, cold start; the first sweep (device allocation, warm-up) is
  * reported apart; then the time of a measurement (plaquette parts and Polyakov loop, as
  * tasks, result on the host) and of a reunitarisation (as tasks). Usage: bench_generator [--dim X Y Z T] [--beta B] [--sweeps N] [--or K]
- * [--where any|cpu|cuda] [--nslab S] [runtime options] */
+ * [--where any|cpu|cuda] [--nslab S | --block X Y Z T] [runtime options] */
 #include "taskqcd.h"
 #include "config.h"
 #include "cli/cli.h"
@@ -27,6 +27,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--sweeps") && i + 1 < argc) sweeps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--or") && i + 1 < argc) nor = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--nslab") && i + 1 < argc) gp.nslab = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--block") && i + 4 < argc) for (int k = 0; k < 4; k++) gp.block[k] = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--where") && i + 1 < argc) where = argv[++i];
         else { fprintf(stderr, "bench_generator: unknown option %s\n", argv[i]); return 2; }
     }
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
      * a link update reads its 18 staple links and reads and writes itself, 144 bytes each */
     const double per_sweep = rest / (sweeps - 1);
     const double bytes = (1.0 + nor) * 4.0 * (double)dims[0] * dims[1] * dims[2] * dims[3] * 20.0 * 144.0;
-    printf("generator %dx%dx%dx%d beta %.2f, %d slabs, where %s (%d CPU + %d CUDA workers): %.2f ms per sweep "
+    printf("generator %dx%dx%dx%d beta %.2f, %d blocks, where %s (%d CPU + %d CUDA workers): %.2f ms per sweep "
            "(1 heat bath + %d OR; first sweep %.2f ms; %.0f GB/s nominal), measurement %.2f ms, reunitarisation %.2f ms, "
            "plaquette %.6f after %d sweeps\n", dims[0], dims[1], dims[2], dims[3], gp.beta, tq_generator_slabs(g), where,
            ri.ncpu_workers, ri.ncuda_workers, per_sweep * 1e3, nor, first * 1e3, bytes / per_sweep * 1e-9,

@@ -1,41 +1,26 @@
 /* The quenched generator's measurement and reunitarisation codelets: CPU implementations,
  * codelets and perf models (per-site arithmetic: kernels/gauge_measure_site.h).
  *
- * tq_cl_gauge_measure, one task per slab: the slab's 8 link fields in the order f = 2 mu +
- * parity (R), with halos (nslab > 1) then the 8 fields' first time slices of the slab above
- * (R), then the slab's result vector (tq_measure_result_len(2 slab_len) doubles, W: the
+ * tq_cl_gauge_measure, one task per block: the block's 8 link fields in the order f = 2 mu +
+ * parity, then the upper faces it reads (tq_generator_pointers, codelets/heatbath.c) (R),
+ * then the block's result vector (tq_measure_result_len(2 block_cb) doubles, W: the
  * plaquette sums first, the CUDA blocks' partials after them) and its Polyakov line vector
- * (18 reals per site of a time slice, W: the product of the slab's time links).
- * tq_cl_gauge_line_mul: the lines of the slabs below (R), this slab's lines (RW) <- their
- * product. tq_cl_gauge_line_trace: the whole lines (R), a result vector (W: the Polyakov sums
- * in TQ_MEASURE_NSUMS slots 2, 3, slots 0, 1 zero).
- * tq_cl_gauge_reunitarize: one slab of one field (RW), projected back to SU(3). */
+ * (18 reals per site of the block's time slice, W: the product of the block's time links).
+ * tq_cl_gauge_line_mul: the lines of the blocks below in t (R), this block's lines (RW) <-
+ * their product. tq_cl_gauge_line_trace: a column's whole lines (R), a result vector (W: the
+ * Polyakov sums in TQ_MEASURE_NSUMS slots 2, 3, slots 0, 1 zero).
+ * tq_cl_gauge_reunitarize: one block of one field (RW), projected back to SU(3). */
 #include "config.h"
 #include "tq_codelets.h"
-
-void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result,
-                               double **line)
-{
-    int k = 0;
-    for (int f = 0; f < 8; f++) {
-        for (int s = 0; s < a->nslab; s++) P->p[f][s] = NULL;
-        P->p[f][a->slab] = (double *)STARPU_VECTOR_GET_PTR(buffers[k++]);
-    }
-    /* only the slice above is read; it is also the slice below when there are two slabs of
-     * one slice each (then tq_hb_link asks for lo) */
-    for (int f = 0; f < 8; f++) P->lo[f] = P->hi[f] = a->halo ? (double *)STARPU_VECTOR_GET_PTR(buffers[k++]) : NULL;
-    *result = (double *)STARPU_VECTOR_GET_PTR(buffers[k++]);
-    *line = (double *)STARPU_VECTOR_GET_PTR(buffers[k]);
-}
 
 static void gauge_measure_cpu(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     tq_heatbath_ptrs P;
-    double *result, *line;
-    tq_gauge_measure_pointers(buffers, a, &P, &result, &line);
+    const int k = tq_generator_pointers(buffers, a, 1, &P);
+    double *result = (double *)STARPU_VECTOR_GET_PTR(buffers[k]), *line = (double *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
     double v[TQ_MEASURE_NSUMS] = {0};
-    for (int64_t i = 0; i < 2 * a->slab_len; i++) tq_gauge_measure_site(&P, a, i, v, line);
+    for (int64_t i = 0; i < 2 * a->block_cb; i++) tq_gauge_measure_site(&P, a, i, v, line);
     for (int k = 0; k < TQ_MEASURE_NSUMS; k++) result[k] = v[k];
 }
 
@@ -67,7 +52,7 @@ static void gauge_reunitarize_cpu(void *buffers[], void *cl_arg)
     for (int64_t l = 0; l < n; l++) tq_su3_reunitarize(u + 18 * l);
 }
 
-static struct starpu_perfmodel gauge_measure_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_measure_v1", .footprint = tq_footprint_bytes};
+static struct starpu_perfmodel gauge_measure_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_measure_v2", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel gauge_line_mul_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_mul_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel gauge_line_trace_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_line_trace_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel gauge_reunitarize_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_gauge_reunitarize_v1", .footprint = tq_footprint_bytes};

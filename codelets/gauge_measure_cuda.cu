@@ -29,7 +29,7 @@ __global__ void gauge_measure_kernel(tq_heatbath_args a, tq_heatbath_ptrs P, dou
 {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     double v[TQ_MEASURE_NSUMS] = {0, 0, 0, 0};
-    if (i < 2 * a.slab_len) tq_gauge_measure_site(&P, &a, i, v, line);
+    if (i < 2 * a.block_cb) tq_gauge_measure_site(&P, &a, i, v, line);
     block_partials_store(v, result);
 }
 
@@ -67,10 +67,10 @@ extern "C" void tq_gauge_measure_cuda(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     tq_heatbath_ptrs P;
-    double *result, *line;
-    tq_gauge_measure_pointers(buffers, a, &P, &result, &line);
+    const int k = tq_generator_pointers(buffers, a, 1, &P);
+    double *result = (double *)STARPU_VECTOR_GET_PTR(buffers[k]), *line = (double *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
     cudaStream_t stream = starpu_cuda_get_local_stream();
-    const unsigned grid = (unsigned)((2 * a->slab_len + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
+    const unsigned grid = (unsigned)((2 * a->block_cb + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
     gauge_measure_kernel<<<grid, TQ_MEASURE_THREADS, 0, stream>>>(*a, P, result, line);
     gauge_measure_final<<<1, 32, 0, stream>>>(result, grid);
     cudaError_t err = cudaGetLastError();

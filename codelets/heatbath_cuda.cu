@@ -11,7 +11,7 @@
 __global__ void heatbath_kernel(tq_heatbath_args a, tq_heatbath_ptrs P, unsigned long long *refused)
 {
     const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= a.slab_len) return;
+    if (i >= a.block_cb) return;
     if (tq_heatbath_site(&P, &a, i)) atomicAdd(refused, 1ull);
 }
 
@@ -19,26 +19,35 @@ extern "C" void tq_heatbath_cuda(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     tq_heatbath_ptrs P;
-    uint64_t *refused;
-    tq_heatbath_pointers(buffers, a, &P, &refused);
+    uint64_t *refused = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[tq_generator_pointers(buffers, a, 0, &P)]);
     cudaStream_t stream = starpu_cuda_get_local_stream();
-    if (a->slab_len > 0) {
-        const unsigned grid = (unsigned)((a->slab_len + TQ_HEATBATH_THREADS - 1) / TQ_HEATBATH_THREADS);
+    if (a->block_cb > 0) {
+        const unsigned grid = (unsigned)((a->block_cb + TQ_HEATBATH_THREADS - 1) / TQ_HEATBATH_THREADS);
         heatbath_kernel<<<grid, TQ_HEATBATH_THREADS, 0, stream>>>(*a, P, (unsigned long long *)refused);
     }
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
 
+__global__ void face_pack_kernel(tq_heatbath_args a, int d, int side, const double *src, double *dst)
+{
+    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (s < tq_hb_face_sites(&a, d)) tq_hb_face_pack_site(&a, d, side, s, src, dst);
+}
+
 extern "C" void tq_gauge_face_pack_cuda(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
-    const double *slab = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    const size_t n = (size_t)tq_hb_slice_len(a->dims) * 18;
+    const double *src = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
     cudaStream_t stream = starpu_cuda_get_local_stream();
-    cudaMemcpyAsync((void *)STARPU_VECTOR_GET_PTR(buffers[1]), slab, n * sizeof(double), cudaMemcpyDeviceToDevice, stream);
-    cudaMemcpyAsync((void *)STARPU_VECTOR_GET_PTR(buffers[2]), slab + (size_t)a->slab_len * 18 - n, n * sizeof(double),
-                    cudaMemcpyDeviceToDevice, stream);
+    int k = 1;
+    for (int d = 0; d < 4; d++)
+        for (int side = 0; a->split[d] && side < 2; side++) {
+            const int64_t n = tq_hb_face_sites(a, d);
+            const unsigned grid = (unsigned)((n + TQ_HEATBATH_THREADS - 1) / TQ_HEATBATH_THREADS);
+            face_pack_kernel<<<grid, TQ_HEATBATH_THREADS, 0, stream>>>(*a, d, side, src,
+                                                                       (double *)STARPU_VECTOR_GET_PTR(buffers[k++]));
+        }
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }

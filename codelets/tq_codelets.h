@@ -144,21 +144,20 @@ extern struct starpu_codelet tq_cl_mg_fine_local;
 extern struct starpu_codelet tq_cl_mg_fine_pack;
 extern struct starpu_codelet tq_cl_mg_fine_back;
 
-/* Quenched-generator sub-step on one slab (codelets/heatbath.c documents the buffers). */
+/* Quenched-generator sub-step on one block (codelets/heatbath.c documents the buffers). */
 extern struct starpu_codelet tq_cl_heatbath;
-void tq_heatbath_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, uint64_t **refused);
-/* A slab's first and last time slices into its two face buffers (the halos of the slabs
- * next to it; codelets/heatbath.c). */
+/* The generator tasks' links from their buffers (measure: the measurement's list); returns
+ * the index of the first buffer after them. */
+int tq_generator_pointers(void *buffers[], const tq_heatbath_args *a, int measure, tq_heatbath_ptrs *P);
+/* A block's lower and upper layers of one field into its faces (codelets/heatbath.c). */
 extern struct starpu_codelet tq_cl_gauge_face_pack;
-/* The generator's measurement (one slab's plaquettes and Polyakov lines), the lines'
- * product and trace, and reunitarisation (one slab of one field) (codelets/gauge_measure.c
+/* The generator's measurement (one block's plaquettes and Polyakov lines), the lines'
+ * product and trace, and reunitarisation (one block of one field) (codelets/gauge_measure.c
  * documents the buffers). */
 extern struct starpu_codelet tq_cl_gauge_measure;
 extern struct starpu_codelet tq_cl_gauge_line_mul;
 extern struct starpu_codelet tq_cl_gauge_line_trace;
 extern struct starpu_codelet tq_cl_gauge_reunitarize;
-void tq_gauge_measure_pointers(void *buffers[], const tq_heatbath_args *a, tq_heatbath_ptrs *P, double **result,
-                               double **line);
 
 /* A CPU task's snapshot: the scalars s into the snapshot buffer, then into its mirror
  * (values, then the sequence number: kernels/solver_scalars.h). */

@@ -355,21 +355,26 @@ tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double
  * overrelaxation sweeps as task graphs on CPU workers and GPUs. The configuration depends
  * only on the start, beta, the seed and the sweeps done: not on slabs, workers or scheduler
  * (random numbers keyed by seed, global site, direction, sweep and subgroup).
- * Under MPI the time extent is split over the ranks (rank r holds time slices r T/R to
- * (r+1) T/R - 1, in whole slabs), and the measurements are the same bits on any rank count.
- * Import and export then take either this rank's part (tq_generator_local_dims) or the
- * whole lattice on every rank (import reads its part; export gathers, collective). */
+ * The links lie on a lattice's blocks (tq_lattice_params: a rank grid, blocks of even
+ * extents owned by GPUs or CPU workers), split in any direction; the links are the same
+ * bits for any blocks and ranks, the measurements for one block decomposition on any number
+ * of ranks. Under MPI import and export take either this rank's part
+ * (tq_generator_local_dims) or the whole lattice on every rank (import reads its part;
+ * export gathers, collective). */
 typedef struct tq_generator tq_generator;
 typedef struct tq_generator_params {
     double beta;          /* > 0 */
     uint64_t seed;
-    int nslab;            /* tasks per sub-step (slabs of whole time slices; a task reads its
-                             slab and the time slices next to it); must divide the time
-                             extent and be a multiple of the rank count; 0: per rank, 1 when
-                             the placement (tq_set_placement) is CUDA, otherwise at least one
-                             per CPU worker (at most 16 in all) */
+    int nslab;            /* blocks of whole time slices along t (each spanning its rank's
+                             part in x, y, z): must divide the time extent and be a multiple
+                             of the rank grid's t extent; 0: block (or the default) */
+    int procs[4];         /* MPI rank grid (as tq_lattice_params; 0s: the smallest faces) */
+    int block[4];         /* block extent (as tq_lattice_params; not with nslab); 0s and
+                             nslab 0: blocks of whole time slices of the rank's part, one per
+                             GPU when the placement (tq_set_placement) allows GPUs, otherwise
+                             at least one per CPU worker (at most 16 in all) */
 } tq_generator_params;
-void tq_generator_params_default(tq_generator_params *p);   /* beta 6, seed 1, nslab 0 */
+void tq_generator_params_default(tq_generator_params *p);   /* beta 6, seed 1, default blocks */
 /* All dimensions even (the sweep is a checkerboard). Starts cold (unit links). */
 tq_status tq_generator_create(const int dims[4], const tq_generator_params *p, tq_generator **out);
 void tq_generator_destroy(tq_generator *g);
@@ -382,12 +387,15 @@ tq_status tq_generator_export(tq_generator *g, tq_host_gauge *h);
 tq_status tq_generator_refused(tq_generator *g, uint64_t *count);
 /* The average plaquette (as tq_host_gauge_plaquette) and the Polyakov loop (as
  * tq_host_gauge_polyakov, either output may be NULL) of the current links, computed by
- * tasks (one per slab) where the links are; waits for those tasks. */
+ * tasks (one per block) where the links are; waits for those tasks. */
 tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double *polyakov_re, double *polyakov_im);
 /* Projects every link back to SU(3) (tq_host_gauge_reunitarize's projection), as tasks
  * (submitted, not waited for). */
 tq_status tq_generator_reunitarize(tq_generator *g);
-int tq_generator_slabs(const tq_generator *g);
+int tq_generator_slabs(const tq_generator *g);   /* its blocks over the whole lattice */
+/* Its distribution: the rank grid and blocks (e.g. for tq_gauge_write_local of its parts);
+ * owned by the generator. */
+const tq_lattice *tq_generator_lattice(const tq_generator *g);
 /* This rank's part of the lattice (the dimensions of the host field import and export take)
  * and its origin in the whole lattice (offset may be NULL): the whole lattice on one rank. */
 tq_status tq_generator_local_dims(const tq_generator *g, int local[4], int offset[4]);

@@ -244,23 +244,31 @@ int tq_task_ks_build(const tq_task_options *opt, const tq_ks_build_args *a, star
 int tq_task_ks_hisq_w(const tq_task_options *opt, const tq_ks_smear_args *a, starpu_data_handle_t thin,
                       starpu_data_handle_t w);
 
-/* One quenched-generator sub-step on slab a->slab of field 2 a->mu + a->parity: fields[f][s]
- * are the slab handles of the 8 link fields, refused the slab's refusal counter
- * (codelets/heatbath.c). */
-int tq_task_heatbath(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields, starpu_data_handle_t *const *faces,
+/* One block's handles for the generator's tasks: its 8 link fields (f = 2 mu + parity); per
+ * field, direction d and side the face next to it (side 0: the block below's upper layer, 1:
+ * the block above's lower layer; NULL where the block grid does not cut d); per field and
+ * direction nu the upper nu face of the block at +mu -nu, mu the sub-step's (the staples'
+ * edges). Each task takes the ones its codelet reads (codelets/heatbath.c). */
+typedef struct tq_generator_handles {
+    starpu_data_handle_t own[8];
+    starpu_data_handle_t face[8][4][2];
+    starpu_data_handle_t edge[8][4];
+} tq_generator_handles;
+
+/* One quenched-generator sub-step on field 2 a->mu + a->parity of block h; refused the
+ * block's refusal counter (codelets/heatbath.c). */
+int tq_task_heatbath(const tq_task_options *opt, const tq_heatbath_args *a, const tq_generator_handles *h,
                      starpu_data_handle_t refused);
-/* faces[f][2 s] and faces[f][2 s + 1]: the first and last time slice of slab s of field f
- * (the halos the sweep tasks of slabs s - 1 and s + 1 read when a->halo). The pack task
- * copies them from slab a->slab of one field. */
-int tq_task_gauge_face_pack(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t slab, starpu_data_handle_t first,
-                            starpu_data_handle_t last);
-/* The generator's observables (codelets/gauge_measure.c): slab a->slab's plaquette sums into
- * result and its Polyakov lines into line (its own slab of the 8 fields read and, with
- * halos, the first time slices of the slab above, faces[f][2 (slab + 1)]); the lines below
- * times this slab's lines into line; the lines' trace sums into result; and the
- * reunitarisation of one slab handle of one field. */
-int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t *const *fields,
-                          starpu_data_handle_t *const *faces, starpu_data_handle_t result, starpu_data_handle_t line);
+/* One block's field (parity a->parity) into its faces: per cut direction its lower and
+ * upper one (the stencil layer's order). */
+int tq_task_gauge_face_pack(const tq_task_options *opt, const tq_heatbath_args *a, starpu_data_handle_t field,
+                            const starpu_data_handle_t *faces, int nfaces);
+/* The generator's observables (codelets/gauge_measure.c): block h's plaquette sums into
+ * result and its Polyakov lines into line; the lines below times this block's lines into
+ * line; the lines' trace sums into result; and the reunitarisation of one block of one
+ * field. */
+int tq_task_gauge_measure(const tq_task_options *opt, const tq_heatbath_args *a, const tq_generator_handles *h,
+                          starpu_data_handle_t result, starpu_data_handle_t line);
 int tq_task_gauge_line_mul(const tq_task_options *opt, starpu_data_handle_t below, starpu_data_handle_t line);
 int tq_task_gauge_line_trace(const tq_task_options *opt, starpu_data_handle_t line, starpu_data_handle_t result);
 int tq_task_gauge_reunitarize(const tq_task_options *opt, starpu_data_handle_t links);

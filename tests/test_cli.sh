@@ -407,13 +407,14 @@ run 0 propagator --dim 4 4 4 8 --nsrc 2 --quiet --where cpu &&
     expect "$out" "solve  1 [(]spin 0, color 1[)]" "propagator --nsrc 2 table" &&
     expect "$out" "pion correlator" "propagator prints the correlator"
 # generate: the same configuration (SciDAC checksums: the record dates differ; reunitarised
-# as tasks on the way) whatever the slabs and the scheduler, on one kind of worker (CPU and
+# as tasks on the way) whatever the blocks (cut in every direction: faces and edges) and the
+# scheduler, on one kind of worker (CPU and
 # GPU arithmetic differ in the last bits); errors before any work
 kinds=cpu; [ "${ncuda:-0}" -gt 0 ] && kinds="cpu cuda"
 for w in $kinds; do
     run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 --reunit-every 2 --nslab 1 --where $w --out "$tmp/gen1.lime" --quiet &&
         run 0 gauge info "$tmp/gen1.lime" && grep 'checksums' "$out" > "$tmp/gen1.sum"
-    for opt in "--nslab 4 --sched eager" "--nslab 2 --sched dmda"; do
+    for opt in "--block 2 2 2 2 --sched eager" "--nslab 2 --sched dmda"; do
         run 0 generate --dim 4 4 4 4 --sweeps 3 --or 2 --seed 9 --reunit-every 2 $opt --where $w --out "$tmp/gen2.lime" --quiet &&
             run 0 gauge info "$tmp/gen2.lime" && grep 'checksums' "$out" > "$tmp/gen2.sum"
         ok
@@ -423,6 +424,7 @@ for w in $kinds; do
 done
 run 0 generate --dim 4 4 4 4 --sweeps 2 --start hot --seed 3 && expect "$out" "sweep +2: plaquette 0[.][0-9]+" "generate progress line"
 run 2 generate --dim 4 4 4 5 && expect "$err" "even" "generate odd dimension"
+run 1 generate --dim 4 4 4 4 --block 2 2 2 3 --quiet && expect "$err" "block extent 3 in t" "generate bad --block"
 run 2 generate --beta -1 && expect "$err" "beta" "generate bad beta"
 run 1 generate --dim 4 4 4 4 --out "$tmp/no/such/dir/x.lime" && expect "$err" "cannot write" "generate unwritable output"
 run 2 propagator --inv-type gmres && expect "$err" "inv-type" "propagator bad --inv-type"

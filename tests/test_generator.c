@@ -1,7 +1,8 @@
 /* The quenched generator's sweeps as task graphs (src/gauge/generator.c) against plain host
  * sweeps of the same per-link code (the driver of test_su3_heatbath): from the same hot
  * start, heat-bath and overrelaxation sweeps give the same links, bit for bit on CPU
- * workers whatever the number of slabs (tasks per sub-step), to rounding on a GPU (one
+ * workers whatever the blocks (slabs of time slices, or blocks cut in every direction,
+ * whose staples need their neighbours' faces and edges), to rounding on a GPU (one
  * sweep: a Markov chain amplifies last-bit differences). Links stay in SU(3); no refused
  * link; the measurements and the reunitarisation as tasks agree with the host functions;
  * a run resumed from exported links and the sweep count goes on bit for bit; bad
@@ -36,10 +37,34 @@ static double max_diff(const tq_host_gauge *a, const tq_host_gauge *b)
     return m;
 }
 
-/* nsweeps heat-bath sweeps (each followed by nor overrelaxation sweeps) from a hot start,
- * by the generator with nslab slabs and by the host driver. */
-static void compare(const int dims[4], double beta, int nslab, int nsweeps, int nor, double tol)
+/* A decomposition: nslab blocks of whole time slices, or (nslab 0) blocks of extent block. */
+typedef struct decomp {
+    int nslab, block[4];
+} decomp;
+
+/* Blocks the decomposition makes, and its name in messages. */
+static int decomp_blocks(const int dims[4], decomp b, char name[64])
 {
+    if (b.nslab) {
+        snprintf(name, 64, "%d slabs", b.nslab);
+        return b.nslab;
+    }
+    snprintf(name, 64, "blocks %dx%dx%dx%d", b.block[0], b.block[1], b.block[2], b.block[3]);
+    return dims[0] / b.block[0] * (dims[1] / b.block[1]) * (dims[2] / b.block[2]) * (dims[3] / b.block[3]);
+}
+
+static void decomp_params(decomp b, tq_generator_params *gp)
+{
+    gp->nslab = b.nslab;
+    memcpy(gp->block, b.block, sizeof gp->block);
+}
+
+/* nsweeps heat-bath sweeps (each followed by nor overrelaxation sweeps) from a hot start,
+ * by the generator on the blocks b and by the host driver. */
+static void compare(const int dims[4], double beta, decomp b, int nsweeps, int nor, double tol)
+{
+    char name[64];
+    const int nblocks = decomp_blocks(dims, b, name);
     tq_host_gauge start, ref, out;
     CHECK_OK(tq_host_gauge_alloc(&start, dims));
     CHECK_OK(tq_host_gauge_alloc(&ref, dims));
@@ -51,11 +76,11 @@ static void compare(const int dims[4], double beta, int nslab, int nsweeps, int 
     tq_generator_params_default(&gp);
     gp.beta = beta;
     gp.seed = 4242;
-    gp.nslab = nslab;
+    decomp_params(b, &gp);
     tq_generator *g = NULL;
     CHECK_OK(tq_generator_create(dims, &gp, &g));
     if (!g) goto out;
-    CHECK(tq_generator_slabs(g) == nslab, "%d slabs asked, %d made", nslab, tq_generator_slabs(g));
+    CHECK(tq_generator_slabs(g) == nblocks, "%s: %d blocks expected, %d made", name, nblocks, tq_generator_slabs(g));
     CHECK_OK(tq_generator_import(g, &start));
     for (int s = 0; s < nsweeps; s++) {
         CHECK_OK(tq_generator_sweep(g, nor));
@@ -64,8 +89,8 @@ static void compare(const int dims[4], double beta, int nslab, int nsweeps, int 
     }
     CHECK_OK(tq_generator_export(g, &out));
     const double d = max_diff(&out, &ref);
-    CHECK(d <= tol, "%dx%dx%dx%d beta %g, %d slabs, %d sweeps (+%d OR): generator and host sweeps differ by %.3g "
-          "(tolerance %.1g)", dims[0], dims[1], dims[2], dims[3], beta, nslab, nsweeps, nor, d, tol);
+    CHECK(d <= tol, "%dx%dx%dx%d beta %g, %s, %d sweeps (+%d OR): generator and host sweeps differ by %.3g "
+          "(tolerance %.1g)", dims[0], dims[1], dims[2], dims[3], beta, name, nsweeps, nor, d, tol);
     double dev = 1;
     CHECK_OK(tq_host_gauge_unitarity(&out, &dev));
     CHECK(dev <= 1e-12, "links left SU(3) by %.3g", dev);
@@ -74,8 +99,8 @@ static void compare(const int dims[4], double beta, int nslab, int nsweeps, int 
     CHECK(refused == 0, "%llu links refused", (unsigned long long)refused);
     tq_plaquette p;
     CHECK_OK(tq_host_gauge_plaquette(&out, &p));
-    printf("  %dx%dx%dx%d beta %.2f, %2d slabs, %d sweeps (+%d OR): max |generator - host| %.3g, plaquette %.6f\n",
-           dims[0], dims[1], dims[2], dims[3], beta, nslab, nsweeps, nor, d, p.total);
+    printf("  %dx%dx%dx%d beta %.2f, %s, %d sweeps (+%d OR): max |generator - host| %.3g, plaquette %.6f\n",
+           dims[0], dims[1], dims[2], dims[3], beta, name, nsweeps, nor, d, p.total);
 out:
     tq_generator_destroy(g);
     tq_host_gauge_free(&start);
@@ -136,10 +161,12 @@ static void test_beta6(void)
 #endif
 
 /* Measurement and reunitarisation as tasks against the host functions, on a hot start and
- * after sweeps (nslab slabs): the plaquette parts and the Polyakov loop agree to rounding;
- * links pushed off SU(3) come back as tq_host_gauge_reunitarize brings them back. */
-static void test_measure(const int dims[4], int nslab)
+ * after sweeps (on the blocks b): the plaquette parts and the Polyakov loop agree to
+ * rounding; links pushed off SU(3) come back as tq_host_gauge_reunitarize brings them back. */
+static void test_measure(const int dims[4], decomp b)
 {
+    char name[64];
+    decomp_blocks(dims, b, name);
     tq_host_gauge h, ref;
     CHECK_OK(tq_host_gauge_alloc(&h, dims));
     CHECK_OK(tq_host_gauge_alloc(&ref, dims));
@@ -147,7 +174,7 @@ static void test_measure(const int dims[4], int nslab)
     tq_generator_params gp;
     tq_generator_params_default(&gp);
     gp.beta = 5.5;
-    gp.nslab = nslab;
+    decomp_params(b, &gp);
     tq_generator *g = NULL;
     CHECK_OK(tq_generator_create(dims, &gp, &g));
     if (!g) goto out;
@@ -162,8 +189,8 @@ static void test_measure(const int dims[4], int nslab)
         CHECK_OK(tq_host_gauge_polyakov(&ref, &qr, &qi));
         const double d = fmax(fmax(fabs(p.spatial - q.spatial), fabs(p.temporal - q.temporal)),
                               fmax(fmax(fabs(p.total - q.total), fabs(pr - qr)), fabs(pi - qi)));
-        printf("  %dx%dx%dx%d, %d slabs, %s: plaquette %.12f (spatial %.6f, temporal %.6f), Polyakov (%+.6f, %+.6f); "
-               "max |tasks - host| %.2g\n", dims[0], dims[1], dims[2], dims[3], nslab, round ? "after a sweep" : "hot start",
+        printf("  %dx%dx%dx%d, %s, %s: plaquette %.12f (spatial %.6f, temporal %.6f), Polyakov (%+.6f, %+.6f); "
+               "max |tasks - host| %.2g\n", dims[0], dims[1], dims[2], dims[3], name, round ? "after a sweep" : "hot start",
                p.total, p.spatial, p.temporal, pr, pi, d);
         CHECK(d <= 1e-13, "measurement as tasks differs from the host's by %.3g", d);
     }
@@ -253,6 +280,19 @@ static void test_errors(void)
     CHECK(strstr(tq_last_error(), "time slices") != NULL, "slab message: %s", tq_last_error());
     gp.nslab = 17;
     CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    gp.nslab = 4;   /* slabs of one time slice: a block's extents are even */
+    CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "even") != NULL, "odd block message: %s", tq_last_error());
+    gp.nslab = 2;
+    const int cubes[4] = {2, 2, 2, 2}, bad_block[4] = {2, 2, 2, 3};
+    memcpy(gp.block, cubes, sizeof gp.block);
+    CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "either") != NULL, "nslab and block message: %s", tq_last_error());
+    gp.nslab = 0;
+    memcpy(gp.block, bad_block, sizeof gp.block);
+    CHECK_ERR(tq_generator_create(ok, &gp, &g), TQ_ERR_INVALID_ARG);
+    CHECK(strstr(tq_last_error(), "block extent") != NULL, "bad block message: %s", tq_last_error());
+    memset(gp.block, 0, sizeof gp.block);
     CHECK(g == NULL, "no generator left behind after errors");
     gp.nslab = 2;
     CHECK_OK(tq_generator_create(ok, &gp, &g));
@@ -273,23 +313,32 @@ int main(void)
     int start = dirac_test_start(TEST_NAME, WHERE);
     if (start) return start;
     const int d4[4] = {4, 4, 4, 4}, d6[4] = {4, 6, 4, 8};
+    const decomp one = {1, {0}}, two = {2, {0}}, four = {4, {0}};
+    /* cut in every direction, blocks two sites thick (both layers are faces): every staple
+     * reaches faces and edges; 3 blocks along y (neighbours below and above differ) */
+    const decomp cubes = {0, {2, 2, 2, 2}}, mixed = {0, {2, 2, 4, 4}}, xt = {0, {2, 6, 4, 4}};
 #ifdef TQ_TEST_CUDA
     /* one sweep at a time: CPU and GPU arithmetic differ in the last bits */
-    compare(d4, 5.7, 1, 1, 0, 1e-12);
-    compare(d4, 5.7, 4, 1, 1, 1e-12);
-    compare(d6, 6.0, 2, 1, 0, 1e-12);
-    test_measure(d6, 1);
-    test_measure(d6, 4);
+    compare(d4, 5.7, one, 1, 0, 1e-12);
+    compare(d4, 5.7, cubes, 1, 1, 1e-12);
+    compare(d6, 6.0, two, 1, 0, 1e-12);
+    compare(d6, 6.0, mixed, 1, 0, 1e-12);
+    test_measure(d6, one);
+    test_measure(d6, four);
+    test_measure(d6, mixed);
 #else
-    test_measure(d6, 1);
-    test_measure(d6, 2);
-    /* slabs of 2 and 1 time slices: the halos come from the slabs next to each one (with 2
-     * slabs both halos from the same one) */
-    compare(d4, 5.7, 1, 2, 1, 0.0);
-    compare(d4, 5.7, 2, 2, 1, 0.0);
-    compare(d4, 5.7, 4, 2, 1, 0.0);
-    compare(d6, 1.0, 8, 3, 0, 0.0);
-    compare(d6, 6.0, 4, 2, 2, 0.0);
+    test_measure(d6, one);
+    test_measure(d6, two);
+    test_measure(d6, mixed);
+    /* slabs: the faces come from the slabs next to each one (with 2 slabs both from the same
+     * one); blocks: faces in every cut direction and the staples' edges */
+    compare(d4, 5.7, one, 2, 1, 0.0);
+    compare(d4, 5.7, two, 2, 1, 0.0);
+    compare(d4, 5.7, cubes, 2, 1, 0.0);
+    compare(d6, 1.0, four, 3, 0, 0.0);
+    compare(d6, 1.0, mixed, 3, 0, 0.0);
+    compare(d6, 6.0, xt, 2, 2, 0.0);
+    compare(d6, 6.0, cubes, 1, 1, 0.0);
     test_beta6();
 #endif
     test_resume(d4);

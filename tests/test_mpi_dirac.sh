@@ -219,11 +219,12 @@ if [ $rc -eq 0 ]; then
     done
 else cat "$tmp/gen.log"; echo "test_mpi_dirac: FAIL: taskqcd generate (exit $rc)"; fail=1; fi
 
-# the generator across ranks (each holds whole time slices): the same configuration (the
-# written file's checksums), the same plaquette and Polyakov loop on 1, 2 and 4 ranks with
-# 4 slabs, and on 2 ranks of 3 time slices each; a checkpoint written on 2 ranks resumed on
-# 4 ends where the uninterrupted run does; a time extent the ranks cannot share is refused
-# by every rank; the configuration is written by parts where a rank's time extent is even
+# the generator across ranks (each holds a box of the rank grid): the same configuration
+# (the written file's checksums), the same plaquette and Polyakov loop on 1, 2 and 4 ranks
+# for the same blocks (4 slabs; blocks cut in every direction on grids split in x, y-z and
+# x-t), the same configuration for other blocks; a checkpoint written on 2 ranks resumed
+# on 4 ends where the uninterrupted run does; a grid that does not divide the lattice is
+# refused by every rank; the configuration is written by parts
 # gen NAME NP ARGS...: generate into $tmp/NAME.lime; its sweep lines (timings cut) in NAME.meas
 gen() {
     name=$1 np=$2
@@ -245,15 +246,26 @@ same() {
         echo "test_mpi_dirac: FAIL: generate $2 differs from $1:"; cat "$tmp/$1.sum" "$tmp/$2.sum"; diff "$tmp/$1.meas" "$tmp/$2.meas"; fail=1
     fi
 }
+# same_links A B: B's configuration is A's (other blocks: the measurements may differ in rounding)
+same_links() {
+    if cmp -s "$tmp/$1.sum" "$tmp/$2.sum" && [ -s "$tmp/$1.sum" ]; then
+        echo "test_mpi_dirac: generate $2: the configuration of $1"
+    else echo "test_mpi_dirac: FAIL: generate $2's configuration differs from $1's:"; cat "$tmp/$1.sum" "$tmp/$2.sum"; fail=1; fi
+}
 for np in 1 2 4; do gen gen$np $np --dim 4 4 4 8 --sweeps 3 --nslab 4; done
 same gen1 gen2 && same gen1 gen4
-gen odd1 1 --dim 4 4 4 6 --sweeps 2 --nslab 2 && gen odd2 2 --dim 4 4 4 6 --sweeps 2 && same odd1 odd2
-# 2 and 4 ranks (even time extents per rank) write their time slices by parts; 3 slices per
-# rank are gathered and written by rank 0
+# blocks cut in every direction (faces and the staples' edges) on rank grids split in one,
+# two and three directions: the same blocks give the same bits; other blocks the same links
+gen cube1 1 --dim 4 4 4 8 --sweeps 3 --block 2 2 2 4 && gen cube2 2 --dim 4 4 4 8 --sweeps 3 --block 2 2 2 4 --gridsize 2 1 1 1 &&
+    gen cube4 4 --dim 4 4 4 8 --sweeps 3 --block 2 2 2 4 --gridsize 1 2 2 1 && gen cube4t 4 --dim 4 4 4 8 --sweeps 3 --block 2 2 2 4 --gridsize 2 1 1 2 &&
+    same cube1 cube2 && same cube1 cube4 && same cube1 cube4t && same_links gen1 cube1
+# a time extent of 6 on 2 ranks: the default grid splits x (each rank's extents even)
+gen six1 1 --dim 4 4 4 6 --sweeps 2 --nslab 1 && gen six2 2 --dim 4 4 4 6 --sweeps 2 && same_links six1 six2
+# on several ranks every rank writes its sites (by parts)
 if grep -q "written to .*(by parts" "$tmp/gen2.log" && grep -q "written to .*(by parts" "$tmp/gen4.log" &&
-   grep -q "written to " "$tmp/odd2.log" && ! grep -q "(by parts" "$tmp/odd2.log"; then
-    echo "test_mpi_dirac: generate: 2 and 4 ranks wrote by parts, 3 time slices per rank gathered"
-else echo "test_mpi_dirac: FAIL: generate: by parts on 2 and 4 ranks, gathered for odd slices"; fail=1; fi
+   grep -q "written to .*(by parts" "$tmp/cube4.log" && grep -q "written to .*(by parts" "$tmp/six2.log"; then
+    echo "test_mpi_dirac: generate: 2 and 4 ranks wrote by parts (t, x, y-z and x-t grids)"
+else echo "test_mpi_dirac: FAIL: generate: not written by parts on 2 and 4 ranks"; fail=1; fi
 timeout 300 mpirun $extra -np 2 "$tool" generate --dim 4 4 4 8 --sweeps 2 --or 2 --seed 9 --reunit-every 2 --nslab 4 \
     --where cpu --ncpus 1 --checkpoint "$tmp/ck" --save-every 1 > "$tmp/ck.log" 2>&1 || { cat "$tmp/ck.log"; fail=1; }
 # the 2 ranks wrote each checkpoint by parts (their digests combined), and the 4 ranks that
@@ -262,12 +274,12 @@ if [ "$(grep -c "checkpoint after sweep .*(by parts" "$tmp/ck.log")" -eq 2 ] && 
    cmp -s "$tmp/gen1.sum" "$tmp/resumed.sum"; then
     echo "test_mpi_dirac: generate: a checkpoint of 2 ranks (written by parts) resumed on 4 gives the uninterrupted configuration"
 else echo "test_mpi_dirac: FAIL: generate: the resumed run's configuration differs"; cat "$tmp/resumed.sum"; fail=1; fi
-timeout 300 mpirun $extra -np 4 "$tool" generate --dim 4 4 4 6 --where cpu --ncpus 1 > "$tmp/badgen.log" 2>&1
+timeout 300 mpirun $extra -np 4 "$tool" generate --dim 4 4 4 6 --gridsize 1 1 1 4 --where cpu --ncpus 1 > "$tmp/badgen.log" 2>&1
 rc=$?
-n=$(grep -c "6 time slices do not split over 4 ranks" "$tmp/badgen.log")
+n=$(grep -c "process grid 4 does not divide dimension t = 6" "$tmp/badgen.log")
 if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ "$n" -ne 4 ]; then
-    cat "$tmp/badgen.log"; echo "test_mpi_dirac: FAIL: generate: 6 time slices on 4 ranks (exit $rc, $n of 4 ranks said why)"; fail=1
-else echo "test_mpi_dirac: generate: 6 time slices on 4 ranks refused by every rank"; fi
+    cat "$tmp/badgen.log"; echo "test_mpi_dirac: FAIL: generate: 6 time slices over 4 ranks in t (exit $rc, $n of 4 ranks said why)"; fail=1
+else echo "test_mpi_dirac: generate: 6 time slices over 4 ranks in t refused by every rank"; fi
 
 # gauge files read by parts: each rank reads only its sites (tests/test_mpi_gauge_io.c)
 gio=$builddir/tests/test_mpi_gauge_io

@@ -11,7 +11,7 @@
  * chains break) and on 2 blocks of 2. Several systems of one tq_solve_many on a
  * one-block lattice each go to their own owner (three CPU workers each run a system's
  * tasks) and give the bits of the same systems solved one at a time without owners. The
- * generator's slabs are owned the same way (check_generator_owners). */
+ * generator's blocks are owned the same way (check_generator_owners). */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "core/placement.h"
@@ -106,15 +106,16 @@ static void check_systems_spread(const tq_host_gauge *hg)
     free(host); free(ref);
     setup_free(&S);
 }
-/* The generator's time slabs are owned as a lattice's blocks are: 4 slabs pinned to 3 CPU
- * workers in turn, the same links and measurements as without owners, and every slab task
- * on its owner. */
+/* The generator's blocks (a lattice's, cut in x, y and t: 8 blocks) pinned to 3 CPU workers
+ * in turn: the same links and measurements as without owners, and every block task on its
+ * owner. */
 static void generator_run(tq_host_gauge *links, tq_plaquette *plaq, double *poly)
 {
     const int dims[4] = {4, 4, 4, 8};
     tq_generator_params gp;
     tq_generator_params_default(&gp);
-    gp.nslab = 4;
+    const int block[4] = {2, 2, 4, 4};
+    memcpy(gp.block, block, sizeof gp.block);
     gp.seed = 7;
     tq_generator *g = NULL;
     CHECK_OK(tq_generator_create(dims, &gp, &g));
@@ -144,10 +145,10 @@ static void check_generator_owners(void)
     tq_internal_pin_cpu_owners(0);
     long on_owner, elsewhere;
     tq_internal_owner_stats(&on_owner, &elsewhere);
-    printf("generator: %ld slab tasks ran on their owner, %ld elsewhere; plaquette %.15f\n", on_owner - on_before,
+    printf("generator: %ld block tasks ran on their owner, %ld elsewhere; plaquette %.15f\n", on_owner - on_before,
            elsewhere - else_before, p_owned.total);
-    CHECK(on_owner - on_before >= 2 * 2 * 8 * 4, "only %ld generator tasks ran with an owner", on_owner - on_before);
-    CHECK(elsewhere == else_before, "%ld generator tasks ran elsewhere than on their slab's owner", elsewhere - else_before);
+    CHECK(on_owner - on_before >= 2 * 2 * 8 * 8, "only %ld generator tasks ran with an owner", on_owner - on_before);
+    CHECK(elsewhere == else_before, "%ld generator tasks ran elsewhere than on their block's owner", elsewhere - else_before);
     CHECK(!memcmp(free_links.links, owned_links.links, (size_t)4 * 4 * 4 * 8 * 72 * sizeof(double)),
           "the generator's links differ with owners");
     CHECK(p_free.total == p_owned.total && p_free.spatial == p_owned.spatial && p_owned.total < 1.0,

@@ -2,107 +2,191 @@
  * codelets: the staple from the generator's link storage, then the heat bath or the
  * overrelaxation of kernels/su3_heatbath.h.
  *
- * Storage: the local lattice's links in double, recon 18, as 8 fields (direction mu,
- * parity p: field 2 mu + p), each cut into nslab equal slabs of the checkerboard index
- * cb = lex(x) / 2 (all dimensions even), one StarPU handle per slab. A sub-step (p, mu)
- * updates field 2 mu + p one task per slab and reads the 7 other fields, which hold every
- * link of its staples: the links updated together do not interact. Random numbers are keyed
- * by the global lexicographic site, so the result depends on neither slabs nor workers.
+ * Storage: the links in double, recon 18, as 8 fields (direction mu, parity p: field
+ * 2 mu + p) on the blocks of a lattice (core/field_internal.h: a rank grid, blocks of even
+ * extents, owners), one StarPU handle per field and block; a block's sites of one parity in
+ * the order lex(l) / 2 of their block coordinates l (x fastest), 18 doubles each. A
+ * sub-step (p, mu) updates field 2 mu + p one task per block and reads the 7 other fields,
+ * which hold every link of its staples: the links updated together do not interact. Random
+ * numbers are keyed by the global lexicographic site and the staple's links are summed in
+ * one order, so the links are the same bits whatever the blocks, ranks or workers.
  *
- * Slabs are whole time slices (cb runs over t slowest). A sweep task reads, of the other 7
- * fields, its own slab and the two time slices next to it (the halos, tq_heatbath_args.halo):
- * the last slice of the slab below and the first of the slab above, which those slabs'
- * tasks copied into face buffers after they changed (as spinor faces are packed), so a
- * slab's neighbours' links travel, not the neighbour slabs. The measurement reads every slab
- * (the Polyakov loop runs through all of t). */
+ * What a block needs beyond its own sites comes through the stencil layer's faces
+ * (core/stencil.h: per block and direction the block grid cuts, its lower and upper layer of
+ * one parity's sites, in the field layout of kernels/field_layout.h, 18 reals a site): after
+ * a sub-step each block packs the updated field's faces, and the next sub-steps' tasks read
+ * their neighbours'. The staple's U_nu(x+mu-nu) is an edge when both steps leave the block;
+ * it lies in the lower mu layer of the upper nu face of the block at +mu -nu, which that
+ * block packed for its neighbour in nu: the task reads that face too (QUDA's extended
+ * gauge field gets the same corners by exchanging its halos direction after direction). */
 #ifndef TQ_HEATBATH_SITE_H
 #define TQ_HEATBATH_SITE_H
 
 #include "kernels/su3_heatbath.h"
 #include "kernels/philox.h"
-
-#define TQ_HB_MAX_SLABS 16
+#include "kernels/field_layout.h"
 
 typedef struct tq_heatbath_args {
-    int dims[4];
-    int mu, parity, slab, nslab;
+    int dims[4];           /* the whole lattice */
+    int block[4];          /* the task's block: its extent (even), */
+    int origin[4];         /* its first site in the whole lattice */
+    int split[4];          /* 1: the block grid cuts direction mu (faces); 0: the block spans the
+                              lattice in it (the links wrap inside the block) */
+    int mu, parity;        /* the sub-step (sweep), the field (face pack) */
     int overrelax;
-    int64_t slab_len;          /* checkerboard sites per slab */
+    int64_t block_cb;      /* sites of one parity in a block */
     double beta;
     uint32_t key[2];
     uint32_t sweep;
-    int halo;                  /* 1: the task has its own slab and the halos, not every slab */
 } tq_heatbath_args;
 
-/* The links the kernel sees: per field, per slab, a pointer (the written slab's is the one
- * updated; the other slabs of the written field are not read); with halos only the task's
- * own slab p[f][slab], and lo[f], hi[f]: the time slice below and the one above it. */
+/* The links a task sees: its block's 8 fields; per field, direction d and side the face it
+ * reads (side 0: the layer of the block below next to this block, 1: the block above's),
+ * NULL where it reads none; edge[f][nu]: the upper nu face of the block at +mu -nu (mu the
+ * sub-step's), where the sub-step reads an edge. */
 typedef struct tq_heatbath_ptrs {
-    double *p[8][TQ_HB_MAX_SLABS];
-    double *lo[8], *hi[8];
+    double *own[8];
+    double *face[8][4][2];
+    double *edge[8][4];
 } tq_heatbath_ptrs;
 
-/* Checkerboard sites of one parity in one time slice: a halo's length. */
-TQ_HD int64_t tq_hb_slice_len(const int dims[4])
+/* Sites of one parity in one layer of a block perpendicular to d: a face's length. */
+TQ_HD int64_t tq_hb_face_sites(const tq_heatbath_args *a, int d)
 {
-    return (int64_t)dims[0] * dims[1] * dims[2] / 2;
+    return a->block_cb / a->block[d];
 }
 
-TQ_HD double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu)
+/* Index of block coordinates l among one parity's sites: of the whole block (skip -1) or of
+ * its layer perpendicular to skip (l[skip] ignored). The fastest remaining extent is even, so
+ * lex and lex + 1 differ in parity and lex / 2 numbers each parity's sites. */
+TQ_HD int64_t tq_hb_index(const tq_heatbath_args *a, const int l[4], int skip)
 {
-    const int64_t lex = (((int64_t)x[3] * a->dims[2] + x[2]) * a->dims[1] + x[1]) * a->dims[0] + x[0];
-    const int f = 2 * mu + ((x[0] + x[1] + x[2] + x[3]) & 1);
-    const int64_t cb = lex >> 1;
-    if (a->halo) {
-        const int64_t start = (int64_t)a->slab * a->slab_len;
-        if (cb >= start && cb < start + a->slab_len) return P->p[f][a->slab] + (cb - start) * 18;
-        const int64_t slice = tq_hb_slice_len(a->dims), in_slice = cb - (int64_t)x[3] * slice;
-        const int t0 = (int)(start / slice);   /* the slab's first time slice */
-        return (x[3] == (t0 + a->dims[3] - 1) % a->dims[3] ? P->lo[f] : P->hi[f]) + in_slice * 18;
+    int64_t lex = 0;
+    for (int d = 3; d >= 0; d--)
+        if (d != skip) lex = lex * a->block[d] + l[d];
+    return lex >> 1;
+}
+
+/* The block coordinates of the site of parity `parity` with index i (tq_hb_index with
+ * skip; l[skip] is left as it was): the even lex 2 i, moved one step in the fastest
+ * remaining direction when its parity is the other one. The blocks' origins are even, so
+ * the parity of block coordinates is the global one. */
+TQ_HD void tq_hb_coords(const tq_heatbath_args *a, int parity, int64_t i, int skip, int l[4])
+{
+    int64_t s = 2 * i;
+    int first = -1;
+    for (int d = 0; d < 4; d++) {
+        if (d == skip) continue;
+        if (first < 0) first = d;
+        l[d] = (int)(s % a->block[d]);
+        s /= a->block[d];
     }
-    return P->p[f][cb / a->slab_len] + (cb % a->slab_len) * 18;
+    if (((l[0] + l[1] + l[2] + l[3]) & 1) != parity) l[first] += 1;
 }
 
-/* The coordinates of the site of parity `parity` with checkerboard index cb = lex / 2: the
- * even lexicographic index 2 cb, moved one step in x0 when its parity is the other one. */
-TQ_HD void tq_hb_coords(const int dims[4], int parity, int64_t cb, int x[4])
+/* Real k of face site s (a face of n sites in the field layout, 18 reals a site). */
+TQ_HD int64_t tq_hb_face_at(int64_t n, int64_t s, int k)
 {
-    int64_t s = 2 * cb;
-    for (int d = 0; d < 4; d++) { x[d] = (int)(s % dims[d]); s /= dims[d]; }
-    if (((x[0] + x[1] + x[2] + x[3]) & 1) != parity) x[0] += 1;
+    const tq_layout L = tq_layout_make(8, 18, 0, n);
+    return tq_layout_index(&L, s, k);
 }
 
-/* Staple sum A of U_mu(x) (as tq_su3_staple, from the checkerboard storage). */
+/* U_dir(y) (y: global coordinates, periodic, at most one step from the block in each
+ * direction, and outside it in two at most: then +1 above in one, -1 below in the other):
+ * a pointer into the block's storage, or, for a link in a face (whose 18 reals are not
+ * contiguous in the field layout), its copy in scratch. */
+TQ_HD const double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int y[4], int dir,
+                               double *scratch)
+{
+    int l[4], below = -1, above = -1;
+    for (int d = 0; d < 4; d++) {
+        l[d] = y[d] - a->origin[d];
+        if (!a->split[d]) continue;
+        if (l[d] < -1) l[d] += a->dims[d];
+        else if (l[d] > a->block[d]) l[d] -= a->dims[d];
+        if (l[d] < 0) below = d;
+        else if (l[d] == a->block[d]) above = d;
+    }
+    const int f = 2 * dir + ((y[0] + y[1] + y[2] + y[3]) & 1);
+    if (below < 0 && above < 0) {   /* the common case, tq_hb_index(a, l, -1) written out */
+        const int *B = a->block;
+        return P->own[f] + ((((int64_t)l[3] * B[2] + l[2]) * B[1] + l[1]) * B[0] + l[0]) / 2 * 18;
+    }
+    const double *buf;
+    int d;
+    if (below >= 0 && above >= 0) {   /* an edge: the block at +above -below's upper face in below */
+        l[above] = 0;
+        d = below;
+        buf = P->edge[f][below];
+    } else {
+        d = below >= 0 ? below : above;
+        buf = P->face[f][d][below < 0];
+    }
+    const int64_t n = tq_hb_face_sites(a, d), s = tq_hb_index(a, l, d);
+    for (int k = 0; k < 18; k++) scratch[k] = buf[tq_hb_face_at(n, s, k)];
+    return scratch;
+}
+
+/* Whether the sub-step (a->mu, a->parity) reads field f's face in direction d on `side`:
+ * x+mu: U_nu (both parities: x+mu and x+mu-nu); x+nu: U_mu (other parity); x-nu: U_mu and
+ * U_nu (other parity), and U_nu(x+mu-nu) (same parity) where mu stays inside. The task's
+ * insert function and its codelet list the faces in this order: f, then d, then side. */
+TQ_HD int tq_hb_reads_face(const tq_heatbath_args *a, int f, int d, int side)
+{
+    if (!a->split[d]) return 0;
+    const int dir = f / 2, other = f % 2 != a->parity;
+    if (d == a->mu) return side == 1 && dir != a->mu;
+    if (side == 1) return dir == a->mu && other;
+    return (dir == a->mu && other) || dir == d;
+}
+
+/* Whether the sub-step reads field f's edge for direction nu: U_nu(x+mu-nu) where both mu and
+ * nu are cut. */
+TQ_HD int tq_hb_reads_edge(const tq_heatbath_args *a, int f, int nu)
+{
+    return nu != a->mu && a->split[a->mu] && a->split[nu] && f == 2 * nu + a->parity;
+}
+
+/* Staple sum A of U_mu(x) (as tq_su3_staple, from the block storage and faces). */
 TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu, double *A)
 {
     for (int k = 0; k < 18; k++) A[k] = 0.0;
     for (int nu = 0; nu < 4; nu++) {
         if (nu == mu) continue;
+        double scratch[6][18];
         int y[4];
         for (int d = 0; d < 4; d++) y[d] = x[d];
-        const double *u_nu_x = tq_hb_link(P, a, y, nu);
+        const double *u_nu_x = tq_hb_link(P, a, y, nu, scratch[0]);
         y[mu] = (x[mu] + 1) % a->dims[mu];
-        const double *u_nu_xmu = tq_hb_link(P, a, y, nu);
+        const double *u_nu_xmu = tq_hb_link(P, a, y, nu, scratch[1]);
         y[nu] = (x[nu] + a->dims[nu] - 1) % a->dims[nu];
-        const double *u_nu_xmu_mnu = tq_hb_link(P, a, y, nu);
+        const double *u_nu_xmu_mnu = tq_hb_link(P, a, y, nu, scratch[2]);
         y[mu] = x[mu];
-        const double *u_mu_xmnu = tq_hb_link(P, a, y, mu);
-        const double *u_nu_xmnu = tq_hb_link(P, a, y, nu);
+        const double *u_mu_xmnu = tq_hb_link(P, a, y, mu, scratch[3]);
+        const double *u_nu_xmnu = tq_hb_link(P, a, y, nu, scratch[4]);
         y[nu] = (x[nu] + 1) % a->dims[nu];
-        const double *u_mu_xnu = tq_hb_link(P, a, y, mu);
+        const double *u_mu_xnu = tq_hb_link(P, a, y, mu, scratch[5]);
         tq_su3_staple_add(A, u_nu_x, u_nu_xmu, u_mu_xnu, u_mu_xmnu, u_nu_xmu_mnu, u_nu_xmnu);
     }
 }
 
-/* Updates the link of checkerboard index i (within the task's slab) of field (mu, parity);
- * returns nonzero when the heat bath refused a subgroup (weight not positive and finite). */
+/* The global coordinates of the task block's site of parity `parity` and index i. */
+TQ_HD void tq_hb_site(const tq_heatbath_args *a, int parity, int64_t i, int x[4])
+{
+    int l[4];
+    tq_hb_coords(a, parity, i, -1, l);
+    for (int d = 0; d < 4; d++) x[d] = a->origin[d] + l[d];
+}
+
+/* Updates link i (0 <= i < block_cb) of the block's field (mu, parity); returns nonzero
+ * when the heat bath refused a subgroup (weight not positive and finite). */
 TQ_HD int tq_heatbath_site(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, int64_t i)
 {
     int x[4];
-    tq_hb_coords(a->dims, a->parity, (int64_t)a->slab * a->slab_len + i, x);
+    tq_hb_site(a, a->parity, i, x);
     double A[18];
     tq_hb_staple(P, a, x, a->mu, A);
-    double *U = P->p[2 * a->mu + a->parity][a->slab] + i * 18;
+    double *U = P->own[2 * a->mu + a->parity] + i * 18;
     if (a->overrelax) {
         tq_su3_overrelax_link(A, U);
         return 0;
@@ -111,6 +195,18 @@ TQ_HD int tq_heatbath_site(const tq_heatbath_ptrs *P, const tq_heatbath_args *a,
     uint32_t ctr[4];
     tq_rng_site_counter(ctr, 0, TQ_HB_STREAM | a->sweep << 8 | (uint32_t)a->mu << 2, (uint64_t)lex);
     return tq_su3_heatbath_link(a->beta, A, U, a->key, ctr) != 0;
+}
+
+/* Site s of a face of one field (parity a->parity) in direction d: the block's lower
+ * (side 0) or upper (side 1) layer, from the block's storage src into the face dst. */
+TQ_HD void tq_hb_face_pack_site(const tq_heatbath_args *a, int d, int side, int64_t s, const double *src, double *dst)
+{
+    int l[4];
+    l[d] = side ? a->block[d] - 1 : 0;
+    tq_hb_coords(a, a->parity, s, d, l);
+    const double *p = src + tq_hb_index(a, l, -1) * 18;
+    const int64_t n = tq_hb_face_sites(a, d);
+    for (int k = 0; k < 18; k++) dst[tq_hb_face_at(n, s, k)] = p[k];
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* taskqcd generate: quenched SU(3) configurations (pure-gauge Wilson action) by heat-bath
- * and overrelaxation sweeps (tq_generator; under mpirun each rank holds whole time slices),
+ * and overrelaxation sweeps (tq_generator; under mpirun each rank holds a box of the grid),
  * with a progress line per measured sweep and the result written through the gauge-file
  * writers; checkpoints (--save-every, --checkpoint) and --resume, which goes on bit for bit
  * as the uninterrupted run would have.
@@ -8,10 +8,9 @@
  * links) naming its configuration beside it, FILE.sweepN (SciDAC, double precision: the
  * links exactly). Saving writes the configuration first, then the text under a temporary
  * name, synced and renamed over FILE, and only then removes the previous configuration: at
- * every moment FILE names a complete configuration that matches its digest. Under mpirun,
- * where the ranks' time slices make a lattice, each rank writes its part of the
- * configuration and the parts' digests combine (XOR of per-site hashes), as the final
- * configuration is written; otherwise the field is gathered and rank 0 writes it. */
+ * every moment FILE names a complete configuration that matches its digest. Under mpirun
+ * each rank writes its part of the configuration and the parts' digests combine (XOR of
+ * per-site hashes), as the final configuration is written. */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "taskqcd.h"
@@ -29,7 +28,8 @@ static void generate_usage(FILE *o)
     fprintf(o,
         "usage: taskqcd generate [--dim X Y Z T] [--beta B] [--sweeps N] [--or K] [--seed S]\n"
         "         [--start cold|hot] [--out FILE [--format scidac|ildg|milc|nersc] [--precision 4|8]]\n"
-        "         [--measure-every M] [--reunit-every R] [--nslab S] [--where auto|cpu|cuda|any]\n"
+        "         [--measure-every M] [--reunit-every R] [--where auto|cpu|cuda|any]\n"
+        "         [--gridsize X Y Z T] [--block X Y Z T | --nslab S]\n"
         "         [--save-every N] [--checkpoint CK] [--resume CK] [runtime options]\n"
         "Pure-gauge Wilson action (SU(3)): each sweep is one Cabibbo-Marinari heat-bath sweep\n"
         "(Kennedy-Pendleton SU(2) sampling) followed by K overrelaxation sweeps, on a checkerboard,\n"
@@ -37,13 +37,16 @@ static void generate_usage(FILE *o)
         "temporal parts) and the Polyakov loop every M sweeps with the time per sweep (measurements\n"
         "included), reunitarises every R sweeps (both as tasks, where the links are),\n"
         "and writes the last configuration to FILE. The result depends only on the dimensions,\n"
-        "beta, the seed, the start and the sweeps (not on slabs, workers or scheduler).\n"
+        "beta, the seed, the start and the sweeps (not on blocks, ranks, workers or scheduler).\n"
         "Defaults: 8 8 8 8, beta 6.0, 20 sweeps, 4 overrelaxation sweeps, seed 1, cold start,\n"
         "measure every sweep, reunitarise every 10, SciDAC in double precision, on the GPUs\n"
         "when there are any, otherwise on the CPU workers (--where auto; any mixes both kinds,\n"
-        "and the configuration then depends on which kind ran which task); one slab on GPUs,\n"
-        "one per CPU worker otherwise. Slabs are whole time slices (S divides T); a slab's tasks\n"
-        "read its links and the time slices next to it (link halos).\n"
+        "and the configuration then depends on which kind ran which task).\n"
+        "The links lie on blocks (--block, even extents dividing a rank's part; the tasks of a\n"
+        "block read its links and the layers next to it, exchanged as faces); under mpirun\n"
+        "the ranks form the grid --gridsize (default: the smallest faces). --nslab S: S blocks\n"
+        "of whole time slices along t (S divides T). Default blocks: whole time slices of a\n"
+        "rank's part, one per GPU, or one per CPU worker (an even number of slices each).\n"
         "Checkpoints: --save-every N writes one after every N-th sweep and after the last,\n"
         "--checkpoint CK alone after the last; CK defaults to FILE.ckpt (--out FILE). CK is a\n"
         "short text file (parameters, sweeps done, a digest of the links) naming its\n"
@@ -164,6 +167,11 @@ static int parse_generate_args(int argc, char **argv, generate_opts *o)
             o->given |= GIVEN_DIM;
             continue;
         }
+        if (!strcmp(a, "--gridsize") || !strcmp(a, "--block")) {
+            if (tq_cli_parse_dims(argc, argv, &i, a[2] == 'g' ? o->gp.procs : o->gp.block))
+                return usage_error(a[2] == 'g' ? "--gridsize needs four positive extents" : "--block needs four positive extents", NULL);
+            continue;
+        }
         if (!v) return usage_error("unexpected or incomplete argument", a);
         i++;
         int rc = parse_generate_option(o, a, v);
@@ -201,14 +209,18 @@ static unsigned long long links_digest(const tq_host_gauge *h)
 
 /* XOR over the sites of FNV-1a of each site's global index (8 bytes) and its 72 links'
  * bit patterns, least significant byte first: the same for the whole field and for parts
- * combined in any order. h holds whole time slices from global slice t0 on. */
-static uint64_t sites_digest(const tq_host_gauge *h, int t0)
+ * combined in any order. h holds the box of sites at offset in the lattice dims. */
+static uint64_t sites_digest(const tq_host_gauge *h, const int dims[4], const int offset[4])
 {
-    const int64_t slice = (int64_t)h->dims[0] * h->dims[1] * h->dims[2], n = slice * h->dims[3];
+    const int *l = h->dims;
+    const int64_t n = (int64_t)l[0] * l[1] * l[2] * l[3];
     uint64_t all = 0;
     for (int64_t s = 0; s < n; s++) {
         uint64_t d = 14695981039346656037ULL;
-        const uint64_t g = (uint64_t)(s + slice * t0);
+        int x[4];
+        int64_t r = s;
+        for (int mu = 0; mu < 4; mu++) { x[mu] = offset[mu] + (int)(r % l[mu]); r /= l[mu]; }
+        const uint64_t g = (uint64_t)((((int64_t)x[3] * dims[2] + x[2]) * dims[1] + x[1]) * dims[0] + x[0]);
         for (int k = 0; k < 8; k++) { d ^= (g >> (8 * k)) & 0xff; d *= 1099511628211ULL; }
         for (int i = 0; i < 72; i++) {
             uint64_t bits;
@@ -444,7 +456,8 @@ static int load_checkpoint(generate_opts *o, ckpt_meta *m, tq_host_gauge *h, con
         fprintf(stderr, "%s: cannot read the checkpoint's configuration: %s\n", me, tq_last_error());
         return 1;
     }
-    const unsigned long long digest = m->version == 1 ? links_digest(h) : sites_digest(h, 0);
+    static const int origin[4] = {0, 0, 0, 0};
+    const unsigned long long digest = m->version == 1 ? links_digest(h) : sites_digest(h, h->dims, origin);
     if (memcmp(h->dims, m->dims, sizeof m->dims) || digest != m->digest) {
         fprintf(stderr, "%s: the configuration %s is not the one the checkpoint %s describes (dimensions or digest "
                 "differ): the checkpoint is damaged\n", me, cfg, o->resume);
@@ -463,7 +476,7 @@ typedef struct sweep_ctx {
     unsigned long long refused_before;
     tq_host_gauge *h;        /* the whole field, for gathered checkpoints */
     int verbosity;
-    tq_lattice *parts;       /* the ranks' time slices as a lattice: checkpoints by parts (NULL: gathered) */
+    const tq_lattice *parts; /* the generator's ranks: checkpoints by parts (NULL on one rank: written whole) */
 } sweep_ctx;
 
 /* The checkpoint's configuration written by parts (every rank its time slices, digests
@@ -473,7 +486,8 @@ static int write_checkpoint_configuration(const sweep_ctx *c, ckpt_meta *m, cons
 {
     if (!c->parts) {
         if (tq_generator_export(c->g, c->h)) { fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error()); return tq_cli_agree(c->me, 1); }
-        m->digest = sites_digest(c->h, 0);
+        static const int origin[4] = {0, 0, 0, 0};
+        m->digest = sites_digest(c->h, c->h->dims, origin);
         const int bad = c->rank == 0 && tq_gauge_write(cfg, TQ_FORMAT_SCIDAC, c->h, 8);
         if (bad) fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
         return tq_cli_agree(c->me, bad);
@@ -481,7 +495,9 @@ static int write_checkpoint_configuration(const sweep_ctx *c, ckpt_meta *m, cons
     tq_lattice_info li;
     tq_host_gauge part = {{0}, NULL};
     int bad = tq_lattice_get_info(c->parts, &li) || tq_host_gauge_alloc(&part, li.local) || tq_generator_export(c->g, &part);
-    uint64_t d = bad ? 0 : sites_digest(&part, li.coords[3] * li.local[3]);
+    int offset[4];
+    for (int mu = 0; mu < 4; mu++) offset[mu] = li.coords[mu] * li.local[mu];
+    uint64_t d = bad ? 0 : sites_digest(&part, li.dims, offset);
     if (bad) fprintf(stderr, "%s: checkpoint: %s\n", c->me, tq_last_error());
     /* the digest's reduction and the write are collective: every rank goes into them or none */
     bad = tq_cli_agree(c->me, bad);
@@ -509,7 +525,7 @@ static int maybe_checkpoint(const sweep_ctx *c, const generate_opts *o, int s)
     /* rank 0 puts the text file in place; every rank learns whether it could */
     if (tq_cli_agree(c->me, c->rank == 0 ? finish_checkpoint(o, &m, cfg, c->me) : 0)) return 1;
     if (c->verbosity >= 1)
-        printf("  checkpoint after sweep %d: %s%s\n", s, o->ckpt, c->parts ? " (by parts, every rank its time slices)" : "");
+        printf("  checkpoint after sweep %d: %s%s\n", s, o->ckpt, c->parts ? " (by parts, every rank its sites)" : "");
     return 0;
 }
 
@@ -564,27 +580,14 @@ static int prepare(int argc, char **argv, generate_opts *o, ckpt_meta *m, tq_hos
     return settle_outputs(o, me);
 }
 
-/* The generator's ranks as a lattice, to write the configuration by parts: a rank grid of
- * 1 x 1 x 1 x R, so rank r holds time slices r T/R .. (r+1) T/R - 1 as the generator's rank
- * r does, one block per rank. NULL on one rank, or where a rank's time extent is odd (a
- * lattice's local extents are even): then the field is gathered and rank 0 writes it. */
-static tq_lattice *ranks_lattice(const int dims[4], int nranks)
-{
-    if (nranks < 2 || dims[3] % nranks || (dims[3] / nranks) % 2) return NULL;
-    tq_lattice_params lp = {{dims[0], dims[1], dims[2], dims[3]}, {1, 1, 1, nranks},
-                            {dims[0], dims[1], dims[2], dims[3] / nranks}, 0};
-    tq_lattice *lat = NULL;
-    return tq_lattice_create(&lp, &lat) == TQ_SUCCESS ? lat : NULL;
-}
-
-/* Writes the configuration to o->out: by parts where the ranks' time slices make a lattice
- * (each rank exports and writes only its sites, no gathering), else gathered into h and
- * written by rank 0. Every rank returns the same: 0, or 1 after saying why. *parts: whether
+/* Writes the configuration to o->out: by parts on several ranks (each rank exports and
+ * writes only its sites, no gathering; the generator's lattice says which), else by the one
+ * rank. Every rank returns the same: 0, or 1 after saying why. *parts: whether
  * it wrote by parts. */
 static int write_configuration(const generate_opts *o, tq_generator *g, tq_host_gauge *h, const tq_runtime_info *ri,
                                int *parts, const char *me)
 {
-    tq_lattice *lat = ranks_lattice(o->dims, ri->mpi_size);
+    const tq_lattice *lat = ri->mpi_size > 1 ? tq_generator_lattice(g) : NULL;
     *parts = lat != NULL;
     if (!lat) {
         if (tq_generator_export(g, h)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); return tq_cli_agree(me, 1); }
@@ -604,7 +607,6 @@ static int write_configuration(const generate_opts *o, tq_generator *g, tq_host_
         bad = 1;
     }
     tq_host_gauge_free(&part);
-    tq_lattice_destroy(lat);
     return bad;
 }
 
@@ -646,16 +648,15 @@ int tq_cmd_generate(int argc, char **argv)
     if (start_generator(&o, &m, &h, &g)) { fprintf(stderr, "%s: %s\n", me, tq_last_error()); goto done; }
     if (ip.verbosity >= 1) {
         printf("taskqcd generate: %dx%dx%dx%d, beta %g, %s start, seed %llu, %d sweeps of 1 heat bath + %d overrelaxation, "
-               "%d slabs, where %s, %d CPU + %d CUDA workers\n", dims[0], dims[1], dims[2], dims[3], o.gp.beta,
+               "%d blocks, where %s, %d CPU + %d CUDA workers\n", dims[0], dims[1], dims[2], dims[3], o.gp.beta,
                o.hot ? "hot" : "cold", (unsigned long long)o.gp.seed, o.sweeps, o.nor, tq_generator_slabs(g), where,
                ri.ncpu_workers, ri.ncuda_workers);
         if (o.resume) printf("  resumed from %s after sweep %llu\n", o.resume, m.sweeps);
     }
     const double t0 = tq_cli_now();
     tq_plaquette p = {1, 1, 1};
-    const sweep_ctx c = {g, ri.mpi_rank, where, me, m.refused, &h, ip.verbosity, ranks_lattice(o.dims, ri.mpi_size)};
+    const sweep_ctx c = {g, ri.mpi_rank, where, me, m.refused, &h, ip.verbosity, ri.mpi_size > 1 ? tq_generator_lattice(g) : NULL};
     const int swept = run_sweeps(&c, &o, (int)m.sweeps, &p);
-    tq_lattice_destroy(c.parts);
     if (swept) goto done;
     if ((int)m.sweeps == o.sweeps && tq_generator_measure(g, &p, NULL, NULL)) {   /* no sweep ran */
         fprintf(stderr, "%s: %s\n", me, tq_last_error());
@@ -669,7 +670,7 @@ int tq_cmd_generate(int argc, char **argv)
     if (o.out && write_configuration(&o, g, &h, &ri, &parts, me)) goto done;
     if (ip.verbosity >= 1)
         printf("  %d sweeps in %.3f s; plaquette %.16g%s%s%s\n", o.sweeps - (int)m.sweeps, tq_cli_now() - t0, p.total,
-               o.out ? ", written to " : "", o.out ? o.out : "", parts ? " (by parts, every rank its time slices)" : "");
+               o.out ? ", written to " : "", o.out ? o.out : "", parts ? " (by parts, every rank its sites)" : "");
     rc = 0;
 done:
     tq_host_gauge_free(&h);

@@ -238,20 +238,15 @@ tq_status tq_lattice_peer_gpus(const tq_lattice *lat, int *ngpus)
     return TQ_SUCCESS;
 }
 
-/* Part local_index of rank `rank` (among all ranks) of data over nranks ranks (mine: this
- * process's part) under placement pl: inside a rank, the same owners for every
- * decomposition (its first part on the first GPU, ...). Data of one rank (nranks 1: one
+/* Block local_index of rank `rank` (among all ranks) of data over nranks ranks (mine: this
+ * process's block) under placement pl: inside a rank, the same owners for every
+ * decomposition (its first block on the first GPU, ...). Data of one rank (nranks 1: one
  * process's, or a lattice of a group of one) has no rank: the process runs the task on its
  * own copy, so none ever moves between ranks. */
 static tq_task_options part_options(tq_where pl, int local_index, int rank, int nranks, int mine)
 {
     return (tq_task_options){.where = pl, .priority = 0, .worker = mine ? block_owner(pl, local_index, nranks) : -1,
                              .rank = nranks > 1 ? rank : -1};
-}
-
-tq_task_options tq_internal_part_options(int local_index, int rank, int nranks)
-{
-    return part_options(placement, local_index, rank, nranks, rank == tq_internal_mpi_rank());
 }
 
 tq_task_options tq_internal_block_options(const tq_lattice *lat, int block)

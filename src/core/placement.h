@@ -14,14 +14,10 @@ tq_task_options tq_internal_block_options(const tq_lattice *lat, int block);
 /* The same on CPU workers whatever the placement (codelets with no CUDA implementation,
  * work too large for a GPU kernel): the block's owner if that is a CPU worker. */
 tq_task_options tq_internal_block_options_cpu(const tq_lattice *lat, int block);
-/* The worker in whose memory the host reads (write 0) or writes a block (or a generator's
- * slab) whose task options are o, local index `index` and handle h (tq_host_access): its
+/* The worker in whose memory the host reads (write 0) or writes a block whose task options are o, local index `index` and handle h (tq_host_access): its
  * owner o.worker; with no owner, for a read the GPU that holds the only valid copy, for a
  * write a GPU when o.where allows GPUs only; else -1, main memory. */
 int tq_internal_access_worker(tq_task_options o, int index, starpu_data_handle_t h, int write);
-/* The same for part local_index of rank `rank`'s data (of nranks ranks) in a decomposition
- * that is not a lattice's blocks (the generator's time slabs): the same owners in turn. */
-tq_task_options tq_internal_part_options(int local_index, int rank, int nranks);
 /* 1 when every task writing this rank's blocks of lat runs on one and the same worker (one
  * block, blocks with the same owner, or a placement that leaves one worker): their tasks
  * then run one after another anyway, and chains (tasks/tq_tasks.h) lose no parallelism. */
