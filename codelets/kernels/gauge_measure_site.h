@@ -47,25 +47,24 @@ TQ_HD void tq_gauge_measure_site(const tq_heatbath_ptrs *P, const tq_heatbath_ar
     const int parity = (int)(i / a->block_cb);
     int x[4], y[4];
     tq_hb_site(a, parity, i % a->block_cb, x);
-    double ab[18], cd[18], su[18], sw[18];
+    double ab[18], cd[18];
     for (int mu = 0; mu < 4; mu++)
         for (int nu = mu + 1; nu < 4; nu++) {
             for (int d = 0; d < 4; d++) y[d] = x[d];
             y[mu] = (x[mu] + 1) % a->dims[mu];
-            const double *unu_xmu = tq_hb_link(P, a, y, nu, sw);
-            tq_su3_mul(ab, tq_hb_link(P, a, x, mu, su), unu_xmu);
+            const double *unu_xmu = tq_hb_link(P, a, y, nu);
             y[mu] = x[mu];
             y[nu] = (x[nu] + 1) % a->dims[nu];
-            const double *umu_xnu = tq_hb_link(P, a, y, mu, sw);
-            tq_su3_mul(cd, tq_hb_link(P, a, x, nu, su), umu_xnu);
+            const double *umu_xnu = tq_hb_link(P, a, y, mu);
+            tq_su3_mul(ab, tq_hb_link(P, a, x, mu), unu_xmu);
+            tq_su3_mul(cd, tq_hb_link(P, a, x, nu), umu_xnu);
             v[nu == 3] += tq_su3_re_trace_mul_adj(ab, cd);
         }
     if (x[3] != a->origin[3]) return;
     double L[18], t[18];
-    const double *first = tq_hb_link(P, a, x, 3, su);
-    for (int k = 0; k < 18; k++) L[k] = first[k];
+    for (int k = 0; k < 18; k++) L[k] = tq_hb_link(P, a, x, 3)[k];
     for (y[0] = x[0], y[1] = x[1], y[2] = x[2], y[3] = x[3] + 1; y[3] < a->origin[3] + a->block[3]; y[3]++) {
-        tq_su3_mul(t, L, tq_hb_link(P, a, y, 3, su));
+        tq_su3_mul(t, L, tq_hb_link(P, a, y, 3));
         for (int k = 0; k < 18; k++) L[k] = t[k];
     }
     const int64_t s = ((int64_t)(x[2] - a->origin[2]) * a->block[1] + x[1] - a->origin[1]) * a->block[0] + x[0] - a->origin[0];

@@ -13,7 +13,8 @@
  *
  * What a block needs beyond its own sites comes through the stencil layer's faces
  * (core/stencil.h: per block and direction the block grid cuts, its lower and upper layer of
- * one parity's sites, in the field layout of kernels/field_layout.h, 18 reals a site): after
+ * one parity's sites, 18 reals a site, stored as the links are: a site's 18 doubles
+ * together, so that a kernel reads a face's link in place as it reads its block's): after
  * a sub-step each block packs the updated field's faces, and the next sub-steps' tasks read
  * their neighbours'. The staple's U_nu(x+mu-nu) is an edge when both steps leave the block;
  * it lies in the lower mu layer of the upper nu face of the block at +mu -nu, which that
@@ -24,7 +25,6 @@
 
 #include "kernels/su3_heatbath.h"
 #include "kernels/philox.h"
-#include "kernels/field_layout.h"
 
 typedef struct tq_heatbath_args {
     int dims[4];           /* the whole lattice */
@@ -84,19 +84,10 @@ TQ_HD void tq_hb_coords(const tq_heatbath_args *a, int parity, int64_t i, int sk
     if (((l[0] + l[1] + l[2] + l[3]) & 1) != parity) l[first] += 1;
 }
 
-/* Real k of face site s (a face of n sites in the field layout, 18 reals a site). */
-TQ_HD int64_t tq_hb_face_at(int64_t n, int64_t s, int k)
-{
-    const tq_layout L = tq_layout_make(8, 18, 0, n);
-    return tq_layout_index(&L, s, k);
-}
-
 /* U_dir(y) (y: global coordinates, periodic, at most one step from the block in each
- * direction, and outside it in two at most: then +1 above in one, -1 below in the other):
- * a pointer into the block's storage, or, for a link in a face (whose 18 reals are not
- * contiguous in the field layout), its copy in scratch. */
-TQ_HD const double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int y[4], int dir,
-                               double *scratch)
+ * direction, and outside it in two at most: then +1 above in one, -1 below in the other), in
+ * the block's storage or in a face. */
+TQ_HD const double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int y[4], int dir)
 {
     int l[4], below = -1, above = -1;
     for (int d = 0; d < 4; d++) {
@@ -122,9 +113,7 @@ TQ_HD const double *tq_hb_link(const tq_heatbath_ptrs *P, const tq_heatbath_args
         d = below >= 0 ? below : above;
         buf = P->face[f][d][below < 0];
     }
-    const int64_t n = tq_hb_face_sites(a, d), s = tq_hb_index(a, l, d);
-    for (int k = 0; k < 18; k++) scratch[k] = buf[tq_hb_face_at(n, s, k)];
-    return scratch;
+    return buf + tq_hb_index(a, l, d) * 18;
 }
 
 /* Whether the sub-step (a->mu, a->parity) reads field f's face in direction d on `side`:
@@ -153,19 +142,18 @@ TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, co
     for (int k = 0; k < 18; k++) A[k] = 0.0;
     for (int nu = 0; nu < 4; nu++) {
         if (nu == mu) continue;
-        double scratch[6][18];
         int y[4];
         for (int d = 0; d < 4; d++) y[d] = x[d];
-        const double *u_nu_x = tq_hb_link(P, a, y, nu, scratch[0]);
+        const double *u_nu_x = tq_hb_link(P, a, y, nu);
         y[mu] = (x[mu] + 1) % a->dims[mu];
-        const double *u_nu_xmu = tq_hb_link(P, a, y, nu, scratch[1]);
+        const double *u_nu_xmu = tq_hb_link(P, a, y, nu);
         y[nu] = (x[nu] + a->dims[nu] - 1) % a->dims[nu];
-        const double *u_nu_xmu_mnu = tq_hb_link(P, a, y, nu, scratch[2]);
+        const double *u_nu_xmu_mnu = tq_hb_link(P, a, y, nu);
         y[mu] = x[mu];
-        const double *u_mu_xmnu = tq_hb_link(P, a, y, mu, scratch[3]);
-        const double *u_nu_xmnu = tq_hb_link(P, a, y, nu, scratch[4]);
+        const double *u_mu_xmnu = tq_hb_link(P, a, y, mu);
+        const double *u_nu_xmnu = tq_hb_link(P, a, y, nu);
         y[nu] = (x[nu] + 1) % a->dims[nu];
-        const double *u_mu_xnu = tq_hb_link(P, a, y, mu, scratch[5]);
+        const double *u_mu_xnu = tq_hb_link(P, a, y, mu);
         tq_su3_staple_add(A, u_nu_x, u_nu_xmu, u_mu_xnu, u_mu_xmnu, u_nu_xmu_mnu, u_nu_xmnu);
     }
 }
@@ -205,8 +193,7 @@ TQ_HD void tq_hb_face_pack_site(const tq_heatbath_args *a, int d, int side, int6
     l[d] = side ? a->block[d] - 1 : 0;
     tq_hb_coords(a, a->parity, s, d, l);
     const double *p = src + tq_hb_index(a, l, -1) * 18;
-    const int64_t n = tq_hb_face_sites(a, d);
-    for (int k = 0; k < 18; k++) dst[tq_hb_face_at(n, s, k)] = p[k];
+    for (int k = 0; k < 18; k++) dst[s * 18 + k] = p[k];
 }
 
 #endif

@@ -8,7 +8,8 @@
  * The links lie on a lattice's blocks (core/field_internal.h: the rank grid, blocks of even
  * extents, each block's owner: a rank and, inside it, a GPU or CPU workers) and their faces
  * are the stencil layer's (core/stencil.h, one stencil per field, depth one layer, 18
- * doubles a site), as for the Dirac operators: one decomposition and one halo mechanism.
+ * doubles a site stored together, as the links are), as for the Dirac operators: one
+ * decomposition and one halo mechanism.
  * Every rank submits every block's tasks; tasks/submit.c runs each on its block's rank and
  * moves faces between ranks as any task input. The measurement needs no block but its own
  * and its upper faces: each block's Polyakov lines are multiplied together along t, column
@@ -77,8 +78,9 @@ void tq_generator_destroy(tq_generator *g) { generator_free(g); }
 /* The generator's blocks: p->block, or p->nslab blocks of whole time slices along t (each
  * spanning its rank's part in x, y, z), or by default blocks of whole time slices, one per
  * GPU when the tasks may go to GPUs (a large block keeps a GPU busy, and every task costs
- * scheduling time: with 16 slabs a 32^4 sweep took 5x longer on an H200), otherwise at
- * least one per CPU worker (at most 16 in all), each an even number of slices. */
+ * scheduling time: with 16 blocks a 32^4 sweep took 3.8x longer on an H200), otherwise at
+ * least one per CPU worker (at most 16 in all), each an even number of slices, cut in z, y
+ * and x too where the slabs are too few. */
 static tq_status choose_lattice(const int dims[4], const tq_generator_params *p, tq_lattice **out, const char *who)
 {
     tq_lattice_params lp;
@@ -121,6 +123,10 @@ static tq_status choose_lattice(const int dims[4], const tq_generator_params *p,
     if (k > limit)
         for (k = want; k > 1 && local[3] % (2 * k); k--) {}
     lp.block[3] = local[3] / k;
+    /* too few slabs for the workers (an odd number of slices per slab is not allowed): halve
+     * z, then y and x, while the halves stay even */
+    for (int d = 2, n = k; d >= 0 && n < want; d--)
+        for (; n < want && lp.block[d] % 4 == 0; n *= 2) lp.block[d] /= 2;
     return tq_lattice_create(&lp, out);
 }
 
