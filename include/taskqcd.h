@@ -353,7 +353,7 @@ tq_status tq_host_gauge_transform_random(tq_host_gauge *g, uint64_t seed, double
 /* ---- quenched generator (pure-gauge Wilson action) ------------------------------------- */
 /* Heat-bath (Cabibbo-Marinari over SU(2) subgroups, Kennedy-Pendleton sampling) and
  * overrelaxation sweeps as task graphs on CPU workers and GPUs. The configuration depends
- * only on the start, beta, the seed and the sweeps done: not on slabs, workers or scheduler
+ * only on the start, beta, the seed and the sweeps done: not on blocks, workers or scheduler
  * (random numbers keyed by seed, global site, direction, sweep and subgroup).
  * The links lie on a lattice's blocks (tq_lattice_params: a rank grid, blocks of even
  * extents owned by GPUs or CPU workers), split in any direction; the links are the same

@@ -556,21 +556,6 @@ void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op)
 #endif
 }
 
-tq_status tq_internal_allgather_in_place(double *all, int64_t n)
-{
-#ifdef TQ_HAVE_MPI
-    if (ctx.mpi_active && ctx.mpi_size > 1) {
-        if (n > 0x7fffffff)
-            return tq_error(TQ_ERR_UNSUPPORTED, "allgather: a rank's %lld reals are too many for one message", (long long)n);
-        if (MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, (int)n, MPI_DOUBLE, MPI_COMM_WORLD) != MPI_SUCCESS)
-            return tq_error(TQ_ERR_RUNTIME, "allgather: MPI_Allgather failed");
-    }
-#else
-    (void)all; (void)n;
-#endif
-    return TQ_SUCCESS;
-}
-
 int tq_internal_allgather_bytes(const void *mine, void *all, int bytes)
 {
 #ifdef TQ_HAVE_MPI

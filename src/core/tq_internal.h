@@ -54,9 +54,6 @@ tq_status tq_internal_in_order(int stride, double *v, int64_t n, tq_status (*ste
 void tq_internal_bcast(void *buf, int bytes, int root);
 /* Combines n 32-bit words over all ranks in place: xor (xor_op) or the sum mod 2^32. */
 void tq_internal_allreduce_u32(uint32_t *v, int n, int xor_op);
-/* all holds n doubles per rank in rank order, this rank's already in place: fills in the
- * other ranks' (collective; MPI builds). */
-tq_status tq_internal_allgather_in_place(double *all, int64_t n);
 /* Every rank's `bytes` bytes (mine) into all, in rank order (collective; 0 or -1). */
 int tq_internal_allgather_bytes(const void *mine, void *all, int bytes);
 /* Waits until every rank has called it (collective). */
