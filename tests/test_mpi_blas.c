@@ -16,17 +16,9 @@ static double value(int64_t global_site, int k, int which)
 
 int main(int argc, char **argv)
 {
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    ip.ncpus = 1;
-    if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s\n", tq_last_error()); return 1; }
     tq_runtime_info ri;
-    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
-    tq_get_runtime_info(&ri);
-    if (!ri.built_with_mpi || ri.mpi_size != 2) {
-        tq_finalize();
-        return tq_test_skip("test_mpi_blas", "needs a build with MPI and exactly 2 ranks (run by test_mpi.sh)");
-    }
+    const int start = tq_test_mpi_start("test_mpi_blas", 2, &argc, argv, &ri);
+    if (start) return start;
     const int dims[4] = {4, 4, 4, 8};
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);

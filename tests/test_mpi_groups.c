@@ -39,17 +39,9 @@ static tq_status group_step(double *v, void *arg)
 
 int main(int argc, char **argv)
 {
-    tq_init_params ip;
-    tq_init_params_default(&ip);
-    ip.ncpus = 1;
-    if (tq_init_params_from_args(&ip, &argc, argv)) { fprintf(stderr, "%s\n", tq_last_error()); return 1; }
-    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
     tq_runtime_info ri;
-    tq_get_runtime_info(&ri);
-    if (!ri.built_with_mpi || ri.mpi_size != 4) {
-        tq_finalize();
-        return tq_test_skip("test_mpi_groups", "needs a build with MPI and exactly 4 ranks (run by test_mpi.sh)");
-    }
+    const int start = tq_test_mpi_start("test_mpi_groups", 4, &argc, argv, &ri);
+    if (start) return start;
     const int rank = ri.mpi_rank, group = rank / 2;
     tq_lattice_params lp;
     memset(&lp, 0, sizeof lp);

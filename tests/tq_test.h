@@ -161,6 +161,27 @@ static inline int tq_test_init_gpus(const char *name, int ncpus)
     return 0;
 }
 
+/* Starts the runtime of an MPI test (one CPU worker a rank, runtime options from the command
+ * line) and fills ri: 0 when it runs on exactly nranks ranks of an MPI build; otherwise the
+ * exit code (1 on failure; 77, after the skip line and stopping the runtime, elsewhere: the
+ * test's script runs it under mpirun). */
+static inline int tq_test_mpi_start(const char *name, int nranks, int *argc, char **argv, tq_runtime_info *ri)
+{
+    tq_init_params ip;
+    tq_init_params_default(&ip);
+    ip.ncpus = 1;
+    if (tq_init_params_from_args(&ip, argc, argv)) { fprintf(stderr, "%s\n", tq_last_error()); return 1; }
+    if (tq_init(&ip) != TQ_SUCCESS) { fprintf(stderr, "tq_init: %s\n", tq_last_error()); return 1; }
+    tq_get_runtime_info(ri);
+    if (!ri->built_with_mpi || ri->mpi_size != nranks) {
+        tq_finalize();
+        char why[96];
+        snprintf(why, sizeof why, "needs a build with MPI and exactly %d ranks (run by test_mpi.sh)", nranks);
+        return tq_test_skip(name, why);
+    }
+    return 0;
+}
+
 /* Starts the runtime quietly with default parameters and prints what it got; 0 on success. */
 static inline int tq_test_init_quiet(tq_runtime_info *info)
 {
