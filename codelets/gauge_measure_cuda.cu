@@ -69,7 +69,7 @@ extern "C" void tq_gauge_measure_cuda(void *buffers[], void *cl_arg)
     tq_heatbath_ptrs P;
     const int k = tq_generator_pointers(buffers, a, 1, &P);
     double *result = (double *)STARPU_VECTOR_GET_PTR(buffers[k]), *line = (double *)STARPU_VECTOR_GET_PTR(buffers[k + 1]);
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     const unsigned grid = (unsigned)((2 * a->block_cb + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
     gauge_measure_kernel<<<grid, TQ_MEASURE_THREADS, 0, stream>>>(*a, P, result, line);
     gauge_measure_final<<<1, 32, 0, stream>>>(result, grid);
@@ -85,7 +85,7 @@ extern "C" void tq_gauge_line_mul_cuda(void *buffers[], void *cl_arg)
     const int64_t n = STARPU_VECTOR_GET_NX(buffers[1]) / 18;
     if (n > 0) {
         const unsigned grid = (unsigned)((n + TQ_REUNIT_THREADS - 1) / TQ_REUNIT_THREADS);
-        gauge_line_mul_kernel<<<grid, TQ_REUNIT_THREADS, 0, starpu_cuda_get_local_stream()>>>(below, line, n);
+        gauge_line_mul_kernel<<<grid, TQ_REUNIT_THREADS, 0, tq_cuda_stream()>>>(below, line, n);
     }
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
@@ -97,7 +97,7 @@ extern "C" void tq_gauge_line_trace_cuda(void *buffers[], void *cl_arg)
     const double *line = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
     double *result = (double *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const int64_t n = STARPU_VECTOR_GET_NX(buffers[0]) / 18;
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     const unsigned grid = (unsigned)((n + TQ_MEASURE_THREADS - 1) / TQ_MEASURE_THREADS);
     gauge_line_trace_kernel<<<grid, TQ_MEASURE_THREADS, 0, stream>>>(line, n, result);
     gauge_measure_final<<<1, 32, 0, stream>>>(result, grid);
@@ -112,7 +112,7 @@ extern "C" void tq_gauge_reunitarize_cuda(void *buffers[], void *cl_arg)
     const int64_t n = STARPU_VECTOR_GET_NX(buffers[0]) / 18;
     if (n > 0) {
         const unsigned grid = (unsigned)((n + TQ_REUNIT_THREADS - 1) / TQ_REUNIT_THREADS);
-        gauge_reunitarize_kernel<<<grid, TQ_REUNIT_THREADS, 0, starpu_cuda_get_local_stream()>>>(u, n);
+        gauge_reunitarize_kernel<<<grid, TQ_REUNIT_THREADS, 0, tq_cuda_stream()>>>(u, n);
     }
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);

@@ -20,7 +20,7 @@ extern "C" void tq_heatbath_cuda(void *buffers[], void *cl_arg)
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     tq_heatbath_ptrs P;
     uint64_t *refused = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[tq_generator_pointers(buffers, a, 0, &P)]);
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     if (a->block_cb > 0) {
         const unsigned grid = (unsigned)((a->block_cb + TQ_HEATBATH_THREADS - 1) / TQ_HEATBATH_THREADS);
         heatbath_kernel<<<grid, TQ_HEATBATH_THREADS, 0, stream>>>(*a, P, (unsigned long long *)refused);
@@ -39,7 +39,7 @@ extern "C" void tq_gauge_face_pack_cuda(void *buffers[], void *cl_arg)
 {
     const tq_heatbath_args *a = (const tq_heatbath_args *)cl_arg;
     const double *src = (const double *)STARPU_VECTOR_GET_PTR(buffers[0]);
-    cudaStream_t stream = starpu_cuda_get_local_stream();
+    cudaStream_t stream = tq_cuda_stream();
     int k = 1;
     for (int d = 0; d < 4; d++)
         for (int side = 0; a->split[d] && side < 2; side++) {
