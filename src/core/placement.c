@@ -194,6 +194,18 @@ int tq_internal_lattice_can_chain(const tq_lattice *lat)
     return tq_internal_blocks_share_worker(lat) || tq_internal_blocks_owned(lat);
 }
 
+void tq_internal_chain_begin(int on)
+{
+    if (on) tq_task_chain_begin();
+}
+
+tq_status tq_internal_chain_end(int on, tq_status st, const char *who)
+{
+    if (!on) return st;
+    const int ret = tq_task_chain_end();
+    return ret && st == TQ_SUCCESS ? tq_error(TQ_ERR_RUNTIME, "%s: submitting a chain of tasks failed (%d)", who, ret) : st;
+}
+
 int tq_internal_peer_gpus(const tq_lattice *lat, int *dev, int *worker)
 {
 #ifndef TQ_HAVE_CUDA

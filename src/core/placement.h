@@ -27,6 +27,11 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat);
 int tq_internal_blocks_owned(const tq_lattice *lat);
 /* Whether work on lat's blocks may be recorded into chains: one of the two above. */
 int tq_internal_lattice_can_chain(const tq_lattice *lat);
+/* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one
+ * chain task. end returns st, or TQ_ERR_RUNTIME naming who if st was a success and the
+ * chain's submission failed. */
+void tq_internal_chain_begin(int on);
+tq_status tq_internal_chain_end(int on, tq_status st, const char *who);
 /* The options of a task that combines the blocks' partial sums of a reduction over lat
  * (and runs a solver's scalar program): block 0's owner runs it, so its arithmetic (and
  * its bits) is the same in every run, and the scalars stay where the blocks' tasks read

@@ -6,18 +6,6 @@
 
 #include <string.h>
 
-void tq_internal_chain_begin(int on)
-{
-    if (on) tq_task_chain_begin();
-}
-
-tq_status tq_internal_chain_end(int on, tq_status st, const char *who)
-{
-    if (!on) return st;
-    const int ret = tq_task_chain_end();
-    return ret && st == TQ_SUCCESS ? tq_error(TQ_ERR_RUNTIME, "%s: submitting a chain of tasks failed (%d)", who, ret) : st;
-}
-
 tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int dagger)
 {
     const char *who = "tq_dirac_mat";

@@ -5,6 +5,7 @@
 #define TQ_DIRAC_INTERNAL_H
 
 #include "blas/blas_internal.h"
+#include "core/placement.h"   /* chains */
 
 /* M_pc or M_pc^dag with an epilogue fused into its last kernel (src/dirac/dirac_forms.c; the kinds in
  * kernels/solver_scalars.h), for CG on M_pc^dag M_pc: NORM2 after M_pc (dagger 0), AXPY_NORM2
@@ -28,11 +29,6 @@ int tq_internal_dirac_can_fuse(const tq_dirac *d);
 int tq_internal_dirac_can_chain(const tq_dirac *d);
 /* The operator's intermediate field on parity p (M_pc's first kernels write it; tests). */
 tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity);
-/* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one
- * chain task. end returns st, or TQ_ERR_RUNTIME naming who if st was a success and the
- * chain's submission failed. */
-void tq_internal_chain_begin(int on);
-tq_status tq_internal_chain_end(int on, tq_status st, const char *who);
 tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,
                                            int dagger, const tq_dirac_epilogue *e);
 

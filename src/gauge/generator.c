@@ -379,33 +379,20 @@ static tq_status submit_sweep(tq_generator *g, int overrelax)
 }
 
 /* Where the blocks' tasks run on one worker each (one block per GPU, or every block on one
- * worker), the tasks between chain_begin and chain_end go to StarPU as one chain task per
- * owner (tasks/submit.c): a sub-step's task costs its kernel, not StarPU's task-to-task gap
- * (about 70 us: 16^4 sweeps were bound by it). */
-static int chain_begin(const tq_generator *g)
-{
-    const int on = tq_internal_lattice_can_chain(g->lat);
-    if (on) tq_task_chain_begin();
-    return on;
-}
-
-static tq_status chain_end(int on, tq_status st, const char *who)
-{
-    if (!on) return st;
-    const int ret = tq_task_chain_end();
-    return ret && st == TQ_SUCCESS ? tq_error(TQ_ERR_RUNTIME, "%s: submitting a chain of tasks failed (%d)", who, ret) : st;
-}
-
+ * worker), a sweep's, a measurement's and a reunitarisation's tasks go to StarPU as one
+ * chain task per owner (tasks/submit.c): a sub-step's task costs its kernel, not StarPU's
+ * task-to-task gap (about 70 us: 16^4 sweeps were bound by it). */
 tq_status tq_generator_sweep(tq_generator *g, int n_overrelax)
 {
     if (!g) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_sweep: NULL generator");
     if (n_overrelax < 0) return tq_error(TQ_ERR_INVALID_ARG, "tq_generator_sweep: n_overrelax is %d (must be >= 0)", n_overrelax);
     if (g->sweeps > TQ_HB_MAX_SWEEP)
         return tq_error(TQ_ERR_UNSUPPORTED, "tq_generator_sweep: more than %d heat-bath sweeps with one seed", TQ_HB_MAX_SWEEP);
-    const int chain = chain_begin(g);
+    const int chain = tq_internal_lattice_can_chain(g->lat);
+    tq_internal_chain_begin(chain);
     tq_status st = submit_sweep(g, 0);
     for (int k = 0; k < n_overrelax && st == TQ_SUCCESS; k++) st = submit_sweep(g, 1);
-    TQ_CHECK(chain_end(chain, st, "tq_generator_sweep"));
+    TQ_CHECK(tq_internal_chain_end(chain, st, "tq_generator_sweep"));
     g->sweeps++;
     return TQ_SUCCESS;
 }
@@ -441,7 +428,8 @@ tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double 
     if (!g) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL generator", who);
     const tq_lattice *lat = g->lat;
     const int nb = lat->nblocks, nc = g->ncols;
-    const int chain = chain_begin(g);
+    const int chain = tq_internal_lattice_can_chain(g->lat);
+    tq_internal_chain_begin(chain);
     int ret = 0;
     for (int b = 0; b < nb && !ret; b++) {
         const tq_heatbath_args a = block_args(g, b);
@@ -460,7 +448,7 @@ tq_status tq_generator_measure(tq_generator *g, tq_plaquette *plaquette, double 
         const tq_task_options top = tq_internal_block_options(lat, nb - nc + c);
         ret = tq_task_gauge_line_trace(&top, g->lines[nb - nc + c], g->poly[c]);
     }
-    TQ_CHECK(chain_end(chain, ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS, who));
+    TQ_CHECK(tq_internal_chain_end(chain, ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS, who));
     /* every rank gets every block's and column's sums (the others' slots are zero: the sum
      * over ranks is exact) and adds them in block order: the same bits on any number of
      * ranks */
@@ -495,7 +483,8 @@ tq_status tq_generator_reunitarize(tq_generator *g)
 {
     const char *who = "tq_generator_reunitarize";
     if (!g) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL generator", who);
-    const int chain = chain_begin(g);
+    const int chain = tq_internal_lattice_can_chain(g->lat);
+    tq_internal_chain_begin(chain);
     int ret = 0;
     for (int f = 0; f < 8 && !ret; f++)
         for (int b = 0; b < g->lat->nblocks && !ret; b++) {
@@ -503,5 +492,5 @@ tq_status tq_generator_reunitarize(tq_generator *g)
             ret = tq_task_gauge_reunitarize(&opt, g->fields[f][b]);
         }
     tq_status st = ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : pack_faces(g, 0, 8, who);
-    return chain_end(chain, st, who);
+    return tq_internal_chain_end(chain, st, who);
 }
