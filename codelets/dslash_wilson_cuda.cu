@@ -17,6 +17,12 @@
 #define TQ_HALF_MIN_BLOCKS 5
 #endif
 
+/* Half precision in place: the in-place hop path needs more registers than the 96 of
+ * TQ_HALF_MIN_BLOCKS (there it spilled 8-32 bytes a thread). */
+#ifndef TQ_HALF_DIRECT_MIN_BLOCKS
+#define TQ_HALF_DIRECT_MIN_BLOCKS 4
+#endif
+
 /* Single precision in place: at most 128 registers, 4 resident blocks (uncapped it took
  * 183 and ran 2 blocks per SM). */
 #ifndef TQ_SINGLE_DIRECT_MIN_BLOCKS
@@ -29,7 +35,8 @@ struct face_ptrs { void *p[4][2]; };
  * that the other kernels carry none of its code (the half-precision kernel lost 40 % to it
  * as a run-time branch). */
 template <int PREC, int RECON, int DAG, int CLOVER, int DIRECT = 0>
-__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : PREC == 4 && DIRECT ? TQ_SINGLE_DIRECT_MIN_BLOCKS : 1)
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? (DIRECT ? TQ_HALF_DIRECT_MIN_BLOCKS : TQ_HALF_MIN_BLOCKS)
+                                                          : PREC == 4 && DIRECT ? TQ_SINGLE_DIRECT_MIN_BLOCKS : 1)
 dslash_wilson_interior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                        const void *x, const void *k, void *out, const double *go)
 {
