@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (device tool, carrying build and .deps/starpu): calibrates StarPU's
-# performance models and bus under a fixed host name (STARPU_HOSTNAME=tq-h100) in a fresh
+# performance models and bus under a fixed host name (STARPU_HOSTNAME=$SIMGRID_HOST, default
+# tq- and the GPU's model in lower case: tq-h200 on an H200, tq-h100 on an H100) in a fresh
 # STARPU_HOME, with the task sizes the simulated runs will ask for, and packs the sampling
 # directory into $OUT/simgrid-sampling.tgz for scripts/simgrid-expand-gpus and a
 # --with-simgrid build (doc/performance.md, "Simulated GPUs"):
@@ -15,7 +16,8 @@
 set -u
 source "$(dirname "$0")/device-env.sh"
 part=${1:-all}
-export STARPU_HOSTNAME=tq-h100 STARPU_HOME=$out/simhome STARPU_CALIBRATE=1
+gpu_model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | grep -o 'H[0-9]\+' | head -n1 | tr H h)
+export STARPU_HOSTNAME=${SIMGRID_HOST:-tq-${gpu_model:-gpu}} STARPU_HOME=$out/simhome STARPU_CALIBRATE=1
 rm -rf "$STARPU_HOME"; mkdir -p "$STARPU_HOME"
 tool=$top/build/.libs/taskqcd
 if [ "$part" != solve ]; then
@@ -37,5 +39,6 @@ f=$out/ref-solve48.txt
 timeout 300 "$tool" propagator $solve --warmup > "$f" 2>&1
 echo "48^4 solve, 1 block, as run by default (reference): exit $? $(grep -E 'solve +0 ' "$f" | tail -n1)"
 fi
+echo "host name of the models: $STARPU_HOSTNAME"
 tar czf "$out/simgrid-sampling.tgz" -C "$STARPU_HOME/.starpu" sampling
 ls -la "$out/simgrid-sampling.tgz"

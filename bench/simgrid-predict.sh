@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Simulated scaling (issue 34): the Wilson M_pc rows of bench/scaling.sh on 1, 2 and 4
-# simulated H100s, from the models bench/simgrid-calibrate.sh measured on one H100 (kept in
-# bench/simgrid/sampling, host tq-h100; tq-2h100 and tq-4h100 made from it by
-# scripts/simgrid-expand-gpus with 450 GB/s GPU-GPU links). Needs a build configured with
+# simulated GPUs, from the models bench/simgrid-calibrate.sh measured on one GPU (kept in
+# bench/simgrid/sampling: host tq-h200 from an H200, the default, or SIMGRID_HOST=tq-h100
+# from an H100; tq-2h200 and tq-4h200 made from it by scripts/simgrid-expand-gpus with
+# 450 GB/s GPU-GPU links, the two-H200 machine's NV18). Needs a build configured with
 #   scripts/install-deps-simgrid && mkdir build-simgrid && cd build-simgrid &&
 #   ../configure --with-simgrid --disable-shared --enable-static && make taskqcd
 # Faces and no chains (TQ_DIRECT_FACES=0 TQ_CHAIN=0), as calibrated. Times are StarPU's
@@ -22,10 +23,13 @@ tool=${2:-$top/build-simgrid}/taskqcd
 export STARPU_PERF_MODEL_DIR=$top/bench/simgrid/sampling STARPU_HOME=${TMPDIR:-/tmp}/taskqcd-simgrid-home
 export TQ_CHAIN=0 TQ_DIRECT_FACES=0 STARPU_SILENT=1
 mkdir -p "$STARPU_HOME"
-for h in tq-2h100 tq-4h100; do
-    n=${h%h100}; n=${n#tq-}
+h1=${SIMGRID_HOST:-tq-h200}
+h2=${h1/tq-/tq-2} h4=${h1/tq-/tq-4}
+[ -f "$STARPU_PERF_MODEL_DIR/bus/$h1.config" ] || { echo "simgrid-predict: no models of $h1 in $STARPU_PERF_MODEL_DIR"; exit 1; }
+for n in 2 4; do
+    h=${h1/tq-/tq-$n}
     [ -f "$STARPU_PERF_MODEL_DIR/bus/$h.platform.v4.xml" ] ||
-        python3 "$top/scripts/simgrid-expand-gpus" "$STARPU_PERF_MODEL_DIR" tq-h100 "$h" "$n" --peer-gbps 450 --dup-models
+        python3 "$top/scripts/simgrid-expand-gpus" "$STARPU_PERF_MODEL_DIR" "$h1" "$h" "$n" --peer-gbps 450 --dup-models
 done
 matpc() {   # HOST L BLOCK [taskqcd dslash options]: simulated ms per M_pc, single and half
     local h=$1 L=$2 blk=$3; shift 3
@@ -34,15 +38,15 @@ matpc() {   # HOST L BLOCK [taskqcd dslash options]: simulated ms per M_pc, sing
 }
 if [ "$part" = all ] || [ "$part" = dslash ]; then
 printf '%-10s %-6s %-14s %s\n' machine L blocks "simulated ms per M_pc (single, half)"
-for c in "tq-h100:32:32 32 32 32" "tq-h100:32:32 32 32 16" "tq-2h100:32:32 32 32 16" "tq-h100:32:32 32 16 16" "tq-4h100:32:32 32 16 16" \
-         "tq-h100:64:64 64 64 64" "tq-h100:64:64 64 64 32" "tq-2h100:64:64 64 64 32" "tq-h100:64:64 64 32 32" "tq-4h100:64:64 64 32 32"; do
+for c in "$h1:32:32 32 32 32" "$h1:32:32 32 32 16" "$h2:32:32 32 32 16" "$h1:32:32 32 16 16" "$h4:32:32 32 16 16" \
+         "$h1:64:64 64 64 64" "$h1:64:64 64 64 32" "$h2:64:64 64 64 32" "$h1:64:64 64 32 32" "$h4:64:64 64 32 32"; do
     IFS=: read -r h L blk <<< "$c"
     printf '%-10s %-6s %-14s %s\n' "$h" "$L^4" "$(echo $blk | tr ' ' x)" "$(matpc $h $L "$blk")"
 done
 fi
 if [ "$part" = all ] || [ "$part" = solve ]; then
 printf '%-10s %-14s %s\n' machine blocks "simulated 48^4 solve, 71 iterations: s of the iterations"
-for c in "tq-h100:48 48 48 48" "tq-h100:48 48 48 24" "tq-2h100:48 48 48 24" "tq-h100:48 48 24 24" "tq-4h100:48 48 24 24"; do
+for c in "$h1:48 48 48 48" "$h1:48 48 48 24" "$h2:48 48 48 24" "$h1:48 48 24 24" "$h4:48 48 24 24"; do
     IFS=: read -r h blk <<< "$c"
     t=$(STARPU_HOSTNAME=$h timeout 600 "$tool" propagator --dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4 \
         --maxiter 71 --block $blk 2>/dev/null | sed -n 's/.*solve  0 .*iterations \([0-9.]*\) s,.*/\1/p')
@@ -53,8 +57,8 @@ if [ "$part" = all ] || [ "$part" = stalls ]; then
 printf '%-10s %-14s %-8s %s\n' machine blocks sched "64^4 ms per M_pc (single, half): owners, TQ_OWNERS=0"
 for s in lws eager dmda; do
     for blk in "64 64 64 32" "64 64 32 32"; do
-        printf '%-10s %-14s %-8s %s| %s\n' tq-2h100 "$(echo $blk | tr ' ' x)" $s "$(matpc tq-2h100 64 "$blk" --sched $s)" \
-            "$(TQ_OWNERS=0 matpc tq-2h100 64 "$blk" --sched $s)"
+        printf '%-10s %-14s %-8s %s| %s\n' $h2 "$(echo $blk | tr ' ' x)" $s "$(matpc $h2 64 "$blk" --sched $s)" \
+            "$(TQ_OWNERS=0 matpc $h2 64 "$blk" --sched $s)"
     done
 done
 fi
@@ -66,9 +70,9 @@ sys4() {   # HOST [propagator options]
         --maxiter 71 "$@" 2>/dev/null | sed -n 's/.*all solves: [0-9]* iterations, \([0-9.]*\) s,.*/\1/p'
 }
 printf '%-10s %-44s %s\n' machine "48^4, 4 sources, 71 iterations each" "simulated s, all solves"
-printf '%-10s %-44s %s\n' tq-h100 "together (one block)" "$(sys4 tq-h100)"
-printf '%-10s %-44s %s\n' tq-h100 "one after another (--batch 1)" "$(sys4 tq-h100 --batch 1)"
-printf '%-10s %-44s %s\n' tq-2h100 "each system on one GPU (one block)" "$(sys4 tq-2h100)"
-printf '%-10s %-44s %s\n' tq-2h100 "every system over both (TQ_SYSTEM_OWNERS=0)" "$(TQ_SYSTEM_OWNERS=0 sys4 tq-2h100 --block 48 48 48 24)"
-printf '%-10s %-44s %s\n' tq-4h100 "each system on one GPU (one block)" "$(sys4 tq-4h100)"
+printf '%-10s %-44s %s\n' $h1 "together (one block)" "$(sys4 $h1)"
+printf '%-10s %-44s %s\n' $h1 "one after another (--batch 1)" "$(sys4 $h1 --batch 1)"
+printf '%-10s %-44s %s\n' $h2 "each system on one GPU (one block)" "$(sys4 $h2)"
+printf '%-10s %-44s %s\n' $h2 "every system over both (TQ_SYSTEM_OWNERS=0)" "$(TQ_SYSTEM_OWNERS=0 sys4 $h2 --block 48 48 48 24)"
+printf '%-10s %-44s %s\n' $h4 "each system on one GPU (one block)" "$(sys4 $h4)"
 fi
