@@ -51,10 +51,10 @@ TQ_HD void tq_gauge_measure_site(const tq_heatbath_ptrs *P, const tq_heatbath_ar
     for (int mu = 0; mu < 4; mu++)
         for (int nu = mu + 1; nu < 4; nu++) {
             for (int d = 0; d < 4; d++) y[d] = x[d];
-            y[mu] = (x[mu] + 1) % a->dims[mu];
+            y[mu] = tq_hb_up(x[mu], a->dims[mu]);
             const double *unu_xmu = tq_hb_link(P, a, y, nu);
             y[mu] = x[mu];
-            y[nu] = (x[nu] + 1) % a->dims[nu];
+            y[nu] = tq_hb_up(x[nu], a->dims[nu]);
             const double *umu_xnu = tq_hb_link(P, a, y, mu);
             tq_su3_mul(ab, tq_hb_link(P, a, x, mu), unu_xmu);
             tq_su3_mul(cd, tq_hb_link(P, a, x, nu), umu_xnu);

@@ -136,6 +136,11 @@ TQ_HD int tq_hb_reads_edge(const tq_heatbath_args *a, int f, int nu)
     return nu != a->mu && a->split[a->mu] && a->split[nu] && f == 2 * nu + a->parity;
 }
 
+/* Global coordinate c one step up or down (periodic in extent n): a compare, not an integer
+ * division (twelve per link update). */
+TQ_HD int tq_hb_up(int c, int n) { return c + 1 == n ? 0 : c + 1; }
+TQ_HD int tq_hb_down(int c, int n) { return c == 0 ? n - 1 : c - 1; }
+
 /* Staple sum A of U_mu(x) (as tq_su3_staple, from the block storage and faces). */
 TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, const int x[4], int mu, double *A)
 {
@@ -145,14 +150,14 @@ TQ_HD void tq_hb_staple(const tq_heatbath_ptrs *P, const tq_heatbath_args *a, co
         int y[4];
         for (int d = 0; d < 4; d++) y[d] = x[d];
         const double *u_nu_x = tq_hb_link(P, a, y, nu);
-        y[mu] = (x[mu] + 1) % a->dims[mu];
+        y[mu] = tq_hb_up(x[mu], a->dims[mu]);
         const double *u_nu_xmu = tq_hb_link(P, a, y, nu);
-        y[nu] = (x[nu] + a->dims[nu] - 1) % a->dims[nu];
+        y[nu] = tq_hb_down(x[nu], a->dims[nu]);
         const double *u_nu_xmu_mnu = tq_hb_link(P, a, y, nu);
         y[mu] = x[mu];
         const double *u_mu_xmnu = tq_hb_link(P, a, y, mu);
         const double *u_nu_xmnu = tq_hb_link(P, a, y, nu);
-        y[nu] = (x[nu] + 1) % a->dims[nu];
+        y[nu] = tq_hb_up(x[nu], a->dims[nu]);
         const double *u_mu_xnu = tq_hb_link(P, a, y, mu);
         tq_su3_staple_add(A, u_nu_x, u_nu_xmu, u_mu_xnu, u_mu_xmnu, u_nu_xmu_mnu, u_nu_xmnu);
     }
