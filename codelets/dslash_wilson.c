@@ -31,7 +31,7 @@
 
 /* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
  * set: only between GPUs, face_sync.h) is not a buffer. */
-static void face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
+static int face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
 {
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
@@ -40,6 +40,7 @@ static void face_pointers(void *buffers[], int first, const tq_dslash_wilson_fac
         for (int side = 0; side < 2; side++)
             face[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
+    return k;   /* the buffer after the faces */
 }
 
 static void dslash_wilson_pack_cpu(void *buffers[], void *cl_arg)
@@ -58,6 +59,13 @@ static void dslash_wilson_pack_cpu(void *buffers[], void *cl_arg)
     }
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, PACK);
 #undef PACK
+}
+
+/* A split epilogue's partial: the task's sums, the rest of the TQ_BLAS_MAX_RESULTS zero (the
+ * combine adds every entry). */
+static void write_partial(double *partial, const double *sum)
+{
+    for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < TQ_EPI_MAX_RESULTS ? sum[r] : 0.0;
 }
 
 /* The interior task with a reduction epilogue (kernels/solver_scalars.h): sites in order,
@@ -89,6 +97,10 @@ static void interior_epilogue_cpu(void *buffers[], const tq_dslash_wilson_args *
         }
         TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR_EPI);
 #undef INTERIOR_EPI
+        if (a->epi.split) {   /* the combine task finishes */
+            write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), sum);
+            return;
+        }
         tq_scalars_finish(scal, a->epi.guard, a->epi.dst, tq_epilogue_nresults(a->epi.kind), sum, a->epi.prog,
                           a->epi.nprog);
     }
@@ -136,13 +148,41 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
     const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
     void *face[4][2];
-    face_pointers(buffers, 4 + with_x + (a->clover ? 1 : 0), fa, face);
+    int b = face_pointers(buffers, 4 + with_x + (a->clover ? 1 : 0), fa, face);
     const void *const (*from)[2] = (const void *const (*)[2])face;
     const int64_t n = tq_face_total(a);
+    if (a->epi.kind != TQ_EPI_NONE) {
+        /* a split epilogue (tq_dslash_wilson_buf_exterior_epilogue): after the faces [w] [u],
+         * the solver scalars (R), the partial (W); entries in order as in the interior */
+        const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x : (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]);
+        const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]) : NULL;
+        const double *scal = (const double *)STARPU_VECTOR_GET_PTR(buffers[b]);
+        if (tq_epilogue_frozen(&a->epi, scal)) return;
+        const double c[2] = {tq_epilogue_coefficient(&a->epi, scal), tq_epilogue_coefficient_im(&a->epi, scal)};
+        const float cf[2] = {(float)c[0], (float)c[1]};
+        const tq_epi_fields ef = {w, u, out, 0, 0};
+        double sum[TQ_EPI_MAX_RESULTS] = {0};
+#define EXTERIOR_EPI(P, R, D)                                                                      \
+        for (int64_t e = 0; e < n; e++) {                                                       \
+            if (P == 8) {                                                                          \
+                double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
+                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
+                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
+            } else {                                                                               \
+                float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
+                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
+                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
+            }                                                                                      \
+        }
+        TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR_EPI);
+#undef EXTERIOR_EPI
+        write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[b + 1]), sum);
+        return;
+    }
 #define EXTERIOR(P, R, D)                                                                    \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover); \
-        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover);      \
+        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
+        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL);      \
     }
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
 #undef EXTERIOR

@@ -163,8 +163,8 @@ __global__ void dslash_wilson_exterior_kernel(tq_dslash_wilson_args a, const voi
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
     const void *const (*from)[2] = (const void *const (*)[2])f.p;
-    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER);
-    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER);
+    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
 }
 
 static unsigned grid_for(int64_t n)

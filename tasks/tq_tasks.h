@@ -151,21 +151,30 @@ int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_a
  * face is a peer face, written or read where a->sync.ptr says (face_sync.h). */
 int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
                                starpu_data_handle_t g, const starpu_data_handle_t *faces, int nfaces);
-/* The interior task; with an epilogue (a->epi.kind) also the field w the epilogue reads
+/* What a hopping task's epilogue (kernels/solver_scalars.h) reads and writes: the field w
  * (unless a->epi.w_is_x), the field u when it reads one more (tq_epilogue_reads_u), the
- * solver scalars (RW) and, when a->epi.snapshot, the snapshot (W); out is then r for
- * TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
- * solver scalars (R): the task does nothing when its guard is shut. With a->direct, the
- * nnbr (3 per split direction, at most 12) neighbour handles nbr after all those (R). */
+ * solver scalars, and the snapshot (when a->epi.snapshot) or, for a split epilogue
+ * (a->epi.split), the task's partial. */
+typedef struct tq_epilogue_handles {
+    starpu_data_handle_t w, u, scalars, snapshot, partial;
+} tq_epilogue_handles;
+/* The interior task; with an epilogue (a->epi.kind) also e's handles: w, u, the solver
+ * scalars (RW; R for a split epilogue) and the snapshot or the partial (W); out is then r
+ * for TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
+ * solver scalars e->scalars (R): the task does nothing when its guard is shut. With
+ * a->direct, the nnbr (3 per split direction, at most 12) neighbour handles nbr after all
+ * those (R). */
 int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            starpu_data_handle_t w, starpu_data_handle_t u, starpu_data_handle_t scalars,
-                            starpu_data_handle_t snapshot, const starpu_data_handle_t *nbr, int nnbr);
+                            const tq_epilogue_handles *e, const starpu_data_handle_t *nbr, int nnbr);
+/* The exterior task; with a split epilogue (a->a.epi.kind, a->a.epi.split) also, after the
+ * faces, e's w and u, the solver scalars (R) and the partial (W). A split epilogue's tasks
+ * run on CPU workers (their CUDA kernels are still to come). */
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            const starpu_data_handle_t *faces, int nfaces);
+                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e);
 /* Clover term of one block and parity: out = K in (a->in_place: in is out), or
  * out = x + a K in (a->xpay; x another handle than out); with a->guard > 0 the solver
  * scalars (R) too, and nothing done when the guard is shut. */

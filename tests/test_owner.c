@@ -16,6 +16,7 @@
 #include "dirac_test_util.h"
 #include "core/placement.h"
 #include "tq_tasks.h"   /* tq_internal_chains_submitted */
+#include "solvers/solver_internal.h"   /* tq_internal_solver_fused_iterations */
 
 enum { NSPIN = 8 * 8 * 8 * 8 * 24 };
 
@@ -187,6 +188,7 @@ int main(void)
      * no owners (CPU-only) or the GPU's own (with a CUDA worker) */
     const int four[4] = {4, 4, 8, 8}, two[4] = {8, 8, 8, 4};
     results *free2 = calloc(1, sizeof *free2), *owned2 = calloc(1, sizeof *owned2);
+    const long fused_before = tq_internal_solver_fused_iterations();
     run_all(&hg, src, free_run, four);
     run_all(&hg, src, free2, two);
 
@@ -201,6 +203,12 @@ int main(void)
     const long chains2 = tq_internal_chains_submitted() - chains_before - chains;
     tq_internal_owner_checks(0);
     tq_internal_pin_cpu_owners(0);
+    /* on CPU workers the solves' reductions are fused into the operator on several blocks
+     * too (partials per block's interior and exterior, combined in block order), so the
+     * comparisons below cover that path */
+    const long fused = tq_internal_solver_fused_iterations() - fused_before;
+    printf("fused iterations in the solves: %ld\n", fused);
+    if (ri.ncuda_workers == 0) CHECK(fused > 0, "no fused iteration on several CPU blocks");
     long on_owner = 0, elsewhere = 0;
     tq_internal_owner_stats(&on_owner, &elsewhere);
     printf("owned tasks: %ld ran on their owner, %ld elsewhere (%d CPU, %d CUDA workers)\n", on_owner, elsewhere,

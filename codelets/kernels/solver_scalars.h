@@ -161,6 +161,11 @@ typedef struct tq_epilogue_args {
     double c;
     signed char kind, slot, guard, dst, nprog, snapshot;
     signed char w_is_x;       /* w is the xpay field x (one buffer for both) */
+    signed char split;        /* several blocks: the interior and the exterior task each sum
+                                 their sites into a partial (TQ_BLAS_MAX_RESULTS doubles, the
+                                 rest zero) that a combine task adds in block order and
+                                 finishes (dst, prog, snapshot); the tasks only read the
+                                 scalars */
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
     tq_mirror_ref mirror;     /* the snapshot's mirror */
 } tq_epilogue_args;

@@ -490,6 +490,36 @@ tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values
     return TQ_SUCCESS;
 }
 
+/* The combine tasks of a reduction over n partials: replica 0's on block 0's owner (it alone
+ * writes snapshot snap, if >= 0, that the host reads), then one per further replica on its
+ * owner. peer_n >= 0: the reduction's number, its partials peer partials (nparity per block). */
+static tq_status combine(const char *who, tq_scalars *sc, const tq_lattice *lat, int nparity,
+                         starpu_data_handle_t *partials, int n, int nres, int dst, const tq_scalar_instr *prog,
+                         int nprog, int snap, tq_mirror_ref mirror, long peer_n)
+{
+    tq_scalar_combine_args ca;
+    memset(&ca, 0, sizeof ca);
+    ca.n = n;
+    ca.nres = nres;
+    ca.dst = dst;
+    ca.nprog = nprog;
+    ca.guard = sc->guard;
+    ca.snapshot = snap >= 0;
+    ca.mirror = mirror;
+    if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
+    tq_task_options opt = tq_internal_reduction_options(lat);
+    if (peer_n >= 0) tq_scalars_combine_sync(sc, lat, nparity, 0, (unsigned)peer_n, &ca.sync);
+    int ret = tq_task_scalar_combine(&opt, &ca, partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
+    ca.snapshot = 0;
+    ca.mirror = (tq_mirror_ref){NULL, 0};
+    for (int k = 1; k < sc->nrep && !ret; k++) {
+        opt.worker = sc->rep_worker[k];
+        if (peer_n >= 0) tq_scalars_combine_sync(sc, lat, nparity, k, (unsigned)peer_n, &ca.sync);
+        ret = tq_task_scalar_combine(&opt, &ca, partials, sc->rep[k], NULL);
+    }
+    return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
+}
+
 tq_status tq_blas_submit(const char *who, int op, const double *c, const signed char *slot, tq_field *const *f,
                          tq_scalars *sc, int dst, const tq_scalar_instr *prog, int nprog)
 {
@@ -531,37 +561,31 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
      * transfers between ranks follow the handles), and ranks may differ in owners. */
     starpu_data_handle_t *partials = NULL;
     const unsigned n = sc->reductions;   /* this reduction's number */
-    if (nres) {
-        TQ_CHECK(scalars_reserve(sc, 2 * ntasks));
-        partials = sc->partials + (sc->reductions++ & 1) * ntasks;
-    }
+    if (nres) TQ_CHECK(tq_scalars_partials(sc, ntasks, &partials));
     const int peer = nres && sc->peer && ntasks <= TQ_PEER_TASKS;
     TQ_CHECK(blas_tasks(who, &a, f, partials, sc, NULL, peer ? (long)n : -1));
     if (!nres) return TQ_SUCCESS;
-    tq_scalar_combine_args ca;
-    memset(&ca, 0, sizeof ca);
-    ca.n = ntasks;
-    ca.nres = nres;
-    ca.dst = dst;
-    ca.nprog = nprog;
-    ca.guard = sc->guard;
-    ca.snapshot = snap >= 0;
-    ca.mirror = mirror;
-    if (nprog) memcpy(ca.prog, prog, (size_t)nprog * sizeof *prog);
-    tq_task_options opt = tq_internal_reduction_options(f[0]->lat);
-    if (peer) tq_scalars_combine_sync(sc, f[0]->lat, f[0]->nparity, 0, n, &ca.sync);
-    int ret = tq_task_scalar_combine(&opt, &ca, partials, sc->h, snap >= 0 ? sc->snap[snap] : NULL);
-    /* each further owner combines into its own replica (replica 0 alone writes the
-     * snapshot the host reads) */
-    ca.snapshot = 0;
-    ca.mirror = (tq_mirror_ref){NULL, 0};
-    for (int k = 1; k < sc->nrep && !ret; k++) {
-        opt.worker = sc->rep_worker[k];
-        if (peer) tq_scalars_combine_sync(sc, f[0]->lat, f[0]->nparity, k, n, &ca.sync);
-        ret = tq_task_scalar_combine(&opt, &ca, partials, sc->rep[k], NULL);
-    }
-    return ret ? tq_error(TQ_ERR_RUNTIME, "%s: combine submission failed (%d)", who, ret) : TQ_SUCCESS;
+    return combine(who, sc, f[0]->lat, f[0]->nparity, partials, ntasks, nres, dst, prog, nprog, snap, mirror,
+                   peer ? (long)n : -1);
 }
+
+tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **partials)
+{
+    TQ_CHECK(scalars_reserve(sc, 2 * n));
+    *partials = sc->partials + (sc->reductions++ & 1) * n;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,
+                             int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror)
+{
+    if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar program too long", who);
+    if (nres < 0 || nres > TQ_BLAS_MAX_RESULTS || (nres > 0 && (dst < 0 || dst + nres > TQ_NSCALARS)))
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: %d results into scalar slot %d out of range", who, nres, dst);
+    return combine(who, sc, lat, 1, partials, n, nres, dst, prog, nprog, snap, mirror, -1);
+}
+
+starpu_data_handle_t tq_scalars_for_worker(const tq_scalars *sc, int worker) { return scalars_for(sc, worker); }
 
 tq_status tq_blas_zero(tq_field *x)
 {

@@ -86,6 +86,17 @@ double tq_scalars_mark_time(const tq_scalars *sc, int i);
 /* Host write of n values from slot on (set-up; waits for pending users). */
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
 
+/* A reduction whose n per-task sums other tasks write (a split operator epilogue,
+ * dirac_internal.h): the partial handles of this reduction (its set of sc's two; each task
+ * writes TQ_BLAS_MAX_RESULTS doubles, those past its results zero) in *partials; then
+ * tq_scalars_combine submits the combine tasks over them (block 0's owner's, and one per
+ * further replica) with the slots, program and snapshot of tq_blas_submit. The replica of
+ * the scalars a task on `worker` reads: tq_scalars_for_worker. */
+tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **partials);
+tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,
+                             int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror);
+starpu_data_handle_t tq_scalars_for_worker(const tq_scalars *sc, int worker);
+
 /* Submits BLAS op over fields f without waiting. Coefficient k is c[k], or c[k] times
  * scalar slot[k] - 1 when slot (may be NULL) has slot[k] > 0. A reduction's sums go to
  * scalar slots dst, dst + 1, ...; then the scalar program runs (only with a reduction).

@@ -204,10 +204,16 @@ tq_field *tq_internal_dirac_work_field(const tq_dirac *d, int parity)
     return d->tmp[parity];
 }
 
+int tq_internal_dirac_fuse_split(const tq_dirac *d)
+{
+    return d->lat->nblocks > 1 || d->stencil.nfaces > 0;
+}
+
 int tq_internal_dirac_can_fuse(const tq_dirac *d)
 {
-    const tq_lattice *lat = d->lat;
-    return lat->nblocks == 1 && d->stencil.nfaces == 0;
+    if (!tq_internal_dirac_fuse_split(d)) return 1;
+    /* the split epilogue runs on CPU workers: only where the operator's work does */
+    return tq_internal_lattice_cpu_only(d->lat);
 }
 
 int tq_internal_dirac_can_chain(const tq_dirac *d)

@@ -10,17 +10,26 @@
 /* M_pc or M_pc^dag with an epilogue fused into its last kernel (src/dirac/dirac_forms.c; the kinds in
  * kernels/solver_scalars.h), for CG on M_pc^dag M_pc: NORM2 after M_pc (dagger 0), AXPY_NORM2
  * on r after M_pc^dag (dagger 1); for BiCGstab on M_pc: CAXPYZ and BICGSTAB_T (dagger 0).
- * Only where tq_internal_dirac_can_fuse (one block on one process: the whole parity is one
- * kernel). scalars: the solve's scalars; snapshot: the
- * snapshot handle when args.snapshot. */
+ * Only where tq_internal_dirac_can_fuse. One block on one process: the whole parity is one
+ * kernel, which finishes the reduction (scalars: the solve's scalars; snapshot: the
+ * snapshot handle when args.snapshot). Several blocks (args.split, only where
+ * tq_internal_dirac_fuse_split): per block the interior and the exterior task each write a
+ * partial, partials[2 b] and partials[2 b + 1] (the caller's combine adds them in this
+ * order, so the sums do not depend on where the blocks run), reading the replica of sc
+ * their owner reads; the last hopping term then always goes through faces. */
 typedef struct tq_dirac_epilogue {
     tq_epilogue_args args;
     tq_field *r;                  /* AXPY_NORM2: the field updated */
     const tq_field *w;            /* CAXPYZ, BICGSTAB_T: the field read */
     const tq_field *u;            /* BICGSTAB_T: one more field read */
     starpu_data_handle_t scalars, snapshot;
+    const tq_scalars *sc;         /* args.split: the solve's scalars */
+    starpu_data_handle_t *partials;   /* args.split: 2 per block */
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
+/* Whether a fused epilogue on d is split (several blocks or ranks; CPU workers only until
+ * the split epilogue's CUDA kernels exist). */
+int tq_internal_dirac_fuse_split(const tq_dirac *d);
 /* 1 when an application's tasks (every block's pack, interior and exterior) may be
  * recorded as chains: this rank's blocks all run on one worker
  * (tq_internal_blocks_share_worker: one chain), or each block has an owner (a chain per

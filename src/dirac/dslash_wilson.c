@@ -100,16 +100,32 @@ static hop_block block_operands(const hop_ctx *c, int b)
     return h;
 }
 
+/* The epilogue's handles for block b's interior (part 0) or exterior (part 1) task under
+ * options opt: a split epilogue's tasks read the replica of the scalars their owner reads
+ * and write their own partial. */
+static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h, int b, int part, const tq_task_options *opt)
+{
+    tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL};
+    if (!c->e) return eh;
+    eh.scalars = c->e->scalars;
+    eh.snapshot = c->e->snapshot;
+    if (c->e->args.split) {
+        eh.scalars = tq_scalars_for_worker(c->e->sc, opt->worker);
+        eh.partial = c->e->partials[2 * b + part];
+    }
+    return eh;
+}
+
 static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
 {
     const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
+    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 0, &opt);
     return tq_task_dslash_wilson_interior(&opt, &h.a, tq_dirac_parity_handle(c->in, b, q),
                                           tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, h.hw, h.hu, c->e ? c->e->scalars : NULL,
-                                          c->e ? c->e->snapshot : NULL, nbr, nnbr);
+                                          h.ho, h.hx, h.hk, &eh, nbr, nnbr);
 }
 
 static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
@@ -121,10 +137,12 @@ static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom,
     tq_dslash_wilson_face_args fa;
     memset(&fa, 0, sizeof fa);
     fa.a = h.a;
+    if (!fa.a.epi.split) fa.a.epi.kind = TQ_EPI_NONE;   /* only a split epilogue has an exterior part */
     if (sync) fa.sync = *sync;
+    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
     return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
                                           tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, from, nfrom);
+                                          h.ho, h.hx, h.hk, from, nfrom, &eh);
 }
 
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
@@ -153,9 +171,11 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         forced = env && env[0] == '0';
         __atomic_store_n(&faces_forced, forced, __ATOMIC_RELAXED);
     }
+    /* a split epilogue sums the interior and the face sites apart: through faces on every
+     * placement, so that its partials do not depend on where the blocks run */
     c.base.direct = d->stencil.nfaces > 0 &&
                     tq_lattice_nprocs(lat) == 1 &&
-                    tq_internal_blocks_share_worker(lat) && !forced;
+                    tq_internal_blocks_share_worker(lat) && !forced && !(e && e->args.split);
     const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
     return tq_stencil_submit(&d->stencil, c.base.direct, &ops, &c, who);
 }

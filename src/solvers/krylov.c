@@ -71,7 +71,22 @@ tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in,
     e.r = r;
     e.w = w;
     e.u = u;
-    return tq_internal_dirac_matpc_epilogue(k->ops->d, out, in, k->ops->parity, dagger, &e);
+    const tq_dirac *d = k->ops->d;
+    if (!tq_internal_dirac_fuse_split(d)) return tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e);
+    /* several blocks: each block's interior and exterior task writes a partial, and a
+     * combine task finishes as the one kernel would (slots, program, snapshot) */
+    const tq_lattice *lat = tq_internal_dirac_gauge(d)->lat;
+    const tq_mirror_ref mirror = e.args.mirror;
+    e.args.split = 1;
+    e.args.snapshot = 0;
+    e.args.nprog = 0;
+    e.args.mirror = (tq_mirror_ref){NULL, 0};
+    e.snapshot = NULL;
+    e.sc = k->sc;
+    TQ_CHECK(tq_scalars_partials(k->sc, 2 * lat->nblocks, &e.partials));
+    TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
+    return tq_scalars_combine(k->who, k->sc, lat, e.partials, 2 * lat->nblocks, tq_epilogue_nresults(kind), dst, prog,
+                              nprog, snap, mirror);
 }
 
 /* ---- start and restarts ------------------------------------------------------------------ */
