@@ -18,7 +18,8 @@
  *              input parity (R), in of the block above (R)]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
- *              the one from above
+ *              the one from above, [with a split epilogue: [w (R)] [u (R)] as in the
+ *              interior, reduction scratch (SCRATCH), solver scalars (R), partial (W)]
  * The interior task does the sites off the split faces, the exterior task the sites on
  * them, each site whole (kernels/dslash_wilson_site.h). */
 #include "config.h"
@@ -26,17 +27,20 @@
 
 #include <string.h>
 
+#define BUFFER_PTR(i) STARPU_VECTOR_GET_PTR(buffers[i])
+
 /* The CPU loops take precision, compression and dagger as compile-time constants through
  * TQ_DSLASH_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
 
 /* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
- * set: only between GPUs, face_sync.h) is not a buffer. */
+ * set: only between GPUs, face_sync.h) is not a buffer, and an exterior in place
+ * (a->direct) has none. */
 static int face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
 {
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
         face[mu][0] = face[mu][1] = NULL;
-        if (!fa->a.split[mu]) continue;
+        if (!fa->a.split[mu] || fa->a.direct) continue;
         for (int side = 0; side < 2; side++)
             face[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
@@ -107,8 +111,6 @@ static void interior_epilogue_cpu(void *buffers[], const tq_dslash_wilson_args *
     if (a->epi.snapshot) tq_snapshot_write_cpu((void *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), a->epi.mirror, scal);
 }
 
-#define BUFFER_PTR(i) STARPU_VECTOR_GET_PTR(buffers[i])
-
 static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_args *a = (const tq_dslash_wilson_args *)cl_arg;
@@ -140,6 +142,8 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
     const tq_dslash_wilson_args *a = &fa->a;
+    tq_dslash_wilson_args direct;   /* in place: the neighbours' pointers */
+    TQ_DSLASH_WILSON_DIRECT_ARGS(a, direct, BUFFER_PTR);
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -152,10 +156,12 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
     const void *const (*from)[2] = (const void *const (*)[2])face;
     const int64_t n = tq_face_total(a);
     if (a->epi.kind != TQ_EPI_NONE) {
-        /* a split epilogue (tq_dslash_wilson_buf_exterior_epilogue): after the faces [w] [u],
-         * the solver scalars (R), the partial (W); entries in order as in the interior */
+        /* a split epilogue: after the faces [w] [u], the reduction scratch (the CUDA
+         * kernel's), the solver scalars (R), the partial (W); entries in order as in the
+         * interior */
         const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x : (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]);
         const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]) : NULL;
+        b++;   /* the scratch */
         const double *scal = (const double *)STARPU_VECTOR_GET_PTR(buffers[b]);
         if (tq_epilogue_frozen(&a->epi, scal)) return;
         const double c[2] = {tq_epilogue_coefficient(&a->epi, scal), tq_epilogue_coefficient_im(&a->epi, scal)};
@@ -166,11 +172,11 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
         for (int64_t e = 0; e < n; e++) {                                                       \
             if (P == 8) {                                                                          \
                 double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
-                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
+                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->direct, a->epi.kind, c, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
             } else {                                                                               \
                 float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
-                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
+                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->direct, a->epi.kind, cf, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
             }                                                                                      \
         }
@@ -181,8 +187,8 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
     }
 #define EXTERIOR(P, R, D)                                                                    \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
-        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL);      \
+        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, 0, TQ_EPI_NONE, NULL, NULL, NULL); \
+        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, 0, TQ_EPI_NONE, NULL, NULL, NULL);      \
     }
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
 #undef EXTERIOR

@@ -77,10 +77,34 @@ __device__ __forceinline__ void stage_site(unsigned char *dst, const void *src, 
     if (PREC == 2) __pipeline_memcpy_async(dst + 6 * T * CB + t * 4, g + stride * 48 + s * 4, 4);
 }
 
+/* Results an epilogue kernel sums per site (kernels/solver_scalars.h), at least one slot. */
+template <int EPI>
+__host__ __device__ constexpr int epilogue_nres(void) { return EPI == TQ_EPI_BICGSTAB_T ? 7 : EPI == TQ_EPI_CAXPYZ ? 0 : 1; }
+
+/* The end of an epilogue kernel's block: its threads' totals (column t of sh) summed in a
+ * fixed tree into the block's slot of the scratch. */
+template <int NRES, int NSH>
+__device__ __forceinline__ void block_totals(double (*sh)[TQ_DSLASH_WILSON_THREADS], double *scratch)
+{
+    if constexpr (NRES > 0) {
+        __syncthreads();
+        for (int w = TQ_DSLASH_WILSON_THREADS / 2; w > 0; w >>= 1) {
+            if (threadIdx.x < w)
+#pragma unroll
+                for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0)
+#pragma unroll
+            for (int r = 0; r < NRES; r++) scratch[blockIdx.x * TQ_EPI_MAX_RESULTS + r] = sh[r][0];
+    }
+}
+
 /* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
  * most TQ_REDUCE_MAX_BLOCKS blocks strides over the sites (the scratch holds one result per
  * block); each block sums its threads' totals in a fixed tree, and epilogue_final the
- * blocks in order. A frozen task (its guard) does nothing. Single precision: at most 128
+ * blocks in order (a split epilogue: epilogue_partial). A frozen task (its guard) does
+ * nothing. Single precision: at most 128
  * registers, 4 blocks per SM like the plain kernel (they took 157-168 and ran 3 blocks:
  * BiCGstab's kernels 155 -> 145 and 167 -> 155 us, 32^4 on an H200; no spills). */
 template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
@@ -89,7 +113,7 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
                                 const void *x, const void *k, void *out, const void *wb, const void *ub,
                                 double *scratch, const double *scal)
 {
-    constexpr int NRES = EPI == TQ_EPI_BICGSTAB_T ? 7 : EPI == TQ_EPI_CAXPYZ ? 0 : 1;
+    constexpr int NRES = epilogue_nres<EPI>();
     constexpr int NSH = NRES > 0 ? NRES : 1;
     constexpr int NST = staged_epi_fields<PREC, EPI>(), FIELD = TQ_DSLASH_WILSON_THREADS * staged_site_bytes<PREC>();
     __shared__ double sh[NSH][TQ_DSLASH_WILSON_THREADS];
@@ -124,18 +148,61 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }
     }
-    if constexpr (NRES > 0) {
-        __syncthreads();
-        for (int w = TQ_DSLASH_WILSON_THREADS / 2; w > 0; w >>= 1) {
-            if (threadIdx.x < w)
+    block_totals<NRES, NSH>(sh, scratch);
+}
+
+/* A split epilogue's exterior part (several blocks): the face entries as the plain
+ * exterior kernel takes them, a grid of at most TQ_REDUCE_MAX_BLOCKS blocks striding over
+ * them, each block's totals summed in the same fixed tree; epilogue_partial ends it. The
+ * fields the epilogue reads are read at each site's own index (no staging: few sites).
+ * DIRECT: in place (the neighbour blocks' sites instead of faces; the same bits). */
+template <int PREC, int RECON, int DAG, int CLOVER, int EPI, int DIRECT>
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS)
+dslash_wilson_exterior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
+                                       const void *x, const void *k, face_ptrs f, void *out, int64_t n,
+                                       const void *wb, const void *ub, double *scratch, const double *scal)
+{
+    constexpr int NRES = epilogue_nres<EPI>();
+    constexpr int NSH = NRES > 0 ? NRES : 1;
+    __shared__ double sh[NSH][TQ_DSLASH_WILSON_THREADS];
+    if (tq_epilogue_frozen(&a.epi, scal)) return;
+    const double c[2] = {tq_epilogue_coefficient(&a.epi, scal), tq_epilogue_coefficient_im(&a.epi, scal)};
+    const float cf[2] = {(float)c[0], (float)c[1]};
+    const void *const (*from)[2] = (const void *const (*)[2])f.p;
+    const tq_epi_fields ef = {wb, ub, out, 0, 0};
 #pragma unroll
-                for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
-            __syncthreads();
+    for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = 0.0;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
+        if constexpr (PREC == 8) {
+            double res[NSH];
+#pragma unroll
+            for (int r = 0; r < NSH; r++) res[r] = 0.0;
+            tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, DIRECT, EPI, c, &ef, res);
+#pragma unroll
+            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
+        } else {
+            float res[NSH];
+#pragma unroll
+            for (int r = 0; r < NSH; r++) res[r] = 0.0f;
+            tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, DIRECT, EPI, cf, &ef, res);
+#pragma unroll
+            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }
-        if (threadIdx.x == 0)
-#pragma unroll
-            for (int r = 0; r < NRES; r++) scratch[blockIdx.x * TQ_EPI_MAX_RESULTS + r] = sh[r][0];
     }
+    block_totals<NRES, NSH>(sh, scratch);
+}
+
+/* A split epilogue's end: the task's partial (its blocks' results in order, the rest of
+ * the TQ_BLAS_MAX_RESULTS zero), which the combine task adds to the others; nothing when
+ * frozen (the combine is frozen too). */
+__global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_partial(const double *scratch, int nblocks, tq_epilogue_args e,
+                                                                     const double *scal, double *partial)
+{
+    if (tq_epilogue_frozen(&e, scal)) return;
+    double sum[TQ_EPI_MAX_RESULTS];
+    block_results<TQ_EPI_MAX_RESULTS>(scratch, nblocks, tq_epilogue_nresults(e.kind), TQ_EPI_MAX_RESULTS, sum);
+    if (threadIdx.x == 0)
+        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < TQ_EPI_MAX_RESULTS ? sum[r] : 0.0;
 }
 
 __global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
@@ -163,8 +230,8 @@ __global__ void dslash_wilson_exterior_kernel(tq_dslash_wilson_args a, const voi
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
     const void *const (*from)[2] = (const void *const (*)[2])f.p;
-    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
-    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, 0, TQ_EPI_NONE, NULL, NULL, NULL);
+    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, 0, TQ_EPI_NONE, NULL, NULL, NULL);
 }
 
 static unsigned grid_for(int64_t n)
@@ -172,17 +239,19 @@ static unsigned grid_for(int64_t n)
     return (unsigned)((n + TQ_DSLASH_WILSON_THREADS - 1) / TQ_DSLASH_WILSON_THREADS);
 }
 
-/* As face_pointers in dslash_wilson.c: peer faces are pointers, not buffers. */
-static face_ptrs faces_of(void *buffers[], int first, const tq_dslash_wilson_face_args *fa)
+/* As face_pointers in dslash_wilson.c: peer faces are pointers, not buffers; *next (when
+ * given) the buffer after the faces. */
+static face_ptrs faces_of(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, int *next = NULL)
 {
     face_ptrs f;
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
         f.p[mu][0] = f.p[mu][1] = NULL;
-        if (!fa->a.split[mu]) continue;
+        if (!fa->a.split[mu] || fa->a.direct) continue;   /* in place: no faces */
         for (int side = 0; side < 2; side++)
             f.p[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
+    if (next) *next = k;
     return f;
 }
 
@@ -191,6 +260,26 @@ static void check_launch(void)
     cudaError_t err = cudaGetLastError();
     if (err != cudaSuccess) STARPU_CUDA_REPORT_ERROR(err);
 }
+
+/* The grid of a reduction over n sites or entries: at most TQ_REDUCE_MAX_BLOCKS blocks
+ * (the scratch's slots), depending only on n. */
+static int reduction_grid(int64_t n)
+{
+    const int64_t want = (int64_t)grid_for(n);
+    return (int)(want < 1 ? 1 : want < TQ_REDUCE_MAX_BLOCKS ? want : TQ_REDUCE_MAX_BLOCKS);
+}
+
+/* LAUNCH_E(P, R, D, C, E) with the clover flag and the epilogue kind as compile-time
+ * constants, for the pairings below only; called as TQ_DSLASH_WILSON_DISPATCH's CALL with
+ * epi_ and clover_ (the task's kind and a->clover) in scope. */
+#define EPI_CLOVER(P, R, D, E, LAUNCH_E) do { if (clover_) LAUNCH_E(P, R, D, 1, E); else LAUNCH_E(P, R, D, 0, E); } while (0)
+#define EPI_PAIRS(P, R, D, LAUNCH_E)                                                               \
+    do {                                                                                           \
+        if (D == 0 && epi_ == TQ_EPI_NORM2) EPI_CLOVER(P, R, 0, TQ_EPI_NORM2, LAUNCH_E);           \
+        else if (D == 0 && epi_ == TQ_EPI_CAXPYZ) EPI_CLOVER(P, R, 0, TQ_EPI_CAXPYZ, LAUNCH_E);    \
+        else if (D == 0 && epi_ == TQ_EPI_BICGSTAB_T) EPI_CLOVER(P, R, 0, TQ_EPI_BICGSTAB_T, LAUNCH_E); \
+        else if (D == 1 && epi_ == TQ_EPI_AXPY_NORM2) EPI_CLOVER(P, R, 1, TQ_EPI_AXPY_NORM2, LAUNCH_E); \
+    } while (0)
 
 /* The epilogue kernels exist for what the solvers ask (src/dirac/dirac_forms.c asks for no other
  * pairing): CG on M_pc^dag M_pc, |y|^2 after M_pc (dagger 0) and r += c y after M_pc^dag
@@ -205,26 +294,19 @@ static void interior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_args 
     const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_u(a)]) : NULL;
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[e]);
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
-    double *snap = a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
-    const int64_t want = (int64_t)grid_for(a->cb);
-    const int grid = (int)(want < 1 ? 1 : want < TQ_REDUCE_MAX_BLOCKS ? want : TQ_REDUCE_MAX_BLOCKS);
-    const int epi = a->epi.kind;
+    /* after the scalars: a split epilogue's partial, or the snapshot */
+    double *after = a->epi.split || a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
+    const int grid = reduction_grid(a->cb);
+    const int epi_ = a->epi.kind, clover_ = a->clover;
 #define LAUNCH_E(P, R, D, C, E) dslash_wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal)
-#define LAUNCH_C(P, R, D, E) do { if (a->clover) LAUNCH_E(P, R, D, 1, E); else LAUNCH_E(P, R, D, 0, E); } while (0)
-#define LAUNCH(P, R, D)                                                                            \
-    do {                                                                                           \
-        if (D == 0 && epi == TQ_EPI_NORM2) LAUNCH_C(P, R, 0, TQ_EPI_NORM2);                        \
-        else if (D == 0 && epi == TQ_EPI_CAXPYZ) LAUNCH_C(P, R, 0, TQ_EPI_CAXPYZ);                 \
-        else if (D == 0 && epi == TQ_EPI_BICGSTAB_T) LAUNCH_C(P, R, 0, TQ_EPI_BICGSTAB_T);         \
-        else if (D == 1 && epi == TQ_EPI_AXPY_NORM2) LAUNCH_C(P, R, 1, TQ_EPI_AXPY_NORM2);         \
-    } while (0)
+#define LAUNCH(P, R, D) EPI_PAIRS(P, R, D, LAUNCH_E)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
-#undef LAUNCH_C
 #undef LAUNCH_E
+    if (a->epi.split) epilogue_partial<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, after);
     /* nothing to sum or copy: no second kernel */
-    if (tq_epilogue_nresults(epi) || a->epi.nprog || snap)
-        epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, snap);
+    else if (tq_epilogue_nresults(a->epi.kind) || a->epi.nprog || after)
+        epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, after);
     check_launch();
 }
 
@@ -279,10 +361,40 @@ extern "C" void tq_dslash_wilson_pack_cuda(void *buffers[], void *cl_arg)
     tq_face_sync_signal(&fa->sync);   /* the faces are there */
 }
 
+/* A split epilogue's exterior task: after the faces, [w] [u] (as in the interior task),
+ * the reduction scratch, the solver scalars and the task's partial. The partial is written
+ * even without face entries (zeros), as the combine adds it. */
+static void exterior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_face_args *fa, const tq_dslash_wilson_args *a,
+                                   int after_faces, const void *in, const void *gp, const void *gq, const void *x,
+                                   const void *k, face_ptrs f, void *out, int64_t n, cudaStream_t stream)
+{
+    int b = after_faces;
+    const void *w = !tq_epilogue_reads_w(a->epi.kind) ? NULL : a->epi.w_is_x ? x : (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]);
+    const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]) : NULL;
+    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[b]);
+    const double *scal = (const double *)STARPU_VECTOR_GET_PTR(buffers[b + 1]);
+    double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[b + 2]);
+    const int grid = reduction_grid(n);
+    tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
+    const int epi_ = a->epi.kind, clover_ = a->clover;
+#define LAUNCH_K(P, R, D, C, E, DI) dslash_wilson_exterior_epilogue_kernel<P, R, D, C, E, DI><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, w, u, scratch, scal)
+#define LAUNCH_E(P, R, D, C, E) do { if (a->direct) LAUNCH_K(P, R, D, C, E, 1); else LAUNCH_K(P, R, D, C, E, 0); } while (0)
+#define LAUNCH(P, R, D) EPI_PAIRS(P, R, D, LAUNCH_E)
+    if (n > 0) TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+#undef LAUNCH
+#undef LAUNCH_E
+#undef LAUNCH_K
+    epilogue_partial<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, n > 0 ? grid : 0, a->epi, scal, partial);
+    check_launch();
+    tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
+}
+
 extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
     const tq_dslash_wilson_args *a = &fa->a;
+    tq_dslash_wilson_args direct;   /* in place: the neighbours' pointers */
+    TQ_DSLASH_WILSON_DIRECT_ARGS(a, direct, BUFFER_PTR);
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -290,10 +402,15 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     const int with_x = a->xpay && a->x_separate;
     const void *x = !a->xpay ? NULL : with_x ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4]) : out;
     const void *k = a->clover ? (const void *)STARPU_VECTOR_GET_PTR(buffers[4 + with_x]) : NULL;
-    face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), fa);
+    int after_faces;
+    face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), fa, &after_faces);
     const int64_t n = tq_face_total(a);
-    if (n == 0) return;
     cudaStream_t stream = tq_cuda_stream();
+    if (a->epi.kind != TQ_EPI_NONE) {
+        exterior_epilogue_cuda(buffers, fa, a, after_faces, in, gp, gq, x, k, f, out, n, stream);
+        return;
+    }
+    if (n == 0) return;
     tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
 #define LAUNCH_K(P, R, D, C) dslash_wilson_exterior_kernel<P, R, D, C><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)

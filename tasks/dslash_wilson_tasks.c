@@ -45,7 +45,6 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
      * neighbours in place): the exterior writes those, side by side with it */
     tq_task_options o = *opt;
     o.part = !a->direct && (a->split[0] || a->split[1] || a->split[2] || a->split[3]) ? TQ_PART_INSIDE : TQ_PART_ALL;
-    if (epi && a->epi.split) o.where = TQ_WHERE_CPU;
     /* an epilogue's reduction gates the solver's next step */
     return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }
@@ -53,9 +52,10 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *fa, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e)
+                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e,
+                            const starpu_data_handle_t *nbr, int nnbr)
 {
-    struct starpu_data_descr d[6 + 8 + 4];
+    struct starpu_data_descr d[6 + 8 + 5 + 12];
     const int epi = fa->a.epi.kind != TQ_EPI_NONE;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
@@ -69,11 +69,12 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
     if (epi) {   /* a split epilogue */
         if (tq_epilogue_reads_w(fa->a.epi.kind) && !fa->a.epi.w_is_x) { d[n].handle = e->w; d[n++].mode = STARPU_R; }
         if (tq_epilogue_reads_u(fa->a.epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
+        d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = STARPU_R;
         d[n].handle = e->partial; d[n++].mode = STARPU_W;
     }
+    for (int i = 0; i < nnbr && i < 12; i++) { d[n].handle = nbr[i]; d[n++].mode = STARPU_R; }
     tq_task_options o = *opt;
     o.part = TQ_PART_FACES;   /* the sites the interior skips */
-    if (epi) o.where = TQ_WHERE_CPU;
     return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
 }

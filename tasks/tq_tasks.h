@@ -169,12 +169,14 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const tq_epilogue_handles *e, const starpu_data_handle_t *nbr, int nnbr);
 /* The exterior task; with a split epilogue (a->a.epi.kind, a->a.epi.split) also, after the
- * faces, e's w and u, the solver scalars (R) and the partial (W). A split epilogue's tasks
- * run on CPU workers (their CUDA kernels are still to come). */
+ * faces, e's w and u, a reduction scratch, the solver scalars (R) and the partial (W). In
+ * place (a->a.direct, a split epilogue's only): no faces, and the nnbr neighbour handles
+ * nbr after all those, as for the interior task. */
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e);
+                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e,
+                            const starpu_data_handle_t *nbr, int nnbr);
 /* Clover term of one block and parity: out = K in (a->in_place: in is out), or
  * out = x + a K in (a->xpay; x another handle than out); with a->guard > 0 the solver
  * scalars (R) too, and nothing done when the guard is shut. */

@@ -149,9 +149,9 @@ static void test_mixed(const int dims[4], const tq_host_gauge *hg, const tq_dira
 }
 
 /* CG on M_pc^dag M_pc (normop-pc) and BiCGstab on M_pc (direct-pc) with their reductions
- * fused into the operator's last kernels (the default where it applies: one block, or
- * several blocks on CPU workers, where each block's interior and exterior task write
- * partial sums that a combine task adds) against the separate BLAS reductions
+ * fused into the operator's last kernels (the default: on one block one kernel, on several
+ * blocks each block's interior and exterior task write partial sums that a combine task
+ * adds) against the separate BLAS reductions
  * (TQ_SOLVER_FUSE=0): the fused path must actually run (the library's counter), reach the
  * tolerance with the true residual checked here, and follow the unfused iteration closely:
  * the same iterations (+-1) and the same solution to 1e-8 in double; sloppy single and half
@@ -793,9 +793,6 @@ int main(void)
     clo.csw = CSW;
     static const int split[4] = {2, 4, 4, 4};
     static const int edges[4] = {2, 4, 2, 4};   /* cut in x, z and t: sites on two and three faces */
-    tq_runtime_info ri;
-    CHECK_OK(tq_get_runtime_info(&ri));
-    const int cpu_only = ri.ncuda_workers == 0;   /* split fused epilogues run on CPU workers only (so far) */
     test_operator(dims, NULL, &hg, &wil, b, "wilson");
     test_operator(dims, split, &hg, &clo, b, "clover");
     clo.matpc = TQ_MATPC_ASYMMETRIC;
@@ -803,10 +800,10 @@ int main(void)
     test_fused(dims, dims, &hg, &clo, b, "clover-asym");
     test_mixed(dims, &hg, &wil, b, "wilson");
     test_fused(dims, dims, &hg, &wil, b, "wilson");
-    if (cpu_only) test_fused(dims, edges, &hg, &wil, b, "wilson, 8 blocks");
+    test_fused(dims, edges, &hg, &wil, b, "wilson, 8 blocks");
     clo.matpc = TQ_MATPC_SYMMETRIC;
     test_fused(dims, dims, &hg, &clo, b, "clover");
-    if (cpu_only) test_fused(dims, edges, &hg, &clo, b, "clover, 8 blocks");
+    test_fused(dims, edges, &hg, &clo, b, "clover, 8 blocks");
     test_mixed(dims, &hg, &clo, b, "clover");
     test_many(dims, &hg, &clo, "clover");
     test_pipeline(dims, &hg, &clo, b, "clover");

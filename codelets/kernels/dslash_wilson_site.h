@@ -62,7 +62,8 @@ typedef struct tq_dslash_wilson_args {
                                direction are blocks of the same worker: it does every site,
                                reading their sites in place instead of faces (no pack, no
                                exterior task); the task then has 3 more buffers per split mu
-                               (tq_dslash_wilson_buf_direct) */
+                               (tq_dslash_wilson_buf_direct). On an exterior task (a split
+                               epilogue's, in place): its sites, read so, and no faces. */
     const void *nbr_in[4][2];   /* direct: in of the block below / above in mu (the codelet
                                    fills them from its buffers) */
     const void *nbr_g[4];       /* direct: the gauge field of the block below, input parity */
@@ -106,10 +107,11 @@ TQ_HD int tq_dslash_wilson_buf_guard(const tq_dslash_wilson_args *a)
     return tq_dslash_wilson_buf_epilogue(a);
 }
 /* direct: from here, per split mu, the block below's in and gauge (input parity), then the
- * block above's in (all R). */
+ * block above's in (all R). The same index in an exterior task in place (a split
+ * epilogue's, no faces: its buffers are the interior's, the partial after the scalars). */
 TQ_HD int tq_dslash_wilson_buf_direct(const tq_dslash_wilson_args *a)
 {
-    if (a->epi.kind != TQ_EPI_NONE) return tq_dslash_wilson_buf_scratch(a) + 2 + (a->epi.snapshot ? 1 : 0);
+    if (a->epi.kind != TQ_EPI_NONE) return tq_dslash_wilson_buf_scratch(a) + 2 + (a->epi.snapshot || a->epi.split ? 1 : 0);
     return tq_dslash_wilson_buf_guard(a) + (a->epi.guard > 0 ? 1 : 0);
 }
 

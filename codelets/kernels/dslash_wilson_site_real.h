@@ -464,11 +464,12 @@ TQ_HD void TQ_RF(tq_dslash_wilson_pack_entry)(const tq_dslash_wilson_args *a, co
 /* Exterior: the site x of face entry e (output parity), unless an earlier entry covers it
  * (corner sites lie on several faces; one thread takes each site once, so no two threads
  * write one site). With an epilogue (a split one: a->epi.split), the site's contributions
- * are added to res as in the interior. */
+ * are added to res as in the interior. direct: the neighbour blocks read in place
+ * (a->nbr_in, a->nbr_g; from unused), rounded as their faces would be: the same bits. */
 TQ_HD void TQ_RF(tq_dslash_wilson_exterior_entry)(const tq_dslash_wilson_args *a, const void *in, const void *gp,
                                            const void *gq, const void *xb, const void *kb,
                                            const void *const from[4][2], void *out, int64_t e,
-                                           int prec, int recon, int dagger, int clover, int epi,
+                                           int prec, int recon, int dagger, int clover, int direct, int epi,
                                            const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res)
 {
     int mu, side;
@@ -482,5 +483,5 @@ TQ_HD void TQ_RF(tq_dslash_wilson_exterior_entry)(const tq_dslash_wilson_args *a
         if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
     /* ef's fields unstaged (stride 0): read at the site's own index */
     TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                                 clover, 0, epi, ecoef, ef, res);
+                                 clover, direct, epi, ecoef, ef, res);
 }

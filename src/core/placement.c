@@ -189,11 +189,6 @@ int tq_internal_blocks_owned(const tq_lattice *lat)
     return 1;
 }
 
-int tq_internal_lattice_cpu_only(const tq_lattice *lat)
-{
-    return placement_of(lat) == TQ_WHERE_CPU || starpu_cuda_worker_get_count() == 0;
-}
-
 int tq_internal_lattice_can_chain(const tq_lattice *lat)
 {
     return tq_internal_blocks_share_worker(lat) || tq_internal_blocks_owned(lat);

@@ -25,8 +25,6 @@ int tq_internal_blocks_share_worker(const tq_lattice *lat);
 /* 1 when every one of this rank's blocks of lat has an owner (a worker that runs every task
  * writing it): chains then go per owner (tasks/tq_tasks.h). */
 int tq_internal_blocks_owned(const tq_lattice *lat);
-/* 1 when every task on lat's blocks runs on CPU workers (its placement, or no CUDA worker). */
-int tq_internal_lattice_cpu_only(const tq_lattice *lat);
 /* Whether work on lat's blocks may be recorded into chains: one of the two above. */
 int tq_internal_lattice_can_chain(const tq_lattice *lat);
 /* Chains (tasks/tq_tasks.h), where on: tasks submitted between begin and end go as one

@@ -246,9 +246,10 @@ static int prefetch_face(size_t bytes, int other_rank)
     return mode == 1 || (mode >= 2 && bytes >= ((size_t)1 << 20));
 }
 
-tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_ops *ops, void *ctx, const char *who)
+tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq_stencil_ops *ops, void *ctx,
+                            const char *who)
 {
-    const int nb = st->lat->nblocks, nf = st->nfaces;
+    const int nb = st->lat->nblocks, nf = st->nfaces, direct = mode != TQ_STENCIL_FACES;
     int ret = 0, dir_of_face[8], nd = 0;   /* the direction of each face an exterior reads */
     /* this application's set of faces (every rank counts the same applications;
      * TQ_FACE_SETS=1: always the first, for comparisons) */
@@ -295,6 +296,11 @@ tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_o
             if (st->split[mu])
                 nn += ops->neighbours(ctx, b, mu, tq_stencil_neighbour(st, b, mu, -1), tq_stencil_neighbour(st, b, mu, 1),
                                       nbr + nn);
+        if (mode == TQ_STENCIL_IN_PLACE_PARTS) {
+            ret = ops->interior(ctx, b, NULL, 0);
+            if (!ret && nf) ret = ops->exterior_in_place(ctx, b, nbr, nn);
+            continue;
+        }
         ret = ops->interior(ctx, b, nbr, nn);
         if (ret || !nf || direct) continue;
         /* the faces this block reads: from the block below (its upper face) and from the

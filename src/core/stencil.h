@@ -6,8 +6,9 @@
  * and it submits one application in the order faces need: every block's pack task first
  * (they gate the neighbours), then per block its interior task and, reading the faces of
  * the blocks next to it, its exterior task. An operator supplies the per-block insert calls
- * (tq_stencil_ops); with `direct` the interior task reads the neighbour blocks' data in
- * place (the operator names the handles) and there is no pack or exterior task.
+ * (tq_stencil_ops); in place (tq_stencil_mode) the interior task reads the neighbour
+ * blocks' data where it is (the operator names the handles) and there is no pack or
+ * exterior task, or the exterior task does so where the operator keeps the two parts.
  * Applications use two sets of faces in turn, so that packing the next application's
  * faces need not wait until every neighbour has read this one's: no owner's chain task
  * then holds another's pack back (tasks/submit.c), and a block's next pack, which follows
@@ -82,10 +83,23 @@ typedef struct tq_stencil_ops {
     /* block b's exterior from the faces it reads (nfaces handles: per split direction the
      * block below's upper face, then the block above's lower face; sync as for pack) */
     int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync);
+    /* TQ_STENCIL_IN_PLACE_PARTS only: block b's exterior sites, nbr the neighbours'
+     * handles (as for interior in TQ_STENCIL_IN_PLACE) */
+    int (*exterior_in_place)(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr);
 } tq_stencil_ops;
 #define TQ_STENCIL_MAX_NEIGHBOURS 16   /* in-place handles per direction and block, at most */
 
+/* How an application reaches the neighbour blocks (in place: only blocks of one worker
+ * on one rank). */
+typedef enum tq_stencil_mode {
+    TQ_STENCIL_FACES = 0,        /* pack, interior, exterior from the faces */
+    TQ_STENCIL_IN_PLACE = 1,     /* one interior task per block, every site */
+    TQ_STENCIL_IN_PLACE_PARTS = 2   /* interior (sites off the split faces), then the exterior
+                                       in place: the two parts as through faces */
+} tq_stencil_mode;
+
 /* Submits one application; who names the caller in the error. */
-tq_status tq_stencil_submit(const tq_stencil *st, int direct, const tq_stencil_ops *ops, void *ctx, const char *who);
+tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq_stencil_ops *ops, void *ctx,
+                            const char *who);
 
 #endif

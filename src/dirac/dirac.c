@@ -212,8 +212,10 @@ int tq_internal_dirac_fuse_split(const tq_dirac *d)
 int tq_internal_dirac_can_fuse(const tq_dirac *d)
 {
     if (!tq_internal_dirac_fuse_split(d)) return 1;
-    /* the split epilogue runs on CPU workers: only where the operator's work does */
-    return tq_internal_lattice_cpu_only(d->lat);
+    /* TQ_SPLIT_FUSE=0: several blocks take the separate reductions (for comparisons; the
+     * same choice on every placement and rank count, so the same bits) */
+    const char *env = getenv("TQ_SPLIT_FUSE");
+    return !(env && env[0] == '0');
 }
 
 int tq_internal_dirac_can_chain(const tq_dirac *d)

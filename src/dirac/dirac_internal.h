@@ -27,8 +27,7 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t *partials;   /* args.split: 2 per block */
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
-/* Whether a fused epilogue on d is split (several blocks or ranks; CPU workers only until
- * the split epilogue's CUDA kernels exist). */
+/* Whether a fused epilogue on d is split (several blocks or ranks). */
 int tq_internal_dirac_fuse_split(const tq_dirac *d);
 /* 1 when an application's tasks (every block's pack, interior and exterior) may be
  * recorded as chains: this rank's blocks all run on one worker

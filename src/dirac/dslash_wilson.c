@@ -142,7 +142,26 @@ static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom,
     const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
     return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
                                           tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, from, nfrom, &eh);
+                                          h.ho, h.hx, h.hk, from, nfrom, &eh, NULL, 0);
+}
+
+/* A split epilogue's exterior where the blocks share a worker: the sites on the split
+ * faces with the neighbours read in place, the same bits and the same partial as through
+ * faces (its interior task, not direct, did the other sites). */
+static int hop_exterior_in_place(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
+{
+    const hop_ctx *c = (const hop_ctx *)ctx;
+    hop_block h = block_operands(c, b);
+    const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
+    const int q = 1 - c->parity;
+    tq_dslash_wilson_face_args fa;
+    memset(&fa, 0, sizeof fa);
+    fa.a = h.a;
+    fa.a.direct = 1;
+    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
+    return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
+                                          tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
+                                          h.ho, h.hx, h.hk, NULL, 0, &eh, nbr, nnbr);
 }
 
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
@@ -171,13 +190,15 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
         forced = env && env[0] == '0';
         __atomic_store_n(&faces_forced, forced, __ATOMIC_RELAXED);
     }
-    /* a split epilogue sums the interior and the face sites apart: through faces on every
-     * placement, so that its partials do not depend on where the blocks run */
-    c.base.direct = d->stencil.nfaces > 0 &&
-                    tq_lattice_nprocs(lat) == 1 &&
-                    tq_internal_blocks_share_worker(lat) && !forced && !(e && e->args.split);
-    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
-    return tq_stencil_submit(&d->stencil, c.base.direct, &ops, &c, who);
+    const int in_place = d->stencil.nfaces > 0 && tq_lattice_nprocs(lat) == 1 && tq_internal_blocks_share_worker(lat) &&
+                         !forced;
+    /* a split epilogue sums the interior and the face sites apart, in the same two parts
+     * in place as through faces, so that its partials do not depend on where the blocks run */
+    const tq_stencil_mode mode = !in_place ? TQ_STENCIL_FACES
+                               : e && e->args.split ? TQ_STENCIL_IN_PLACE_PARTS : TQ_STENCIL_IN_PLACE;
+    c.base.direct = mode == TQ_STENCIL_IN_PLACE;
+    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior, hop_exterior_in_place};
+    return tq_stencil_submit(&d->stencil, mode, &ops, &c, who);
 }
 
 static tq_status dslash_common(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,

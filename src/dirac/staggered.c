@@ -340,7 +340,7 @@ tq_status tq_ks_dslash(const tq_ks_op *op, tq_field *out, const tq_field *in)
     tq_status s = TQ_SUCCESS;
     for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
         c.base.parity = p;
-        s = tq_stencil_submit(&op->stencil, 0, &ks_ops, &c, who);
+        s = tq_stencil_submit(&op->stencil, TQ_STENCIL_FACES, &ks_ops, &c, who);
     }
     return s;
 }
@@ -355,7 +355,7 @@ tq_status tq_ks_hop(const tq_ks_op *op, tq_field *out, const tq_field *in)
         return tq_error(TQ_ERR_MISMATCH, "%s: out and in of the same parity (a hop goes between them)", who);
     ks_ctx c = ks_context(op, out, in);
     c.base.parity = out->parity[0];
-    return tq_stencil_submit(&op->stencil, 0, &ks_ops, &c, who);
+    return tq_stencil_submit(&op->stencil, TQ_STENCIL_FACES, &ks_ops, &c, who);
 }
 
 /* ---- the public API (include/taskqcd.h) -------------------------------------------------- */

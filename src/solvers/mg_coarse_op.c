@@ -156,7 +156,7 @@ tq_status tq_mg_coarse_apply(const tq_mg_coarse_op *op, tq_field *out, const tq_
     const tq_stencil_ops ops = {.pack = coarse_pack, .interior = coarse_interior, .exterior = coarse_exterior};
     for (int p = 0; p < 2 && s == TQ_SUCCESS; p++) {
         c.base.parity = p;
-        s = tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
+        s = tq_stencil_submit(&op->stencil, TQ_STENCIL_FACES, &ops, &c, who);
     }
     return s;
 }
@@ -232,7 +232,7 @@ tq_status tq_mg_coarse_hop_hat(const tq_mg_coarse_op *op, tq_field *out, const t
     c.base.local = 0;
     c.base.parity = po;
     const tq_stencil_ops ops = {.pack = coarse_pack, .interior = coarse_interior, .exterior = coarse_exterior};
-    return tq_stencil_submit(&op->stencil, 0, &ops, &c, who);
+    return tq_stencil_submit(&op->stencil, TQ_STENCIL_FACES, &ops, &c, who);
 }
 
 double tq_mg_coarse_pc_flops(const tq_mg_coarse_op *op)

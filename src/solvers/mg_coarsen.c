@@ -93,7 +93,7 @@ tq_status tq_mg_coarsen(const tq_mg_coarse_op *fine, const tq_mg_transfer *t, tq
     struct starpu_data_filter one_each = {.filter_func = starpu_vector_filter_block, .nchildren = (unsigned)nb};
     starpu_data_partition(c.status, &one_each);
     const tq_stencil_ops ops = {.pack = coarsen_pack, .interior = coarsen_interior, .exterior = coarsen_exterior};
-    s = tq_stencil_submit(&st, 0, &ops, &c, who);
+    s = tq_stencil_submit(&st, TQ_STENCIL_FACES, &ops, &c, who);
     starpu_data_unpartition(c.status, STARPU_MAIN_RAM);   /* waits for the tasks */
     starpu_data_unregister(c.status);
     tq_stencil_destroy(&st);

@@ -99,7 +99,7 @@ tq_status tq_mg_fine_op_create(const char *who, const tq_dirac *d, tq_precision 
     }
     if (ret) s = tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
     const tq_stencil_ops ops = {.pack = fine_pack, .interior = fine_interior, .exterior = fine_exterior};
-    if (s == TQ_SUCCESS) s = tq_stencil_submit(&st, 0, &ops, &c, who);
+    if (s == TQ_SUCCESS) s = tq_stencil_submit(&st, TQ_STENCIL_FACES, &ops, &c, who);
     tq_stencil_destroy(&st);
     if (s != TQ_SUCCESS) {
         tq_mg_coarse_op_destroy(op);
