@@ -76,7 +76,9 @@ static int side_streams(void)
 }
 
 /* Whether entry b touches a buffer entry a writes, or writes one a touches, unless both
- * write it in different parts of its sites (and read there only what they write). */
+ * write it in different parts of its sites (and read there only what they write). A
+ * scratch has no parts: two entries using it (a block's interior and exterior reductions)
+ * always conflict. */
 static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const int16_t *map, const uint8_t *writes)
 {
     const int apart = parts_apart && a->part && b->part && a->part != b->part;
@@ -84,6 +86,7 @@ static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const in
         for (int j = 0; j < b->nbuf; j++) {
             if (map[a->map_offset + i] != map[b->map_offset + j]) continue;
             const int wa = writes[a->map_offset + i], wb = writes[b->map_offset + j];
+            if (wa == TQ_CHAIN_WRITES_SCRATCH || wb == TQ_CHAIN_WRITES_SCRATCH) return 1;
             if ((wa || wb) && !(wa && wb && apart)) return 1;
         }
     return 0;

@@ -17,7 +17,9 @@ extern "C" {
 /* The chain task's argument, one allocation: the head, then nops entries, then the
  * buffer map (int16_t: entry i's buffer j is the chain task's buffer
  * map[op[i].map_offset + j]), then as many write flags (uint8_t, 1: that entry writes the
- * buffer), then each entry's own argument at arg_offset (16-byte aligned; 0: none). */
+ * buffer, TQ_CHAIN_WRITES_SCRATCH: it is the entry's scratch), then each entry's own
+ * argument at arg_offset (16-byte aligned; 0: none). */
+#define TQ_CHAIN_WRITES_SCRATCH 2
 typedef struct {
     int32_t nops, nmap;
 } tq_chain_head;

@@ -261,7 +261,7 @@ typedef struct {
     chain_entry *task;
     int nmap, cap_map, cap_writes;
     int16_t *map;
-    uint8_t *writes;   /* per map entry: 1 when that entry writes the buffer (W, RW, SCRATCH) */
+    uint8_t *writes;   /* per map entry: 1 when that entry writes the buffer (W, RW), 2 a scratch */
     int nh, cap_h;
     struct starpu_data_descr *h;
     int priority;
@@ -467,7 +467,7 @@ static int builder_add(chain_builder *c, recorded_task *t)
         if (idx[i] >= c->nh) { c->h[idx[i]].handle = d[i].handle; c->nh = idx[i] + 1; }
         c->h[idx[i]].mode = (enum starpu_data_access_mode)mode[i];
         c->map[c->nmap + i] = (int16_t)idx[i];
-        c->writes[c->nmap + i] = (d[i].mode & STARPU_W) || d[i].mode == STARPU_SCRATCH;
+        c->writes[c->nmap + i] = d[i].mode == STARPU_SCRATCH ? TQ_CHAIN_WRITES_SCRATCH : (d[i].mode & STARPU_W) ? 1 : 0;
     }
     c->task[c->ntasks++] = (chain_entry){t->cl, t->arg, t->asize, n, c->nmap, t->priority, t->part};
     t->arg = NULL;
