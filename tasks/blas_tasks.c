@@ -7,7 +7,8 @@
 #include <string.h>
 
 int tq_task_blas(const tq_task_options *opt, const tq_blas_args *a, const starpu_data_handle_t *operands,
-                 starpu_data_handle_t partial, starpu_data_handle_t scalars, starpu_data_handle_t snapshot)
+                 starpu_data_handle_t partial, starpu_data_handle_t scratch, starpu_data_handle_t scalars,
+                 starpu_data_handle_t snapshot)
 {
     const int nop = tq_blas_noperands(a->op), nres = tq_blas_nresults(a->op);
     struct starpu_data_descr d[TQ_BLAS_MAX_OPERANDS + 4];
@@ -17,7 +18,7 @@ int tq_task_blas(const tq_task_options *opt, const tq_blas_args *a, const starpu
         d[i].mode = (enum starpu_data_access_mode)(((rd >> i & 1u) ? STARPU_R : 0) | ((wr >> i & 1u) ? STARPU_W : 0));
     }
     if (nres && !a->fused) { d[tq_blas_buf_partial(a)].handle = partial; d[tq_blas_buf_partial(a)].mode = STARPU_W; }
-    if (nres) { d[tq_blas_buf_scratch(a)].handle = tq_codelets_scratch(); d[tq_blas_buf_scratch(a)].mode = STARPU_SCRATCH; }
+    if (nres) { d[tq_blas_buf_scratch(a)].handle = scratch ? scratch : tq_codelets_scratch(); d[tq_blas_buf_scratch(a)].mode = STARPU_SCRATCH; }
     if (a->use_scalars) {
         const int k = tq_blas_buf_scalars(a);
         d[k].handle = scalars;

@@ -33,7 +33,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     if (epi) {
         if (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x) { d[n].handle = e->w; d[n++].mode = STARPU_R; }
         if (tq_epilogue_reads_u(a->epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
-        d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
+        d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = a->epi.split ? STARPU_R : STARPU_RW;
         if (a->epi.split) { d[n].handle = e->partial; d[n++].mode = STARPU_W; }
         else if (a->epi.snapshot) { d[n].handle = e->snapshot; d[n++].mode = STARPU_W; }
@@ -69,7 +69,7 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
     if (epi) {   /* a split epilogue */
         if (tq_epilogue_reads_w(fa->a.epi.kind) && !fa->a.epi.w_is_x) { d[n].handle = e->w; d[n++].mode = STARPU_R; }
         if (tq_epilogue_reads_u(fa->a.epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
-        d[n].handle = tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
+        d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = STARPU_R;
         d[n].handle = e->partial; d[n++].mode = STARPU_W;
     }

@@ -128,11 +128,13 @@ void tq_internal_owner_stats(long *ran_on_owner, long *ran_elsewhere);
 long tq_internal_owner_ran_on(int worker);
 
 /* One BLAS task over the operand handles of a block (a->op decides how many); for
- * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles; scalars:
- * the solver scalars (a->use_scalars: coefficients, guard, fused reduction); snapshot: the
+ * reductions that are not fused, partial receives TQ_BLAS_MAX_RESULTS doubles, and scratch
+ * is the reduction's scratch (NULL: the worker's, tq_codelets_scratch); scalars: the
+ * solver scalars (a->use_scalars: coefficients, guard, fused reduction); snapshot: the
  * buffer a->snapshot asks for. Returns 0 or a StarPU error. */
 int tq_task_blas(const tq_task_options *opt, const tq_blas_args *a, const starpu_data_handle_t *operands,
-                 starpu_data_handle_t partial, starpu_data_handle_t scalars, starpu_data_handle_t snapshot);
+                 starpu_data_handle_t partial, starpu_data_handle_t scratch, starpu_data_handle_t scalars,
+                 starpu_data_handle_t snapshot);
 
 /* Sums partials[0..n-1] in order into result (a vector of TQ_BLAS_MAX_RESULTS doubles). */
 int tq_task_reduce_combine(const tq_task_options *opt, const starpu_data_handle_t *partials, int n,
@@ -157,6 +159,7 @@ int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilso
  * (a->epi.split), the task's partial. */
 typedef struct tq_epilogue_handles {
     starpu_data_handle_t w, u, scalars, snapshot, partial;
+    starpu_data_handle_t scratch;   /* the reduction scratch (NULL: the worker's, tq_codelets_scratch) */
 } tq_epilogue_handles;
 /* The interior task; with an epilogue (a->epi.kind) also e's handles: w, u, the solver
  * scalars (RW; R for a split epilogue) and the snapshot or the partial (W); out is then r

@@ -90,10 +90,11 @@ static starpu_data_handle_t scalars_for(const tq_scalars *sc, int worker);
 
 /* The tasks of op over every block; scalars: NULL, or the solver's (each block's owner
  * reads its replica). */
-/* peer_n: with sc's peer partials, the reduction's number (-1: no peer partials) */
+/* peer_n: with sc's peer partials, the reduction's number (-1: no peer partials);
+ * scratch: each task's reduction scratch (NULL: the worker's) */
 static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *const *f,
-                            const starpu_data_handle_t *partials, const tq_scalars *sc,
-                            starpu_data_handle_t snapshot, long peer_n)
+                            const starpu_data_handle_t *partials, const starpu_data_handle_t *scratch,
+                            const tq_scalars *sc, starpu_data_handle_t snapshot, long peer_n)
 {
     const tq_lattice *lat = f[0]->lat;
     const int nop = tq_blas_noperands(a->op), nres = tq_blas_nresults(a->op);
@@ -106,8 +107,8 @@ static tq_status blas_tasks(const char *who, const tq_blas_args *a, tq_field *co
             const tq_task_options opt = tq_internal_block_options(lat, b);
             const starpu_data_handle_t scalars = sc ? scalars_for(sc, opt.worker) : NULL;
             if (peer_n >= 0) tq_scalars_partial_sync(sc, t, b, (unsigned)peer_n, nres, &at.sync);
-            int ret = tq_task_blas(&opt, &at, h, nres && !a->fused ? partials[t] : NULL, scalars,
-                                   scalars && a->snapshot ? snapshot : NULL);
+            int ret = tq_task_blas(&opt, &at, h, nres && !a->fused ? partials[t] : NULL, scratch ? scratch[t] : NULL,
+                                   scalars, scalars && a->snapshot ? snapshot : NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
             /* peer partials across ranks: each rank's combine reads only its own blocks'
              * partials as handles, the others' through CUDA IPC, so none moves by MPI */
@@ -142,7 +143,7 @@ static tq_status blas_run(const char *who, int op, const double *c, tq_field *co
     }
     tq_blas_args a;
     blas_args_init(&a, op, c, f);
-    tq_status st = blas_tasks(who, &a, f, partials, NULL, NULL, -1);
+    tq_status st = blas_tasks(who, &a, f, partials, NULL, NULL, NULL, -1);
     if (nres) {
         double sum[TQ_BLAS_MAX_RESULTS] = {0.0};
         if (st == TQ_SUCCESS) {
@@ -332,6 +333,8 @@ void tq_scalars_destroy(tq_scalars *sc)
     if (!sc) return;
     for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
     free(sc->partials);
+    for (int t = 0; t < sc->nscratch; t++) starpu_data_unregister_no_coherency(sc->scratch[t]);
+    free(sc->scratch);
     /* nothing is read after this: no copy back to the host (a snapshot of a held-back
      * iteration, never read, would be fetched from the GPU one by one) */
     starpu_data_unregister_no_coherency(sc->h);
@@ -537,7 +540,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     }
     if (!sc) {
         if (nres || a.use_scalars) return tq_error(TQ_ERR_INVALID_ARG, "%s: this operation needs the solver's scalars", who);
-        return blas_tasks(who, &a, f, NULL, NULL, NULL, -1);
+        return blas_tasks(who, &a, f, NULL, NULL, NULL, NULL, -1);
     }
     a.guard = (signed char)sc->guard;
     a.use_scalars |= sc->guard != 0;
@@ -552,7 +555,7 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
         if (nprog) memcpy(a.prog, prog, (size_t)nprog * sizeof *prog);
         a.snapshot = snap >= 0;
         a.mirror = mirror;
-        return blas_tasks(who, &a, f, NULL, sc, snap >= 0 ? sc->snap[snap] : NULL, -1);
+        return blas_tasks(who, &a, f, NULL, NULL, sc, snap >= 0 ? sc->snap[snap] : NULL, -1);
     }
     /* reductions use two sets of partial sums in turn: with a combine per owner, the next
      * reduction's partial tasks then need not wait for every owner's combine to have read
@@ -561,9 +564,12 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
      * transfers between ranks follow the handles), and ranks may differ in owners. */
     starpu_data_handle_t *partials = NULL;
     const unsigned n = sc->reductions;   /* this reduction's number */
+    /* each block's reduction its own scratch: they may run side by side on a GPU */
+    starpu_data_handle_t *scratch = NULL;
     if (nres) TQ_CHECK(tq_scalars_partials(sc, ntasks, &partials));
+    if (nres) TQ_CHECK(tq_scalars_scratch(sc, ntasks, &scratch));
     const int peer = nres && sc->peer && ntasks <= TQ_PEER_TASKS;
-    TQ_CHECK(blas_tasks(who, &a, f, partials, sc, NULL, peer ? (long)n : -1));
+    TQ_CHECK(blas_tasks(who, &a, f, partials, scratch, sc, NULL, peer ? (long)n : -1));
     if (!nres) return TQ_SUCCESS;
     return combine(who, sc, f[0]->lat, f[0]->nparity, partials, ntasks, nres, dst, prog, nprog, snap, mirror,
                    peer ? (long)n : -1);
@@ -573,6 +579,19 @@ tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **part
 {
     TQ_CHECK(scalars_reserve(sc, 2 * n));
     *partials = sc->partials + (sc->reductions++ & 1) * n;
+    return TQ_SUCCESS;
+}
+
+tq_status tq_scalars_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scratch)
+{
+    if (n > sc->nscratch) {
+        starpu_data_handle_t *p = realloc(sc->scratch, (size_t)n * sizeof *p);
+        if (!p) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
+        sc->scratch = p;
+        for (int t = sc->nscratch; t < n; t++) starpu_vector_data_register(&p[t], -1, 0, TQ_REDUCE_SCRATCH, sizeof(double));
+        sc->nscratch = n;
+    }
+    *scratch = sc->scratch;
     return TQ_SUCCESS;
 }
 

@@ -182,7 +182,7 @@ tq_status tq_dirac_reconstruct(const tq_dirac *d, tq_field *x, const tq_field *x
         for (int blk = 0; blk < d->lat->nblocks; blk++) {
             starpu_data_handle_t h[2] = {tq_dirac_parity_handle(x_pc, blk, p), tq_dirac_parity_handle(x, blk, p)};
             const tq_task_options opt = tq_internal_block_options(d->lat, blk);
-            int ret = tq_task_blas(&opt, &ba, h, NULL, NULL, NULL);
+            int ret = tq_task_blas(&opt, &ba, h, NULL, NULL, NULL, NULL);
             if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
         }
     }

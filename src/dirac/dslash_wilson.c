@@ -105,13 +105,14 @@ static hop_block block_operands(const hop_ctx *c, int b)
  * and write their own partial. */
 static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h, int b, int part, const tq_task_options *opt)
 {
-    tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL};
+    tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL, NULL};
     if (!c->e) return eh;
     eh.scalars = c->e->scalars;
     eh.snapshot = c->e->snapshot;
     if (c->e->args.split) {
         eh.scalars = tq_scalars_for_worker(c->e->sc, opt->worker);
         eh.partial = c->e->partials[2 * b + part];
+        eh.scratch = c->e->scratch ? c->e->scratch[2 * b + part] : NULL;
     }
     return eh;
 }
