@@ -82,7 +82,7 @@ template <int EPI>
 __host__ __device__ constexpr int epilogue_nres(void) { return EPI == TQ_EPI_BICGSTAB_T ? 7 : EPI == TQ_EPI_CAXPYZ ? 0 : 1; }
 
 /* The end of an epilogue kernel's block: its threads' totals (column t of sh) summed in a
- * fixed tree into the block's slot of the scratch. */
+ * fixed tree (into sh[r][0]) and into the block's slot of the scratch (unless NULL). */
 template <int NRES, int NSH>
 __device__ __forceinline__ void block_totals(double (*sh)[TQ_DSLASH_WILSON_THREADS], double *scratch)
 {
@@ -94,16 +94,54 @@ __device__ __forceinline__ void block_totals(double (*sh)[TQ_DSLASH_WILSON_THREA
                 for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += sh[r][threadIdx.x + w];
             __syncthreads();
         }
-        if (threadIdx.x == 0)
+        if (threadIdx.x == 0 && scratch)
 #pragma unroll
             for (int r = 0; r < NRES; r++) scratch[blockIdx.x * TQ_EPI_MAX_RESULTS + r] = sh[r][0];
+    }
+}
+
+/* A split epilogue's end, in the kernel (after block_totals): the last thread block to
+ * finish (a counter after the results in the task's own scratch, zero between uses: the
+ * block that finds it resets it) sums every block's results in block order (thread t
+ * blocks t, t + T, ..., then the fixed tree) into the task's partial, TQ_BLAS_MAX_RESULTS
+ * doubles (the rest zero). The same bits whichever block finishes last; one kernel
+ * instead of a second one per task (4 of them per application on 2 blocks, 4-6 us each
+ * on an H200). */
+template <int NRES>
+__device__ __forceinline__ void split_partial(double (*sh)[TQ_DSLASH_WILSON_THREADS], double *scratch, double *partial)
+{
+    constexpr int T = TQ_DSLASH_WILSON_THREADS;
+    if constexpr (NRES == 0) {   /* nothing summed: zeros */
+        if (blockIdx.x == 0 && threadIdx.x < TQ_BLAS_MAX_RESULTS) partial[threadIdx.x] = 0.0;
+    } else {
+        __shared__ int last;
+        unsigned *count = (unsigned *)(scratch + TQ_SPLIT_COUNTER);
+        if (threadIdx.x == 0) {
+            __threadfence();   /* this block's results before its count */
+            last = atomicAdd(count, 1u) == gridDim.x - 1;
+        }
+        __syncthreads();
+        if (!last) return;
+        __threadfence();
+#pragma unroll
+        for (int r = 0; r < NRES; r++) {
+            double v = 0.0;
+            for (int i = threadIdx.x; i < (int)gridDim.x; i += T) v += __ldcg(&scratch[i * TQ_EPI_MAX_RESULTS + r]);
+            sh[r][threadIdx.x] = v;
+        }
+        block_totals<NRES, NRES>(sh, nullptr);
+        if (threadIdx.x == 0) {
+#pragma unroll
+            for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < NRES ? sh[r][0] : 0.0;
+            *count = 0u;
+        }
     }
 }
 
 /* The interior kernel with a reduction epilogue (kernels/solver_scalars.h): a grid of at
  * most TQ_REDUCE_MAX_BLOCKS blocks strides over the sites (the scratch holds one result per
  * block); each block sums its threads' totals in a fixed tree, and epilogue_final the
- * blocks in order (a split epilogue: epilogue_partial). A frozen task (its guard) does
+ * blocks in order (a split epilogue: split_partial, in the kernel). A frozen task (its guard) does
  * nothing. Single precision: at most 128
  * registers, 4 blocks per SM like the plain kernel (they took 157-168 and ran 3 blocks:
  * BiCGstab's kernels 155 -> 145 and 167 -> 155 us, 32^4 on an H200; no spills). */
@@ -111,7 +149,7 @@ template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
 __global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : PREC == 4 ? 4 : 1)
 dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                                 const void *x, const void *k, void *out, const void *wb, const void *ub,
-                                double *scratch, const double *scal)
+                                double *scratch, const double *scal, double *partial)
 {
     constexpr int NRES = epilogue_nres<EPI>();
     constexpr int NSH = NRES > 0 ? NRES : 1;
@@ -149,18 +187,20 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
         }
     }
     block_totals<NRES, NSH>(sh, scratch);
+    if (partial) split_partial<NRES>(sh, scratch, partial);   /* a split epilogue */
 }
 
 /* A split epilogue's exterior part (several blocks): the face entries as the plain
  * exterior kernel takes them, a grid of at most TQ_REDUCE_MAX_BLOCKS blocks striding over
- * them, each block's totals summed in the same fixed tree; epilogue_partial ends it. The
+ * them, each block's totals summed in the same fixed tree; split_partial ends it. The
  * fields the epilogue reads are read at each site's own index (no staging: few sites).
  * DIRECT: in place (the neighbour blocks' sites instead of faces; the same bits). */
 template <int PREC, int RECON, int DAG, int CLOVER, int EPI, int DIRECT>
 __global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS)
 dslash_wilson_exterior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                                        const void *x, const void *k, face_ptrs f, void *out, int64_t n,
-                                       const void *wb, const void *ub, double *scratch, const double *scal)
+                                       const void *wb, const void *ub, double *scratch, const double *scal,
+                                       double *partial)
 {
     constexpr int NRES = epilogue_nres<EPI>();
     constexpr int NSH = NRES > 0 ? NRES : 1;
@@ -190,19 +230,7 @@ dslash_wilson_exterior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
         }
     }
     block_totals<NRES, NSH>(sh, scratch);
-}
-
-/* A split epilogue's end: the task's partial (its blocks' results in order, the rest of
- * the TQ_BLAS_MAX_RESULTS zero), which the combine task adds to the others; nothing when
- * frozen (the combine is frozen too). */
-__global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_partial(const double *scratch, int nblocks, tq_epilogue_args e,
-                                                                     const double *scal, double *partial)
-{
-    if (tq_epilogue_frozen(&e, scal)) return;
-    double sum[TQ_EPI_MAX_RESULTS];
-    block_results<TQ_EPI_MAX_RESULTS>(scratch, nblocks, tq_epilogue_nresults(e.kind), TQ_EPI_MAX_RESULTS, sum);
-    if (threadIdx.x == 0)
-        for (int r = 0; r < TQ_BLAS_MAX_RESULTS; r++) partial[r] = r < TQ_EPI_MAX_RESULTS ? sum[r] : 0.0;
+    split_partial<NRES>(sh, scratch, partial);
 }
 
 __global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
@@ -298,14 +326,14 @@ static void interior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_args 
     double *after = a->epi.split || a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
     const int grid = reduction_grid(a->cb);
     const int epi_ = a->epi.kind, clover_ = a->clover;
-#define LAUNCH_E(P, R, D, C, E) dslash_wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal)
+    double *partial = a->epi.split ? after : NULL;
+#define LAUNCH_E(P, R, D, C, E) dslash_wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal, partial)
 #define LAUNCH(P, R, D) EPI_PAIRS(P, R, D, LAUNCH_E)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_E
-    if (a->epi.split) epilogue_partial<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, after);
-    /* nothing to sum or copy: no second kernel */
-    else if (tq_epilogue_nresults(a->epi.kind) || a->epi.nprog || after)
+    /* a split epilogue's kernel writes its partial; nothing to sum or copy: no second kernel */
+    if (!a->epi.split && (tq_epilogue_nresults(a->epi.kind) || a->epi.nprog || after))
         epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, after);
     check_launch();
 }
@@ -362,8 +390,9 @@ extern "C" void tq_dslash_wilson_pack_cuda(void *buffers[], void *cl_arg)
 }
 
 /* A split epilogue's exterior task: after the faces, [w] [u] (as in the interior task),
- * the reduction scratch, the solver scalars and the task's partial. The partial is written
- * even without face entries (zeros), as the combine adds it. */
+ * the task's reduction scratch (its counter zero, TQ_SPLIT_COUNTER), the solver scalars and
+ * the task's partial. The partial is written even without face entries (zeros), as the
+ * combine adds it. */
 static void exterior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_face_args *fa, const tq_dslash_wilson_args *a,
                                    int after_faces, const void *in, const void *gp, const void *gq, const void *x,
                                    const void *k, face_ptrs f, void *out, int64_t n, cudaStream_t stream)
@@ -377,14 +406,14 @@ static void exterior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_face_
     const int grid = reduction_grid(n);
     tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
     const int epi_ = a->epi.kind, clover_ = a->clover;
-#define LAUNCH_K(P, R, D, C, E, DI) dslash_wilson_exterior_epilogue_kernel<P, R, D, C, E, DI><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, w, u, scratch, scal)
+#define LAUNCH_K(P, R, D, C, E, DI) dslash_wilson_exterior_epilogue_kernel<P, R, D, C, E, DI><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, w, u, scratch, scal, partial)
 #define LAUNCH_E(P, R, D, C, E) do { if (a->direct) LAUNCH_K(P, R, D, C, E, 1); else LAUNCH_K(P, R, D, C, E, 0); } while (0)
 #define LAUNCH(P, R, D) EPI_PAIRS(P, R, D, LAUNCH_E)
-    if (n > 0) TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
+    /* the kernel writes the partial, zeros without entries (one block, nothing to do) */
+    TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_E
 #undef LAUNCH_K
-    epilogue_partial<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, n > 0 ? grid : 0, a->epi, scal, partial);
     check_launch();
     tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
 }

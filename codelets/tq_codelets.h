@@ -64,6 +64,9 @@ extern struct starpu_codelet tq_cl_scalar_combine;
 #define TQ_REDUCE_MAX_BLOCKS 4096
 /* room for either kind of reduction's per-block sums */
 #define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * (TQ_EPI_MAX_RESULTS > TQ_BLAS_MAX_RESULTS ? TQ_EPI_MAX_RESULTS : TQ_BLAS_MAX_RESULTS))
+/* A split epilogue's scratch (its own, zeroed when made): after the per-block results, at
+ * this double, the count of thread blocks done (unsigned), back at zero after each use. */
+#define TQ_SPLIT_COUNTER (TQ_REDUCE_MAX_BLOCKS * TQ_EPI_MAX_RESULTS)
 
 /* Wilson hopping term of one block (codelets/dslash_wilson.c documents the buffers). */
 extern struct starpu_codelet tq_cl_dslash_wilson_pack;

@@ -2,6 +2,8 @@
  * (codelets/dslash_wilson.c). */
 #include "tq_tasks.h"
 
+#include <errno.h>
+
 int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
                                starpu_data_handle_t g, const starpu_data_handle_t *faces, int nfaces)
 {
@@ -22,6 +24,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
 {
     struct starpu_data_descr d[11 + 12];
     const int epi = a->epi.kind != TQ_EPI_NONE;
+    if (epi && a->epi.split && !e->scratch) return -EINVAL;   /* its kernels count in their own scratch */
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
@@ -33,7 +36,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     if (epi) {
         if (tq_epilogue_reads_w(a->epi.kind) && !a->epi.w_is_x) { d[n].handle = e->w; d[n++].mode = STARPU_R; }
         if (tq_epilogue_reads_u(a->epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
-        d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
+        d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = e->scratch ? STARPU_RW : STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = a->epi.split ? STARPU_R : STARPU_RW;
         if (a->epi.split) { d[n].handle = e->partial; d[n++].mode = STARPU_W; }
         else if (a->epi.snapshot) { d[n].handle = e->snapshot; d[n++].mode = STARPU_W; }
@@ -57,6 +60,7 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
 {
     struct starpu_data_descr d[6 + 8 + 5 + 12];
     const int epi = fa->a.epi.kind != TQ_EPI_NONE;
+    if (epi && (!fa->a.epi.split || !e->scratch)) return -EINVAL;   /* only a split epilogue, with its own scratch */
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
@@ -69,7 +73,7 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
     if (epi) {   /* a split epilogue */
         if (tq_epilogue_reads_w(fa->a.epi.kind) && !fa->a.epi.w_is_x) { d[n].handle = e->w; d[n++].mode = STARPU_R; }
         if (tq_epilogue_reads_u(fa->a.epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
-        d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = STARPU_SCRATCH;
+        d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = e->scratch ? STARPU_RW : STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = STARPU_R;
         d[n].handle = e->partial; d[n++].mode = STARPU_W;
     }

@@ -159,7 +159,9 @@ int tq_task_dslash_wilson_pack(const tq_task_options *opt, const tq_dslash_wilso
  * (a->epi.split), the task's partial. */
 typedef struct tq_epilogue_handles {
     starpu_data_handle_t w, u, scalars, snapshot, partial;
-    starpu_data_handle_t scratch;   /* the reduction scratch (NULL: the worker's, tq_codelets_scratch) */
+    starpu_data_handle_t scratch;   /* a split epilogue's own reduction scratch (read-write, its
+                                       counter zero: tq_scalars_epilogue_scratch); NULL: the
+                                       worker's (tq_codelets_scratch) */
 } tq_epilogue_handles;
 /* The interior task; with an epilogue (a->epi.kind) also e's handles: w, u, the solver
  * scalars (RW; R for a split epilogue) and the snapshot or the partial (W); out is then r

@@ -26,8 +26,11 @@ typedef struct tq_scalars {
     double rep_buf[TQ_SCALAR_REPLICAS][TQ_NSCALARS];
     starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
-    starpu_data_handle_t *scratch;    /* a split operator epilogue's, one per task (tq_scalars_scratch) */
+    starpu_data_handle_t *scratch;    /* reductions' scratch, one per task (tq_scalars_scratch) */
     int nscratch;
+    starpu_data_handle_t *escratch;   /* split epilogues' (tq_scalars_epilogue_scratch), */
+    double **escratch_buf;            /* zeroed host memory at first */
+    int nescratch;
     unsigned reductions;              /* which of the two sets of partials is next */
     struct peer_partials *peer;       /* peer partials (blas.c; NULL: the partials are handles) */
     signed char peer_unit_rep[TQ_SCALAR_REPLICAS];   /* with peer: each replica's unit, */
@@ -98,8 +101,11 @@ tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **part
 /* Reduction scratch buffers for n tasks (used as STARPU_SCRATCH, TQ_REDUCE_SCRATCH doubles
  * each; the pool grows to the largest n asked, the first n returned): tasks with their own
  * scratch may run side by side on a GPU (the worker's one scratch would order them,
- * codelets/chain.c). A solver's BLAS reductions and its split epilogues use it. */
+ * codelets/chain.c). A solver's BLAS reductions use it. */
 tq_status tq_scalars_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scratch);
+/* The same for a split epilogue's n tasks, but made from zeroed memory and used read-write
+ * (STARPU_RW): each holds a counter (TQ_SPLIT_COUNTER) that its kernels leave at zero. */
+tq_status tq_scalars_epilogue_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scratch);
 tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,
                              int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror);
 starpu_data_handle_t tq_scalars_for_worker(const tq_scalars *sc, int worker);

@@ -25,7 +25,8 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t scalars, snapshot;
     const tq_scalars *sc;         /* args.split: the solve's scalars */
     starpu_data_handle_t *partials;   /* args.split: 2 per block */
-    starpu_data_handle_t *scratch;    /* args.split: the tasks' reduction scratch, 2 per block (NULL: the worker's) */
+    starpu_data_handle_t *scratch;    /* args.split: the tasks' reduction scratch, 2 per block
+                                         (tq_scalars_epilogue_scratch) */
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
 /* Whether a fused epilogue on d is split (several blocks or ranks). */

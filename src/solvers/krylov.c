@@ -84,7 +84,7 @@ tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in,
     e.snapshot = NULL;
     e.sc = k->sc;
     TQ_CHECK(tq_scalars_partials(k->sc, 2 * lat->nblocks, &e.partials));
-    TQ_CHECK(tq_scalars_scratch(k->sc, 2 * lat->nblocks, &e.scratch));
+    TQ_CHECK(tq_scalars_epilogue_scratch(k->sc, 2 * lat->nblocks, &e.scratch));
     TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
     return tq_scalars_combine(k->who, k->sc, lat, e.partials, 2 * lat->nblocks, tq_epilogue_nresults(kind), dst, prog,
                               nprog, snap, mirror);
