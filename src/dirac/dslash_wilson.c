@@ -129,40 +129,35 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
                                           h.ho, h.hx, h.hk, &eh, nbr, nnbr);
 }
 
-static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+/* Block b's exterior task: from the faces (from, sync), or in place (direct: a split
+ * epilogue's where the blocks share a worker, the neighbours' handles nbr; the same bits and
+ * the same partial as through faces, its interior task, not direct, doing the other sites). */
+static int submit_exterior(const hop_ctx *c, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                           int direct, starpu_data_handle_t *nbr, int nnbr)
 {
-    const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
     tq_dslash_wilson_face_args fa;
     memset(&fa, 0, sizeof fa);
     fa.a = h.a;
+    fa.a.direct = direct;
     if (!fa.a.epi.split) fa.a.epi.kind = TQ_EPI_NONE;   /* only a split epilogue has an exterior part */
     if (sync) fa.sync = *sync;
     const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
     return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
                                           tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, from, nfrom, &eh, NULL, 0);
+                                          h.ho, h.hx, h.hk, from, nfrom, &eh, nbr, nnbr);
 }
 
-/* A split epilogue's exterior where the blocks share a worker: the sites on the split
- * faces with the neighbours read in place, the same bits and the same partial as through
- * faces (its interior task, not direct, did the other sites). */
+static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+{
+    return submit_exterior((const hop_ctx *)ctx, b, from, nfrom, sync, 0, NULL, 0);
+}
+
 static int hop_exterior_in_place(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
 {
-    const hop_ctx *c = (const hop_ctx *)ctx;
-    hop_block h = block_operands(c, b);
-    const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
-    const int q = 1 - c->parity;
-    tq_dslash_wilson_face_args fa;
-    memset(&fa, 0, sizeof fa);
-    fa.a = h.a;
-    fa.a.direct = 1;
-    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
-    return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
-                                          tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, NULL, 0, &eh, nbr, nnbr);
+    return submit_exterior((const hop_ctx *)ctx, b, NULL, 0, NULL, 1, nbr, nnbr);
 }
 
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
