@@ -11,17 +11,21 @@
  *              when a->clover], [with an epilogue (a->epi.kind): the field w (R) when
  *              the epilogue reads one other than x, the field u (R) when it reads
  *              one more, reduction scratch (SCRATCH), solver
- *              scalars (RW), snapshot (W) when a->epi.snapshot; out is read-write for
- *              TQ_EPI_AXPY_NORM2; without an epilogue but guarded (epi.guard > 0): the
+ *              scalars (RW; R when split), snapshot (W) when a->epi.snapshot or the partial
+ *              (W) when tq_epilogue_partial, the entries (W) when a->epi.entries; out is
+ *              read-write for TQ_EPI_AXPY_NORM2; without an epilogue but guarded (epi.guard > 0): the
  *              solver scalars (R), and nothing done when the guard is shut]
  *              [direct (a->direct): per split mu, in of the block below (R), its gauge of the
  *              input parity (R), in of the block above (R)]
  *   exterior:  in (R), gauge of the output parity (R), gauge of the input parity (R),
  *              out (RW), [x (R)], [clover (R)], faces (R): per split mu, the one from below,
  *              the one from above, [with a split epilogue: [w (R)] [u (R)] as in the
- *              interior, reduction scratch (SCRATCH), solver scalars (R), partial (W)]
+ *              interior, reduction scratch (SCRATCH), solver scalars (R), partial (W)];
+ *              after an interior in place with entries (a->epi.entries) only: reduction
+ *              scratch, solver scalars (R), partial (W), entries (R)
  * The interior task does the sites off the split faces, the exterior task the sites on
- * them, each site whole (kernels/dslash_wilson_site.h). */
+ * them, each site whole (kernels/dslash_wilson_site.h); in place the interior does every
+ * site. */
 #include "config.h"
 #include "tq_codelets.h"
 
@@ -33,14 +37,13 @@
  * TQ_DSLASH_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
 
 /* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
- * set: only between GPUs, face_sync.h) is not a buffer, and an exterior in place
- * (a->direct) has none. */
+ * set: only between GPUs, face_sync.h) is not a buffer. */
 static int face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
 {
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
         face[mu][0] = face[mu][1] = NULL;
-        if (!fa->a.split[mu] || fa->a.direct) continue;
+        if (!fa->a.split[mu]) continue;
         for (int side = 0; side < 2; side++)
             face[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
@@ -86,23 +89,30 @@ static void interior_epilogue_cpu(void *buffers[], const tq_dslash_wilson_args *
         const double c[2] = {tq_epilogue_coefficient(&a->epi, scal), tq_epilogue_coefficient_im(&a->epi, scal)};
         const float cf[2] = {(float)c[0], (float)c[1]};
         double sum[TQ_EPI_MAX_RESULTS] = {0};
+        /* entries: every site in place; a face site's results go to its exterior entry */
+        void *ent = a->epi.entries ? (void *)STARPU_VECTOR_GET_PTR(buffers[e + 3]) : NULL;
+        const int64_t nent = a->epi.entries ? tq_face_total(a) : 0;
+        const int nres = tq_epilogue_nresults(a->epi.kind);
 #define INTERIOR_EPI(P, R, D)                                                                      \
         for (int64_t s = 0; s < a->cb; s++) {                                                   \
             const tq_epi_fields ef = {w, u, out, s, 0};                                            \
+            const int face = ent && tq_on_split_face(a, s);                                        \
             if (P == 8) {                                                                          \
                 double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
-                tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, 0, a->epi.kind, c, &ef, r); \
-                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
+                tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->direct, a->epi.kind, c, &ef, r); \
+                if (face) tq_face_entries_store(a, s, nres, r, (double *)ent, nent);               \
+                else for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                  \
             } else {                                                                               \
                 float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
-                tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, 0, a->epi.kind, cf, &ef, r); \
-                for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
+                tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->direct, a->epi.kind, cf, &ef, r); \
+                if (face) tq_face_entries_store_f(a, s, nres, r, (float *)ent, nent);              \
+                else for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];          \
             }                                                                                      \
         }
         TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, INTERIOR_EPI);
 #undef INTERIOR_EPI
         if (a->epi.split) {   /* the combine task finishes */
-            write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), sum);
+            if (tq_epilogue_partial(&a->epi)) write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]), sum);
             return;
         }
         tq_scalars_finish(scal, a->epi.guard, a->epi.dst, tq_epilogue_nresults(a->epi.kind), sum, a->epi.prog,
@@ -138,12 +148,31 @@ static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
 #undef INTERIOR
 }
 
+/* A split epilogue's exterior part after an interior in place (a->epi.entries): buffers
+ * scratch, scalars (R), partial (W), the interior's entries (R). The face sites' results
+ * summed in entry order as the exterior loop below sums them: its partial, bitwise. */
+static void exterior_entries_cpu(void *buffers[], const tq_dslash_wilson_args *a)
+{
+    const double *scal = (const double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    if (tq_epilogue_frozen(&a->epi, scal)) return;
+    const void *ent = (const void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const int64_t n = tq_face_total(a);
+    const int nres = tq_epilogue_nresults(a->epi.kind);
+    double sum[TQ_EPI_MAX_RESULTS] = {0};
+    for (int64_t e = 0; e < n; e++)   /* a corner's repeat holds zeros */
+        for (int i = 0; i < nres; i++)
+            sum[i] += a->L_in.prec == 8 ? ((const double *)ent)[i * n + e] : (double)((const float *)ent)[i * n + e];
+    write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[2]), sum);
+}
+
 static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
     const tq_dslash_wilson_args *a = &fa->a;
-    tq_dslash_wilson_args direct;   /* in place: the neighbours' pointers */
-    TQ_DSLASH_WILSON_DIRECT_ARGS(a, direct, BUFFER_PTR);
+    if (a->epi.kind != TQ_EPI_NONE && a->epi.entries) {
+        exterior_entries_cpu(buffers, a);
+        return;
+    }
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -172,23 +201,23 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
         for (int64_t e = 0; e < n; e++) {                                                       \
             if (P == 8) {                                                                          \
                 double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
-                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->direct, a->epi.kind, c, &ef, r); \
+                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
             } else {                                                                               \
                 float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
-                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->direct, a->epi.kind, cf, &ef, r); \
+                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
             }                                                                                      \
         }
         TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR_EPI);
 #undef EXTERIOR_EPI
-        write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[b + 1]), sum);
+        if (tq_epilogue_partial(&a->epi)) write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[b + 1]), sum);
         return;
     }
 #define EXTERIOR(P, R, D)                                                                    \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, 0, TQ_EPI_NONE, NULL, NULL, NULL); \
-        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, 0, TQ_EPI_NONE, NULL, NULL, NULL);      \
+        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
+        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL);      \
     }
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
 #undef EXTERIOR

@@ -144,12 +144,18 @@ __device__ __forceinline__ void split_partial(double (*sh)[TQ_DSLASH_WILSON_THRE
  * blocks in order (a split epilogue: split_partial, in the kernel). A frozen task (its guard) does
  * nothing. Single precision: at most 128
  * registers, 4 blocks per SM like the plain kernel (they took 157-168 and ran 3 blocks:
- * BiCGstab's kernels 155 -> 145 and 167 -> 155 us, 32^4 on an H200; no spills). */
-template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
-__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? TQ_HALF_MIN_BLOCKS : PREC == 4 ? 4 : 1)
+ * BiCGstab's kernels 155 -> 145 and 167 -> 155 us, 32^4 on an H200; no spills).
+ * DIRECT (a split epilogue in place, a.epi.entries): every site, the neighbour blocks read
+ * in place; a site on a split face adds nothing to the totals but stores its results at
+ * its exterior entry in ent (result r of entry e at r nent + e, in the site's type), for
+ * dslash_wilson_entries_kernel. The totals are those of the interior kernel through faces
+ * (which skips those sites), so the partials do not depend on where the blocks run. */
+template <int PREC, int RECON, int DAG, int CLOVER, int EPI, int DIRECT = 0>
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? (DIRECT ? TQ_HALF_DIRECT_MIN_BLOCKS : TQ_HALF_MIN_BLOCKS)
+                                                          : PREC == 4 ? 4 : 1)
 dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                                 const void *x, const void *k, void *out, const void *wb, const void *ub,
-                                double *scratch, const double *scal, double *partial)
+                                double *scratch, const double *scal, double *partial, void *ent, int64_t nent)
 {
     constexpr int NRES = epilogue_nres<EPI>();
     constexpr int NSH = NRES > 0 ? NRES : 1;
@@ -174,28 +180,58 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
             double res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
-            tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, 0, EPI, c, &ef, res);
+            tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, EPI, c, &ef, res);
+            if (DIRECT && NRES > 0 && tq_on_split_face(&a, s)) {
+                tq_face_entries_store(&a, s, NRES, res, (double *)ent, nent);
+            } else {
 #pragma unroll
-            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
+                for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
+            }
         } else {
             float res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
-            tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, 0, EPI, cf, &ef, res);
+            tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, EPI, cf, &ef, res);
+            if (DIRECT && NRES > 0 && tq_on_split_face(&a, s)) {
+                tq_face_entries_store_f(&a, s, NRES, res, (float *)ent, nent);
+            } else {
 #pragma unroll
-            for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
+                for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
+            }
         }
     }
     block_totals<NRES, NSH>(sh, scratch);
     if (partial) split_partial<NRES>(sh, scratch, partial);   /* a split epilogue */
 }
 
+/* A split epilogue's exterior part after an interior in place: the results the interior
+ * kernel stored per exterior entry, summed as dslash_wilson_exterior_epilogue_kernel sums
+ * its entries' (the same grid rule, thread order and tree; a corner's repeat, which the
+ * face path skips, holds zeros and adds nothing): the face path's partial, bitwise. TR:
+ * the sites' type. */
+template <typename TR, int NRES>
+__global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS)
+dslash_wilson_entries_kernel(tq_dslash_wilson_args a, const TR *ent, int64_t n, double *scratch, const double *scal,
+                             double *partial)
+{
+    constexpr int NSH = NRES > 0 ? NRES : 1;
+    __shared__ double sh[NSH][TQ_DSLASH_WILSON_THREADS];
+    if (tq_epilogue_frozen(&a.epi, scal)) return;
+#pragma unroll
+    for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] = 0.0;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < n; e += (int64_t)gridDim.x * blockDim.x) {
+#pragma unroll
+        for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)ent[r * n + e];   /* a repeat: zeros */
+    }
+    block_totals<NRES, NSH>(sh, scratch);
+    split_partial<NRES>(sh, scratch, partial);
+}
+
 /* A split epilogue's exterior part (several blocks): the face entries as the plain
  * exterior kernel takes them, a grid of at most TQ_REDUCE_MAX_BLOCKS blocks striding over
  * them, each block's totals summed in the same fixed tree; split_partial ends it. The
- * fields the epilogue reads are read at each site's own index (no staging: few sites).
- * DIRECT: in place (the neighbour blocks' sites instead of faces; the same bits). */
-template <int PREC, int RECON, int DAG, int CLOVER, int EPI, int DIRECT>
+ * fields the epilogue reads are read at each site's own index (no staging: few sites). */
+template <int PREC, int RECON, int DAG, int CLOVER, int EPI>
 __global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS)
 dslash_wilson_exterior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
                                        const void *x, const void *k, face_ptrs f, void *out, int64_t n,
@@ -217,20 +253,20 @@ dslash_wilson_exterior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
             double res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
-            tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, DIRECT, EPI, c, &ef, res);
+            tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, EPI, c, &ef, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
         } else {
             float res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
-            tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, DIRECT, EPI, cf, &ef, res);
+            tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, EPI, cf, &ef, res);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }
     }
     block_totals<NRES, NSH>(sh, scratch);
-    split_partial<NRES>(sh, scratch, partial);
+    if (partial) split_partial<NRES>(sh, scratch, partial);
 }
 
 __global__ void __launch_bounds__(TQ_FINAL_THREADS) epilogue_final(const double *scratch, int nblocks, tq_epilogue_args e, double *scal, double *snap)
@@ -258,8 +294,8 @@ __global__ void dslash_wilson_exterior_kernel(tq_dslash_wilson_args a, const voi
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
     const void *const (*from)[2] = (const void *const (*)[2])f.p;
-    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, 0, TQ_EPI_NONE, NULL, NULL, NULL);
-    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, 0, TQ_EPI_NONE, NULL, NULL, NULL);
+    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
 }
 
 static unsigned grid_for(int64_t n)
@@ -275,7 +311,7 @@ static face_ptrs faces_of(void *buffers[], int first, const tq_dslash_wilson_fac
     int k = first;
     for (int mu = 0; mu < 4; mu++) {
         f.p[mu][0] = f.p[mu][1] = NULL;
-        if (!fa->a.split[mu] || fa->a.direct) continue;   /* in place: no faces */
+        if (!fa->a.split[mu]) continue;
         for (int side = 0; side < 2; side++)
             f.p[mu][side] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[k++]);
     }
@@ -323,15 +359,21 @@ static void interior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_args 
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[e]);
     double *scal = (double *)STARPU_VECTOR_GET_PTR(buffers[e + 1]);
     /* after the scalars: a split epilogue's partial, or the snapshot */
-    double *after = a->epi.split || a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
+    double *after = tq_epilogue_partial(&a->epi) || a->epi.snapshot ? (double *)STARPU_VECTOR_GET_PTR(buffers[e + 2]) : NULL;
     const int grid = reduction_grid(a->cb);
     const int epi_ = a->epi.kind, clover_ = a->clover;
-    double *partial = a->epi.split ? after : NULL;
-#define LAUNCH_E(P, R, D, C, E) dslash_wilson_interior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal, partial)
+    double *partial = tq_epilogue_partial(&a->epi) ? after : NULL;
+    /* in place with entries: every site, the face sites' results by exterior entry
+     * (tq_face_entries_store) */
+    void *ent = a->epi.entries ? (void *)STARPU_VECTOR_GET_PTR(buffers[e + 3]) : NULL;
+    const int64_t nent = a->epi.entries ? tq_face_total(a) : 0;
+#define LAUNCH_K(P, R, D, C, E, DI) dslash_wilson_interior_epilogue_kernel<P, R, D, C, E, DI><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, w, u, scratch, scal, partial, ent, nent)
+#define LAUNCH_E(P, R, D, C, E) do { if (a->direct) LAUNCH_K(P, R, D, C, E, 1); else LAUNCH_K(P, R, D, C, E, 0); } while (0)
 #define LAUNCH(P, R, D) EPI_PAIRS(P, R, D, LAUNCH_E)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_E
+#undef LAUNCH_K
     /* a split epilogue's kernel writes its partial; nothing to sum or copy: no second kernel */
     if (!a->epi.split && (tq_epilogue_nresults(a->epi.kind) || a->epi.nprog || after))
         epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, after);
@@ -402,28 +444,55 @@ static void exterior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_face_
     const void *u = tq_epilogue_reads_u(a->epi.kind) ? (const void *)STARPU_VECTOR_GET_PTR(buffers[b++]) : NULL;
     double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[b]);
     const double *scal = (const double *)STARPU_VECTOR_GET_PTR(buffers[b + 1]);
-    double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[b + 2]);
+    double *partial = tq_epilogue_partial(&a->epi) ? (double *)STARPU_VECTOR_GET_PTR(buffers[b + 2]) : NULL;
     const int grid = reduction_grid(n);
     tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
     const int epi_ = a->epi.kind, clover_ = a->clover;
-#define LAUNCH_K(P, R, D, C, E, DI) dslash_wilson_exterior_epilogue_kernel<P, R, D, C, E, DI><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, w, u, scratch, scal, partial)
-#define LAUNCH_E(P, R, D, C, E) do { if (a->direct) LAUNCH_K(P, R, D, C, E, 1); else LAUNCH_K(P, R, D, C, E, 0); } while (0)
+#define LAUNCH_E(P, R, D, C, E) dslash_wilson_exterior_epilogue_kernel<P, R, D, C, E><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, w, u, scratch, scal, partial)
 #define LAUNCH(P, R, D) EPI_PAIRS(P, R, D, LAUNCH_E)
     /* the kernel writes the partial, zeros without entries (one block, nothing to do) */
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_E
-#undef LAUNCH_K
     check_launch();
     tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
+}
+
+/* A split epilogue's exterior part after an interior in place (a->epi.entries): buffers
+ * scratch, scalars (R), partial (W), the interior's entries (R). */
+static void exterior_entries_cuda(void *buffers[], const tq_dslash_wilson_args *a, cudaStream_t stream)
+{
+    double *scratch = (double *)STARPU_VECTOR_GET_PTR(buffers[0]);
+    const double *scal = (const double *)STARPU_VECTOR_GET_PTR(buffers[1]);
+    double *partial = (double *)STARPU_VECTOR_GET_PTR(buffers[2]);
+    const void *ent = (const void *)STARPU_VECTOR_GET_PTR(buffers[3]);
+    const int64_t n = tq_face_total(a);
+    const int grid = reduction_grid(n);
+#define LAUNCH_T(TR, NRES) dslash_wilson_entries_kernel<TR, NRES><<<grid, TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, (const TR *)ent, n, scratch, scal, partial)
+#define LAUNCH_N(TR)                                                                                \
+    do {                                                                                            \
+        switch (tq_epilogue_nresults(a->epi.kind)) {                                                \
+        case 0: LAUNCH_T(TR, 0); break;                                                             \
+        case 1: LAUNCH_T(TR, 1); break;                                                             \
+        default: LAUNCH_T(TR, TQ_EPI_MAX_RESULTS); break;                                           \
+        }                                                                                           \
+    } while (0)
+    if (a->L_in.prec == 8) LAUNCH_N(double);
+    else LAUNCH_N(float);
+#undef LAUNCH_N
+#undef LAUNCH_T
+    check_launch();
 }
 
 extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
 {
     const tq_dslash_wilson_face_args *fa = (const tq_dslash_wilson_face_args *)cl_arg;
     const tq_dslash_wilson_args *a = &fa->a;
-    tq_dslash_wilson_args direct;   /* in place: the neighbours' pointers */
-    TQ_DSLASH_WILSON_DIRECT_ARGS(a, direct, BUFFER_PTR);
+    cudaStream_t stream = tq_cuda_stream();
+    if (a->epi.kind != TQ_EPI_NONE && a->epi.entries) {
+        exterior_entries_cuda(buffers, a, stream);
+        return;
+    }
     const void *in = (const void *)STARPU_VECTOR_GET_PTR(buffers[0]);
     const void *gp = (const void *)STARPU_VECTOR_GET_PTR(buffers[1]);
     const void *gq = (const void *)STARPU_VECTOR_GET_PTR(buffers[2]);
@@ -434,7 +503,6 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     int after_faces;
     face_ptrs f = faces_of(buffers, 4 + with_x + (a->clover ? 1 : 0), fa, &after_faces);
     const int64_t n = tq_face_total(a);
-    cudaStream_t stream = tq_cuda_stream();
     if (a->epi.kind != TQ_EPI_NONE) {
         exterior_epilogue_cuda(buffers, fa, a, after_faces, in, gp, gq, x, k, f, out, n, stream);
         return;

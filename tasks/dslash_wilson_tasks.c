@@ -25,6 +25,7 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     struct starpu_data_descr d[11 + 12];
     const int epi = a->epi.kind != TQ_EPI_NONE;
     if (epi && a->epi.split && !e->scratch) return -EINVAL;   /* its kernels count in their own scratch */
+    if (epi && a->epi.entries && (!tq_epilogue_partial(&a->epi) || !a->direct || !e->entries)) return -EINVAL;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
@@ -38,8 +39,9 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
         if (tq_epilogue_reads_u(a->epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
         d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = e->scratch ? STARPU_RW : STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = a->epi.split ? STARPU_R : STARPU_RW;
-        if (a->epi.split) { d[n].handle = e->partial; d[n++].mode = STARPU_W; }
+        if (tq_epilogue_partial(&a->epi)) { d[n].handle = e->partial; d[n++].mode = STARPU_W; }
         else if (a->epi.snapshot) { d[n].handle = e->snapshot; d[n++].mode = STARPU_W; }
+        if (a->epi.entries) { d[n].handle = e->entries; d[n++].mode = STARPU_W; }
     } else if (a->epi.guard > 0) {
         d[n].handle = e->scalars; d[n++].mode = STARPU_R;
     }
@@ -55,12 +57,21 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *fa, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e,
-                            const starpu_data_handle_t *nbr, int nnbr)
+                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e)
 {
-    struct starpu_data_descr d[6 + 8 + 5 + 12];
+    struct starpu_data_descr d[6 + 8 + 5];
     const int epi = fa->a.epi.kind != TQ_EPI_NONE;
     if (epi && (!fa->a.epi.split || !e->scratch)) return -EINVAL;   /* only a split epilogue, with its own scratch */
+    tq_task_options o = *opt;
+    o.part = TQ_PART_FACES;   /* the sites the interior skips */
+    if (epi && fa->a.epi.entries) {   /* after an interior in place: its face sites' sums */
+        if (!e->entries || nfaces || !tq_epilogue_partial(&fa->a.epi)) return -EINVAL;
+        d[0].handle = e->scratch; d[0].mode = STARPU_RW;
+        d[1].handle = e->scalars; d[1].mode = STARPU_R;
+        d[2].handle = e->partial; d[2].mode = STARPU_W;
+        d[3].handle = e->entries; d[3].mode = STARPU_R;
+        return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, 4, STARPU_MAX_PRIO);
+    }
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
@@ -75,10 +86,7 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
         if (tq_epilogue_reads_u(fa->a.epi.kind)) { d[n].handle = e->u; d[n++].mode = STARPU_R; }
         d[n].handle = e->scratch ? e->scratch : tq_codelets_scratch(); d[n++].mode = e->scratch ? STARPU_RW : STARPU_SCRATCH;
         d[n].handle = e->scalars; d[n++].mode = STARPU_R;
-        d[n].handle = e->partial; d[n++].mode = STARPU_W;
+        if (tq_epilogue_partial(&fa->a.epi)) { d[n].handle = e->partial; d[n++].mode = STARPU_W; }
     }
-    for (int i = 0; i < nnbr && i < 12; i++) { d[n].handle = nbr[i]; d[n++].mode = STARPU_R; }
-    tq_task_options o = *opt;
-    o.part = TQ_PART_FACES;   /* the sites the interior skips */
     return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
 }

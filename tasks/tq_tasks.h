@@ -162,9 +162,12 @@ typedef struct tq_epilogue_handles {
     starpu_data_handle_t scratch;   /* a split epilogue's own reduction scratch (read-write, its
                                        counter zero: tq_scalars_epilogue_scratch); NULL: the
                                        worker's (tq_codelets_scratch) */
+    starpu_data_handle_t entries;   /* epi.entries: the block's face sites' results by
+                                       exterior entry (tq_scalars_epilogue_entries) */
 } tq_epilogue_handles;
 /* The interior task; with an epilogue (a->epi.kind) also e's handles: w, u, the solver
- * scalars (RW; R for a split epilogue) and the snapshot or the partial (W); out is then r
+ * scalars (RW; R for a split epilogue) and the snapshot or the partial (W), and the
+ * entries (W) with a->epi.entries (a split epilogue in place, a->direct); out is then r
  * for TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
  * solver scalars e->scalars (R): the task does nothing when its guard is shut. With
  * a->direct, the nnbr (3 per split direction, at most 12) neighbour handles nbr after all
@@ -174,14 +177,14 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const tq_epilogue_handles *e, const starpu_data_handle_t *nbr, int nnbr);
 /* The exterior task; with a split epilogue (a->a.epi.kind, a->a.epi.split) also, after the
- * faces, e's w and u, a reduction scratch, the solver scalars (R) and the partial (W). In
- * place (a->a.direct, a split epilogue's only): no faces, and the nnbr neighbour handles
- * nbr after all those, as for the interior task. */
+ * faces, e's w and u, a reduction scratch, the solver scalars (R) and the partial (W).
+ * After an interior in place with entries (a->a.epi.entries; no faces): only e's scratch,
+ * scalars (R), partial (W) and entries (R), the sum of the face sites' results the
+ * interior stored. */
 int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_wilson_face_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
-                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e,
-                            const starpu_data_handle_t *nbr, int nnbr);
+                            const starpu_data_handle_t *faces, int nfaces, const tq_epilogue_handles *e);
 /* Clover term of one block and parity: out = K in (a->in_place: in is out), or
  * out = x + a K in (a->xpay; x another handle than out); with a->guard > 0 the solver
  * scalars (R) too, and nothing done when the guard is shut. */

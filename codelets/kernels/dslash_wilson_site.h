@@ -62,8 +62,9 @@ typedef struct tq_dslash_wilson_args {
                                direction are blocks of the same worker: it does every site,
                                reading their sites in place instead of faces (no pack, no
                                exterior task); the task then has 3 more buffers per split mu
-                               (tq_dslash_wilson_buf_direct). On an exterior task (a split
-                               epilogue's, in place): its sites, read so, and no faces. */
+                               (tq_dslash_wilson_buf_direct). With a split epilogue
+                               (epi.entries) the exterior task after it sums what the
+                               interior kept of the face sites: no faces. */
     const void *nbr_in[4][2];   /* direct: in of the block below / above in mu (the codelet
                                    fills them from its buffers) */
     const void *nbr_g[4];       /* direct: the gauge field of the block below, input parity */
@@ -107,11 +108,11 @@ TQ_HD int tq_dslash_wilson_buf_guard(const tq_dslash_wilson_args *a)
     return tq_dslash_wilson_buf_epilogue(a);
 }
 /* direct: from here, per split mu, the block below's in and gauge (input parity), then the
- * block above's in (all R). The same index in an exterior task in place (a split
- * epilogue's, no faces: its buffers are the interior's, the partial after the scalars). */
+ * block above's in (all R). */
 TQ_HD int tq_dslash_wilson_buf_direct(const tq_dslash_wilson_args *a)
 {
-    if (a->epi.kind != TQ_EPI_NONE) return tq_dslash_wilson_buf_scratch(a) + 2 + (a->epi.snapshot || a->epi.split ? 1 : 0);
+    if (a->epi.kind != TQ_EPI_NONE)   /* scratch, scalars, [partial or snapshot], [entries] */
+        return tq_dslash_wilson_buf_scratch(a) + 2 + (a->epi.snapshot || tq_epilogue_partial(&a->epi) ? 1 : 0) + (a->epi.entries ? 1 : 0);
     return tq_dslash_wilson_buf_guard(a) + (a->epi.guard > 0 ? 1 : 0);
 }
 
@@ -226,6 +227,52 @@ TQ_HD void tq_face_entry(const tq_dslash_wilson_args *a, int64_t e, int *mu, int
     }
     *mu = -1; *side = 0; *fi = 0;
 }
+
+/* The site x (output parity) of face entry e; 0 when an earlier entry takes it (a corner
+ * site lies on several split faces: the first split direction's entry takes it, the lower
+ * face before the upper), so that one entry computes each face site. */
+TQ_HD int tq_face_entry_site(const tq_dslash_wilson_args *a, int64_t e, int *x)
+{
+    int mu, side;
+    int64_t fi;
+    tq_face_entry(a, e, &mu, &side, &fi);
+    if (mu < 0) return 0;
+    tq_face_coords(a->B, mu, side ? a->B[mu] - 1 : 0, a->parity, fi, x);
+    TQ_UNROLL
+    for (int nu = 0; nu < 4; nu++)
+        if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return 0;
+    return 1;
+}
+
+/* The face entries of site x, one per split face it lies on, in enumeration order (the
+ * first takes the site, tq_face_entry_site; the others are the corner's repeats); returns
+ * how many (0: a site off the split faces). */
+TQ_HD int tq_face_entries_of(const tq_dslash_wilson_args *a, const int *x, int64_t e[4])
+{
+    int n = 0;
+    int64_t base = 0;
+    TQ_UNROLL
+    for (int mu = 0; mu < 4; mu++) {
+        if (!a->split[mu]) continue;
+        const int64_t fs = tq_face_sites(a->B, mu);
+        if (x[mu] == 0) e[n++] = base + tq_face_index(a->B, mu, x);
+        else if (x[mu] == a->B[mu] - 1) e[n++] = base + fs + tq_face_index(a->B, mu, x);
+        base += 2 * fs;
+    }
+    return n;
+}
+
+/* Whether site s (output parity) lies on a split face. */
+TQ_HD int tq_on_split_face(const tq_dslash_wilson_args *a, int64_t s)
+{
+    int x[4];
+    tq_block_coords(a->B, a->parity, s, x);
+    TQ_UNROLL
+    for (int mu = 0; mu < 4; mu++)
+        if (a->split[mu] && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return 1;
+    return 0;
+}
+
 
 /* Calls CALL(P, R, D) with the precision (8, 4, 2), compression (18, 12, 8) and dagger (0, 1)
  * as literals, so the CPU loops and the CUDA launches get one compile-time instantiation per

@@ -428,6 +428,21 @@ TQ_HD void TQ_RF(tq_dslash_wilson_interior_site)(const tq_dslash_wilson_args *a,
                                  res);
 }
 
+/* Site s's epilogue results res (nres) into the entries ent (result r of entry e at
+ * r n + e), s on a split face: at the entry that takes the site, and zeros at a corner's
+ * repeats, so that a sum over every entry adds what the exterior loop adds (it adds
+ * nothing for a repeat). */
+TQ_HD void TQ_RF(tq_face_entries_store)(const tq_dslash_wilson_args *a, int64_t s, int nres, const TQ_R *res, TQ_R *ent,
+                                        int64_t n)
+{
+    int x[4];
+    int64_t e[4];
+    tq_block_coords(a->B, a->parity, s, x);
+    const int k = tq_face_entries_of(a, x, e);
+    for (int i = 0; i < k; i++)
+        for (int r = 0; r < nres; r++) ent[r * n + e[i]] = i == 0 ? res[r] : (TQ_R)0;
+}
+
 /* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
  * Lower face (side 0), for the block below: P_forward psi(y). Upper face (side 1), for the
  * block above: U_mu(y)^dag P_backward psi(y). face[mu][side] are the face buffers. */
@@ -463,25 +478,17 @@ TQ_HD void TQ_RF(tq_dslash_wilson_pack_entry)(const tq_dslash_wilson_args *a, co
 
 /* Exterior: the site x of face entry e (output parity), unless an earlier entry covers it
  * (corner sites lie on several faces; one thread takes each site once, so no two threads
- * write one site). With an epilogue (a split one: a->epi.split), the site's contributions
- * are added to res as in the interior. direct: the neighbour blocks read in place
- * (a->nbr_in, a->nbr_g; from unused), rounded as their faces would be: the same bits. */
+ * write one site), from the faces `from`. With an epilogue (a split one: a->epi.split),
+ * the site's contributions are added to res as in the interior. */
 TQ_HD void TQ_RF(tq_dslash_wilson_exterior_entry)(const tq_dslash_wilson_args *a, const void *in, const void *gp,
                                            const void *gq, const void *xb, const void *kb,
                                            const void *const from[4][2], void *out, int64_t e,
-                                           int prec, int recon, int dagger, int clover, int direct, int epi,
+                                           int prec, int recon, int dagger, int clover, int epi,
                                            const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res)
 {
-    int mu, side;
-    int64_t fi;
-    tq_face_entry(a, e, &mu, &side, &fi);
-    if (mu < 0) return;
     int x[4];
-    tq_face_coords(a->B, mu, side ? a->B[mu] - 1 : 0, a->parity, fi, x);
-    TQ_UNROLL
-    for (int nu = 0; nu < 4; nu++)
-        if (nu < mu && a->split[nu] && (x[nu] == 0 || x[nu] == a->B[nu] - 1)) return;
+    if (!tq_face_entry_site(a, e, x)) return;
     /* ef's fields unstaged (stride 0): read at the site's own index */
     TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                                 clover, direct, epi, ecoef, ef, res);
+                                 clover, 0, epi, ecoef, ef, res);
 }

@@ -166,9 +166,22 @@ typedef struct tq_epilogue_args {
                                  rest zero) that a combine task adds in block order and
                                  finishes (dst, prog, snapshot); the tasks only read the
                                  scalars */
+    signed char entries;      /* split, blocks of one worker (in place): the interior task
+                                 does every site, reading its neighbours in place, sums the
+                                 sites off the split faces into its partial and stores each
+                                 face site's results at its exterior entry (one more buffer);
+                                 the exterior task sums those in the exterior kernel's order:
+                                 the partials of the face path, with one stencil pass */
     tq_scalar_instr prog[TQ_SCALAR_PROGRAM_MAX];
     tq_mirror_ref mirror;     /* the snapshot's mirror */
 } tq_epilogue_args;
+
+/* Whether a split epilogue's tasks write partials (one that sums nothing, CAXPYZ, has no
+ * partials and no combine). */
+TQ_HD int tq_epilogue_partial(const tq_epilogue_args *e)
+{
+    return e->split && tq_epilogue_nresults(e->kind) > 0;
+}
 
 TQ_HD int tq_epilogue_frozen(const tq_epilogue_args *e, const double *s)
 {

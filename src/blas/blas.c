@@ -333,14 +333,7 @@ void tq_scalars_destroy(tq_scalars *sc)
     if (!sc) return;
     for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
     free(sc->partials);
-    for (int t = 0; t < sc->nscratch; t++) starpu_data_unregister_no_coherency(sc->scratch[t]);
-    free(sc->scratch);
-    for (int t = 0; t < sc->nescratch; t++) {
-        starpu_data_unregister_no_coherency(sc->escratch[t]);
-        free(sc->escratch_buf[t]);
-    }
-    free(sc->escratch);
-    free(sc->escratch_buf);
+    tq_scalars_buffers_release(sc);
     /* nothing is read after this: no copy back to the host (a snapshot of a held-back
      * iteration, never read, would be fetched from the GPU one by one) */
     starpu_data_unregister_no_coherency(sc->h);
@@ -585,38 +578,6 @@ tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **part
 {
     TQ_CHECK(scalars_reserve(sc, 2 * n));
     *partials = sc->partials + (sc->reductions++ & 1) * n;
-    return TQ_SUCCESS;
-}
-
-tq_status tq_scalars_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scratch)
-{
-    if (n > sc->nscratch) {
-        starpu_data_handle_t *p = realloc(sc->scratch, (size_t)n * sizeof *p);
-        if (!p) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
-        sc->scratch = p;
-        for (int t = sc->nscratch; t < n; t++) starpu_vector_data_register(&p[t], -1, 0, TQ_REDUCE_SCRATCH, sizeof(double));
-        sc->nscratch = n;
-    }
-    *scratch = sc->scratch;
-    return TQ_SUCCESS;
-}
-
-tq_status tq_scalars_epilogue_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scratch)
-{
-    if (n > sc->nescratch) {
-        starpu_data_handle_t *p = realloc(sc->escratch, (size_t)n * sizeof *p);
-        if (p) sc->escratch = p;
-        double **b = p ? realloc(sc->escratch_buf, (size_t)n * sizeof *b) : NULL;
-        if (b) sc->escratch_buf = b;
-        if (!p || !b) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
-        for (int t = sc->nescratch; t < n; t++) {
-            b[t] = calloc(TQ_REDUCE_SCRATCH, sizeof(double));
-            if (!b[t]) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
-            starpu_vector_data_register(&p[t], STARPU_MAIN_RAM, (uintptr_t)b[t], TQ_REDUCE_SCRATCH, sizeof(double));
-            sc->nescratch = t + 1;
-        }
-    }
-    *scratch = sc->escratch;
     return TQ_SUCCESS;
 }
 

@@ -31,6 +31,9 @@ typedef struct tq_scalars {
     starpu_data_handle_t *escratch;   /* split epilogues' (tq_scalars_epilogue_scratch), */
     double **escratch_buf;            /* zeroed host memory at first */
     int nescratch;
+    starpu_data_handle_t *entries;    /* split epilogues in place: per block (tq_scalars_epilogue_entries) */
+    int nentries;
+    size_t entries_len;               /* doubles in each */
     unsigned reductions;              /* which of the two sets of partials is next */
     struct peer_partials *peer;       /* peer partials (blas.c; NULL: the partials are handles) */
     signed char peer_unit_rep[TQ_SCALAR_REPLICAS];   /* with peer: each replica's unit, */
@@ -106,6 +109,12 @@ tq_status tq_scalars_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scrat
 /* The same for a split epilogue's n tasks, but made from zeroed memory and used read-write
  * (STARPU_RW): each holds a counter (TQ_SPLIT_COUNTER) that its kernels leave at zero. */
 tq_status tq_scalars_epilogue_scratch(tq_scalars *sc, int n, starpu_data_handle_t **scratch);
+/* A split epilogue's entries on lat, one handle per block (no home memory: made where first
+ * written): the interior task in place stores each face site's results at its exterior
+ * entry, the exterior task sums them (codelets/dslash_wilson.c). */
+tq_status tq_scalars_epilogue_entries(tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t **entries);
+/* Unregisters and frees those pools (reduction_buffers.c; tq_scalars_destroy). */
+void tq_scalars_buffers_release(tq_scalars *sc);
 tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,
                              int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror);
 starpu_data_handle_t tq_scalars_for_worker(const tq_scalars *sc, int worker);

@@ -296,11 +296,6 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
             if (st->split[mu])
                 nn += ops->neighbours(ctx, b, mu, tq_stencil_neighbour(st, b, mu, -1), tq_stencil_neighbour(st, b, mu, 1),
                                       nbr + nn);
-        if (mode == TQ_STENCIL_IN_PLACE_PARTS) {
-            ret = ops->interior(ctx, b, NULL, 0);
-            if (!ret && nf) ret = ops->exterior_in_place(ctx, b, nbr, nn);
-            continue;
-        }
         ret = ops->interior(ctx, b, nbr, nn);
         if (ret || !nf || direct) continue;
         /* the faces this block reads: from the block below (its upper face) and from the
@@ -330,5 +325,9 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
                 ret = tq_task_prefetch(&mine, from[i]);
         }
     }
+    /* in place with parts: each block's exterior task (what its interior kept apart) after
+     * every interior, so that a chain runs the interiors side by side */
+    for (int b = 0; b < nb && nf && mode == TQ_STENCIL_IN_PLACE_PARTS && !ret; b++)
+        ret = ops->exterior(ctx, b, NULL, 0, NULL);
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
 }

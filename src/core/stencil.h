@@ -78,14 +78,13 @@ typedef struct tq_stencil_ops {
     /* the in-place neighbours' handles for direction mu: below and above are the blocks
      * next to b; returns how many it wrote to out (direct only) */
     int (*neighbours)(void *ctx, int b, int mu, int below, int above, starpu_data_handle_t *out);
-    /* block b's interior (with direct: every site, nbr the neighbours' handles) */
+    /* block b's interior (in place: every site, nbr the neighbours' handles) */
     int (*interior)(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr);
     /* block b's exterior from the faces it reads (nfaces handles: per split direction the
-     * block below's upper face, then the block above's lower face; sync as for pack) */
+     * block below's upper face, then the block above's lower face; sync as for pack);
+     * TQ_STENCIL_IN_PLACE_PARTS: no faces (from NULL, nfrom 0), the part of the face sites
+     * that the interior kept apart */
     int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync);
-    /* TQ_STENCIL_IN_PLACE_PARTS only: block b's exterior sites, nbr the neighbours'
-     * handles (as for interior in TQ_STENCIL_IN_PLACE) */
-    int (*exterior_in_place)(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr);
 } tq_stencil_ops;
 #define TQ_STENCIL_MAX_NEIGHBOURS 16   /* in-place handles per direction and block, at most */
 
@@ -94,8 +93,9 @@ typedef struct tq_stencil_ops {
 typedef enum tq_stencil_mode {
     TQ_STENCIL_FACES = 0,        /* pack, interior, exterior from the faces */
     TQ_STENCIL_IN_PLACE = 1,     /* one interior task per block, every site */
-    TQ_STENCIL_IN_PLACE_PARTS = 2   /* interior (sites off the split faces), then the exterior
-                                       in place: the two parts as through faces */
+    TQ_STENCIL_IN_PLACE_PARTS = 2   /* in place, the face sites' part (a reduction's) kept
+                                       apart by the interior and finished by an exterior task
+                                       without faces: the two parts as through faces */
 } tq_stencil_mode;
 
 /* Submits one application; who names the caller in the error. */

@@ -102,7 +102,7 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
     if (out == in) return tq_error(TQ_ERR_INVALID_ARG, "%s: out and in are the same field", who);
     if (!tq_internal_dirac_can_fuse(d))
         return tq_error(TQ_ERR_UNSUPPORTED, "%s: several blocks with TQ_SPLIT_FUSE=0", who);
-    if (e->args.split && (!e->sc || !e->partials))
+    if (e->args.split && (!e->sc || (tq_epilogue_partial(&e->args) && !e->partials)))
         return tq_error(TQ_ERR_INVALID_ARG, "%s: a split epilogue needs the scalars and the partials", who);
     /* the kernels built: after M_pc |y|^2 (CG), out = w + c y or the four products
      * (BiCGstab on M_pc); after M_pc^dag r += c y (CG on M_pc^dag M_pc) */

@@ -27,6 +27,8 @@ typedef struct tq_dirac_epilogue {
     starpu_data_handle_t *partials;   /* args.split: 2 per block */
     starpu_data_handle_t *scratch;    /* args.split: the tasks' reduction scratch, 2 per block
                                          (tq_scalars_epilogue_scratch) */
+    starpu_data_handle_t *entries;    /* args.split: one per block, used where the blocks are
+                                         applied in place (tq_scalars_epilogue_entries) */
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
 /* Whether a fused epilogue on d is split (several blocks or ranks). */

@@ -50,6 +50,7 @@ typedef struct hop_ctx {
     const tq_dirac_epilogue *e;
     tq_dslash_wilson_args base;
     int parity;
+    int in_parts;   /* TQ_STENCIL_IN_PLACE_PARTS: a split epilogue with its blocks in place */
 } hop_ctx;
 
 static int hop_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
@@ -105,14 +106,15 @@ static hop_block block_operands(const hop_ctx *c, int b)
  * and write their own partial. */
 static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h, int b, int part, const tq_task_options *opt)
 {
-    tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL, NULL};
+    tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL, NULL, NULL};
     if (!c->e) return eh;
     eh.scalars = c->e->scalars;
     eh.snapshot = c->e->snapshot;
     if (c->e->args.split) {
         eh.scalars = tq_scalars_for_worker(c->e->sc, opt->worker);
-        eh.partial = c->e->partials[2 * b + part];
+        eh.partial = c->e->partials ? c->e->partials[2 * b + part] : NULL;
         eh.scratch = c->e->scratch ? c->e->scratch[2 * b + part] : NULL;
+        eh.entries = c->in_parts && c->e->entries ? c->e->entries[b] : NULL;
     }
     return eh;
 }
@@ -121,6 +123,7 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
 {
     const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
+    h.a.epi.entries = (signed char)c->in_parts;   /* the face sites' results kept by entry */
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
     const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 0, &opt);
@@ -129,35 +132,25 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
                                           h.ho, h.hx, h.hk, &eh, nbr, nnbr);
 }
 
-/* Block b's exterior task: from the faces (from, sync), or in place (direct: a split
- * epilogue's where the blocks share a worker, the neighbours' handles nbr; the same bits and
- * the same partial as through faces, its interior task, not direct, doing the other sites). */
-static int submit_exterior(const hop_ctx *c, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
-                           int direct, starpu_data_handle_t *nbr, int nnbr)
+/* Block b's exterior task: from the faces (from, sync), or after an interior in place with
+ * a split epilogue (in_parts): the sum of the face sites' results the interior kept, the
+ * same partial as through faces. */
+static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
 {
+    const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
     tq_dslash_wilson_face_args fa;
     memset(&fa, 0, sizeof fa);
     fa.a = h.a;
-    fa.a.direct = direct;
+    fa.a.epi.entries = (signed char)c->in_parts;
     if (!fa.a.epi.split) fa.a.epi.kind = TQ_EPI_NONE;   /* only a split epilogue has an exterior part */
     if (sync) fa.sync = *sync;
     const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
     return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
                                           tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, from, nfrom, &eh, nbr, nnbr);
-}
-
-static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
-{
-    return submit_exterior((const hop_ctx *)ctx, b, from, nfrom, sync, 0, NULL, 0);
-}
-
-static int hop_exterior_in_place(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
-{
-    return submit_exterior((const hop_ctx *)ctx, b, NULL, 0, NULL, 1, nbr, nnbr);
+                                          h.ho, h.hx, h.hk, from, nfrom, &eh);
 }
 
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
@@ -191,9 +184,10 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
     /* a split epilogue sums the interior and the face sites apart, in the same two parts
      * in place as through faces, so that its partials do not depend on where the blocks run */
     const tq_stencil_mode mode = !in_place ? TQ_STENCIL_FACES
-                               : e && e->args.split ? TQ_STENCIL_IN_PLACE_PARTS : TQ_STENCIL_IN_PLACE;
-    c.base.direct = mode == TQ_STENCIL_IN_PLACE;
-    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior, hop_exterior_in_place};
+                               : e && tq_epilogue_partial(&e->args) ? TQ_STENCIL_IN_PLACE_PARTS : TQ_STENCIL_IN_PLACE;
+    c.base.direct = mode != TQ_STENCIL_FACES;   /* every site, the neighbours read in place */
+    c.in_parts = mode == TQ_STENCIL_IN_PLACE_PARTS;
+    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
     return tq_stencil_submit(&d->stencil, mode, &ops, &c, who);
 }
 
