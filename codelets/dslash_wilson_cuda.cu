@@ -181,7 +181,7 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
             tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, EPI, c, &ef, res);
-            if (DIRECT && NRES > 0 && tq_on_split_face(&a, s)) {
+            if (DIRECT && NRES > 0 && ent && tq_on_split_face(&a, s)) {
                 tq_face_entries_store(&a, s, NRES, res, (double *)ent, nent);
             } else {
 #pragma unroll
@@ -192,7 +192,7 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
             tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, EPI, cf, &ef, res);
-            if (DIRECT && NRES > 0 && tq_on_split_face(&a, s)) {
+            if (DIRECT && NRES > 0 && ent && tq_on_split_face(&a, s)) {
                 tq_face_entries_store_f(&a, s, NRES, res, (float *)ent, nent);
             } else {
 #pragma unroll

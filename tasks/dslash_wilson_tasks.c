@@ -22,10 +22,12 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,
                             const tq_epilogue_handles *e, const starpu_data_handle_t *nbr, int nnbr)
 {
-    struct starpu_data_descr d[11 + 12];
+    struct starpu_data_descr d[12 + 12];   /* operands, epilogue and entries; 3 neighbours per split mu */
     const int epi = a->epi.kind != TQ_EPI_NONE;
     if (epi && a->epi.split && !e->scratch) return -EINVAL;   /* its kernels count in their own scratch */
-    if (epi && a->epi.entries && (!tq_epilogue_partial(&a->epi) || !a->direct || !e->entries)) return -EINVAL;
+    /* in place, a partial needs the entries (the face sites' part), and only it has them */
+    if (epi && a->direct && tq_epilogue_partial(&a->epi) != (a->epi.entries != 0)) return -EINVAL;
+    if (epi && a->epi.entries && (!a->direct || !e->entries)) return -EINVAL;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;

@@ -46,15 +46,17 @@ tq_status tq_scalars_epilogue_entries(tq_scalars *sc, const tq_lattice *lat, sta
         if (lat->nb[mu] > 1) nent += 2 * (lat->block_cb / lat->block[mu]);
     const size_t len = (size_t)(nent > 0 ? nent : 1) * TQ_EPI_MAX_RESULTS;
     if (lat->nblocks > sc->nentries || len > sc->entries_len) {
+        /* the largest asked so far: lattices taking turns do not re-register every call */
+        const int n = lat->nblocks > sc->nentries ? lat->nblocks : sc->nentries;   /* by block */
+        const size_t want = len > sc->entries_len ? len : sc->entries_len;
         for (int t = 0; t < sc->nentries; t++) starpu_data_unregister_no_coherency(sc->entries[t]);
         sc->nentries = 0;
-        const int n = lat->nblocks;   /* indexed by block (in place: one rank's all) */
         starpu_data_handle_t *p = realloc(sc->entries, (size_t)n * sizeof *p);
         if (!p) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
         sc->entries = p;
-        for (int t = 0; t < n; t++) starpu_vector_data_register(&p[t], -1, 0, (uint32_t)len, sizeof(double));
+        for (int t = 0; t < n; t++) starpu_vector_data_register(&p[t], -1, 0, (uint32_t)want, sizeof(double));
         sc->nentries = n;
-        sc->entries_len = len;
+        sc->entries_len = want;
     }
     *entries = sc->entries;
     return TQ_SUCCESS;

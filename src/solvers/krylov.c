@@ -84,10 +84,13 @@ tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in,
     e.snapshot = NULL;
     e.sc = k->sc;
     TQ_CHECK(tq_scalars_epilogue_scratch(k->sc, 2 * lat->nblocks, &e.scratch));
-    /* an epilogue that sums nothing and ends in no program or snapshot (BiCGstab's
-     * s = r - alpha M_pc p) needs no partials and no combine */
-    if (!tq_epilogue_nresults(kind) && !nprog && snap < 0)
-        return tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e);
+    /* an epilogue that sums nothing (BiCGstab's s = r - alpha M_pc p) has no partials
+     * (tq_epilogue_partial), and a combine only for a program or a snapshot */
+    if (!tq_epilogue_nresults(kind)) {
+        TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
+        if (!nprog && snap < 0) return TQ_SUCCESS;
+        return tq_scalars_combine(k->who, k->sc, lat, NULL, 0, 0, dst, prog, nprog, snap, mirror);
+    }
     TQ_CHECK(tq_scalars_partials(k->sc, 2 * lat->nblocks, &e.partials));
     TQ_CHECK(tq_scalars_epilogue_entries(k->sc, lat, &e.entries));
     TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
