@@ -562,12 +562,14 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
      * other's). Always two, whatever the owners: every rank must pick the same set (its
      * transfers between ranks follow the handles), and ranks may differ in owners. */
     starpu_data_handle_t *partials = NULL;
-    const unsigned n = sc->reductions;   /* this reduction's number */
     /* each block's reduction its own scratch: they may run side by side on a GPU */
     starpu_data_handle_t *scratch = NULL;
     if (nres) TQ_CHECK(tq_scalars_partials(sc, ntasks, &partials));
     if (nres) TQ_CHECK(tq_scalars_scratch(sc, ntasks, &scratch));
     const int peer = nres && sc->peer && ntasks <= TQ_PEER_TASKS;
+    /* peer partials number only their own reductions: reduction n waits for the combines
+     * of n - 2 (peer_partials.c), which a split epilogue's reduction in between never signals */
+    const unsigned n = peer ? sc->peer_reductions++ : 0;
     TQ_CHECK(blas_tasks(who, &a, f, partials, scratch, sc, NULL, peer ? (long)n : -1));
     if (!nres) return TQ_SUCCESS;
     return combine(who, sc, f[0]->lat, f[0]->nparity, partials, ntasks, nres, dst, prog, nprog, snap, mirror,

@@ -35,6 +35,8 @@ typedef struct tq_scalars {
     int nentries;
     size_t entries_len;               /* doubles in each */
     unsigned reductions;              /* which of the two sets of partials is next */
+    unsigned peer_reductions;         /* reductions through peer partials so far: their numbers
+                                         (a split epilogue's reduction does not use them) */
     struct peer_partials *peer;       /* peer partials (blas.c; NULL: the partials are handles) */
     signed char peer_unit_rep[TQ_SCALAR_REPLICAS];   /* with peer: each replica's unit, */
     signed char peer_unit_block[TQ_PEER_MAX_BLOCKS];  /* and each block's (core/peer.h) */
