@@ -6,7 +6,8 @@
 # (TQ_PEER=0) and as one rank with the same global blocks, the run must say it used peer
 # mode, and dslash on the two ranks must agree with the plain-loop reference in every
 # precision, Wilson and clover; the HISQ propagator's correlators likewise bitwise. With four
-# GPUs, two ranks driving two GPUs each: peer mode between the four, the same bits.
+# GPUs, two ranks driving two GPUs each: peer mode between the four, the same bits; with two
+# or more, one process driving them all, the same bits.
 # Skips (77) without mpirun, MPI or a GPU (run it on the GPU machine: bench/device-run.sh).
 here=$(cd "$(dirname "$0")" && pwd)
 builddir=${TQ_BUILDDIR:-$here/..}
@@ -53,6 +54,16 @@ a=$(corr "$tmp/peer.json")
     bad "correlator through CUDA IPC differs from StarPU-MPI's"
 [ -n "$a" ] && [ "$a" = "$(corr "$tmp/one.json")" ] && good "correlator on 2 ranks bitwise the same as one rank with the same blocks" ||
     bad "correlator on 2 ranks differs from one rank's"
+# one process driving every GPU with the same 2 x 4 blocks: faces and the solvers' split
+# epilogue partials (the fused iteration on blocks with faces) between its GPUs in peer
+# mode, the same bits
+if [ "$ngpu" -ge 2 ]; then
+    timeout 300 "$tool" propagator $args > "$tmp/gpus.json" 2> "$tmp/gpus.err"
+    rc=$?
+    [ $rc -eq 0 ] || { cat "$tmp/gpus.err"; bad "propagator in one process on $ngpu GPUs (exit $rc)"; }
+    [ -n "$a" ] && [ "$a" = "$(corr "$tmp/gpus.json")" ] && good "correlator on $ngpu GPUs of one process bitwise the same" ||
+        bad "correlator on $ngpu GPUs of one process differs"
+fi
 # with 4 GPUs each of the 2 ranks drives two: four peer units (the faces between a rank's
 # own GPUs and across ranks GPU to GPU), the same bits
 if [ "$ngpu" -ge 4 ]; then

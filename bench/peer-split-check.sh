@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Split epilogues (the solvers' fused iteration on blocks with faces) in peer mode (device
+# tool; carry build/.libs, build/tests/.libs and .deps/starpu). On 2 x H200 (2026-11-29, at
+# 5a5818e) test_solver_cuda stopped with "a solver has waited 60 s for the task that writes
+# its scalars" after its one-block-per-GPU solves had passed. This runs what can show where:
+#   - with two or more GPUs: test_solver_cuda unbuffered (the last line names the case), the
+#     same with TQ_SPLIT_FUSE=0, then one-source BiCGstab solves of a small weak field on
+#     one and on four blocks per GPU, each way; one that hangs again under bench/hang-probe.sh
+#     with each flush's chain runs on stderr (TQ_CHAIN_TRACE=1) and every thread's stack;
+#   - on one GPU: the same solves on two ranks sharing it in peer mode (TQ_PEER_SHARED_GPU=1
+#     under MPS where the machine has it), one and four blocks per rank.
+# A run longer than PEER_CHECK_TIMEOUT seconds (default 60) counts as hung. Logs under
+# $OUT/peersplit/, a table last. Usage: bash bench/peer-split-check.sh
+set -u
+source "$(dirname "$0")/device-env.sh"
+multigpu_bench peersplit
+ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+lim=${PEER_CHECK_TIMEOUT:-60}
+ok=()
+# run NAME VAR=VALUE... -- COMMAND...: COMMAND with the variables set (at most $lim s), its
+# output in $res/NAME.txt; a row with the exit status (124: hung) and its last line
+run() {
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    env "${envs[@]}" timeout "$lim" stdbuf -o0 "$@" > "$res/$name.txt" 2>&1
+    local rc=$?
+    ok+=("$(printf '%-34s rc %-4s %s' "$name" "$rc" "$(grep -v '^ *$' "$res/$name.txt" | tail -n1 | cut -c1-110)")")
+    return $rc
+}
+small="propagator --dim 8 8 8 16 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4 --json"
+if [ "$ng" -ge 2 ]; then
+    run test_solver_cuda -- "$top/build/tests/.libs/test_solver_cuda"
+    run test_solver_cuda-nosplit TQ_SPLIT_FUSE=0 -- "$top/build/tests/.libs/test_solver_cuda"
+    for b in "1:8 8 8 8" "4:4 8 4 8" "4x2:8 8 8 2"; do
+        n=${b%%:*}; blk=${b#*:}
+        for s in 1 0; do
+            # a hang again with each flush's runs on stderr and every thread's stack
+            # (bench/hang-probe.sh, logs under $OUT/hang/)
+            run "solve-$n-per-gpu-split$s" TQ_SPLIT_FUSE=$s -- "$tool" $small --ncuda 2 --block $blk ||
+                TQ_SPLIT_FUSE=$s TQ_CHAIN_TRACE=1 bash "$top/bench/hang-probe.sh" 1 "$lim" $small --ncuda 2 --block $blk |
+                    tail -n 5
+        done
+    done
+else
+    mpi="$mpi -x TQ_PEER -x TQ_PEER_SHARED_GPU -x TQ_SPLIT_FUSE -x TQ_CHAIN_TRACE"
+    if command -v nvidia-cuda-mps-control > /dev/null; then
+        export CUDA_MPS_PIPE_DIRECTORY=/tmp/tq-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/tq-mps-log
+        mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY
+        nvidia-cuda-mps-control -d && ok+=("MPS daemon started") || ok+=("MPS daemon did not start")
+        mpi="$mpi -x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY"
+    fi
+    for b in "1:8 8 8 8" "4:4 8 4 8" "4x2:8 8 8 2"; do
+        n=${b%%:*}; blk=${b#*:}
+        for s in 1 0; do
+            run "solve-2ranks-$n-per-rank-split$s" TQ_PEER=1 TQ_PEER_SHARED_GPU=1 TQ_SPLIT_FUSE=$s -- \
+                $mpi -np 2 "$tool" $small --gridsize 1 1 1 2 --block $blk ||
+                run "solve-2ranks-$n-per-rank-split$s-trace" TQ_PEER=1 TQ_PEER_SHARED_GPU=1 TQ_SPLIT_FUSE=$s TQ_CHAIN_TRACE=1 -- \
+                    $mpi -np 2 "$tool" $small --gridsize 1 1 1 2 --block $blk
+        done
+    done
+    command -v nvidia-cuda-mps-control > /dev/null && echo quit | nvidia-cuda-mps-control
+fi
+echo "== peer mode with split epilogues ($ng GPU(s), commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"
+printf '%s\n' "${ok[@]}"
