@@ -331,8 +331,6 @@ static starpu_data_handle_t scalars_for(const tq_scalars *sc, int worker)
 void tq_scalars_destroy(tq_scalars *sc)
 {
     if (!sc) return;
-    for (int t = 0; t < sc->npartials; t++) starpu_data_unregister(sc->partials[t]);
-    free(sc->partials);
     tq_scalars_buffers_release(sc);
     /* nothing is read after this: no copy back to the host (a snapshot of a held-back
      * iteration, never read, would be fetched from the GPU one by one) */
@@ -342,17 +340,6 @@ void tq_scalars_destroy(tq_scalars *sc)
     mirror_give_back(sc);
     tq_scalars_peer_release(sc);   /* every task that used it has ended: its handles are gone */
     free(sc);
-}
-
-static tq_status scalars_reserve(tq_scalars *sc, int n)
-{
-    if (n <= sc->npartials) return TQ_SUCCESS;
-    starpu_data_handle_t *p = realloc(sc->partials, (size_t)n * sizeof *p);
-    if (!p) return tq_error(TQ_ERR_NOMEM, "solver: out of memory for reduction buffers");
-    sc->partials = p;
-    for (int t = sc->npartials; t < n; t++) starpu_vector_data_register(&p[t], -1, 0, TQ_BLAS_MAX_RESULTS, sizeof(double));
-    sc->npartials = n;
-    return TQ_SUCCESS;
 }
 
 static tq_status read_handle(starpu_data_handle_t h, const double *buf, double *values)
@@ -574,13 +561,6 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
     if (!nres) return TQ_SUCCESS;
     return combine(who, sc, f[0]->lat, f[0]->nparity, partials, ntasks, nres, dst, prog, nprog, snap, mirror,
                    peer ? (long)n : -1);
-}
-
-tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **partials)
-{
-    TQ_CHECK(scalars_reserve(sc, 2 * n));
-    *partials = sc->partials + (sc->reductions++ & 1) * n;
-    return TQ_SUCCESS;
 }
 
 tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,

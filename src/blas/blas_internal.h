@@ -26,6 +26,8 @@ typedef struct tq_scalars {
     double rep_buf[TQ_SCALAR_REPLICAS][TQ_NSCALARS];
     starpu_data_handle_t *partials;   /* one per BLAS task of a reduction of several tasks */
     int npartials;
+    starpu_data_handle_t *epartials;  /* split epilogues' (tq_scalars_epilogue_partials) */
+    int nepartials;
     starpu_data_handle_t *scratch;    /* reductions' scratch, one per task (tq_scalars_scratch) */
     int nscratch;
     starpu_data_handle_t *escratch;   /* split epilogues' (tq_scalars_epilogue_scratch), */
@@ -35,6 +37,7 @@ typedef struct tq_scalars {
     int nentries;
     size_t entries_len;               /* doubles in each */
     unsigned reductions;              /* which of the two sets of partials is next */
+    unsigned epilogue_reductions;     /* the same for the split epilogues' */
     unsigned peer_reductions;         /* reductions through peer partials so far: their numbers
                                          (a split epilogue's reduction does not use them) */
     struct peer_partials *peer;       /* peer partials (blas.c; NULL: the partials are handles) */
@@ -96,13 +99,17 @@ double tq_scalars_mark_time(const tq_scalars *sc, int i);
 /* Host write of n values from slot on (set-up; waits for pending users). */
 tq_status tq_scalars_write(tq_scalars *sc, int slot, int n, const double *values);
 
+/* A BLAS reduction's n partial handles (its set of sc's two, in turn; each task writes
+ * TQ_BLAS_MAX_RESULTS doubles) in *partials. */
+tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **partials);
 /* A reduction whose n per-task sums other tasks write (a split operator epilogue,
- * dirac_internal.h): the partial handles of this reduction (its set of sc's two; each task
- * writes TQ_BLAS_MAX_RESULTS doubles, those past its results zero) in *partials; then
+ * dirac_internal.h): the partial handles of this reduction (its set of two kept apart
+ * from the BLAS reductions', reduction_buffers.c says why; each task writes
+ * TQ_BLAS_MAX_RESULTS doubles, those past its results zero) in *partials; then
  * tq_scalars_combine submits the combine tasks over them (block 0's owner's, and one per
  * further replica) with the slots, program and snapshot of tq_blas_submit. The replica of
  * the scalars a task on `worker` reads: tq_scalars_for_worker. */
-tq_status tq_scalars_partials(tq_scalars *sc, int n, starpu_data_handle_t **partials);
+tq_status tq_scalars_epilogue_partials(tq_scalars *sc, int n, starpu_data_handle_t **partials);
 /* Reduction scratch buffers for n tasks (used as STARPU_SCRATCH, TQ_REDUCE_SCRATCH doubles
  * each; the pool grows to the largest n asked, the first n returned): tasks with their own
  * scratch may run side by side on a GPU (the worker's one scratch would order them,

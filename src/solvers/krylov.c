@@ -91,7 +91,7 @@ tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in,
         if (!nprog && snap < 0) return TQ_SUCCESS;
         return tq_scalars_combine(k->who, k->sc, lat, NULL, 0, 0, dst, prog, nprog, snap, mirror);
     }
-    TQ_CHECK(tq_scalars_partials(k->sc, 2 * lat->nblocks, &e.partials));
+    TQ_CHECK(tq_scalars_epilogue_partials(k->sc, 2 * lat->nblocks, &e.partials));
     TQ_CHECK(tq_scalars_epilogue_entries(k->sc, lat, &e.entries));
     TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
     return tq_scalars_combine(k->who, k->sc, lat, e.partials, 2 * lat->nblocks, tq_epilogue_nresults(kind), dst, prog,
