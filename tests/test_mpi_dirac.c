@@ -133,8 +133,8 @@ static void run(tq_lattice *lat)
     CHECK_OK(tq_field_export(outs, lout));
     write_global(lout, 24);
 
-    /* M_pc in half precision, recon 12: faces store rounded half spinors (half always goes
-     * through faces; double and single read neighbour blocks of one worker in place) */
+    /* M_pc in half precision, recon 12: faces hold single precision half spinors
+     * (tq_dslash_wilson_face_prec), in place the neighbours' sites are read as they are */
     tq_field *gh = gauge(lat, TQ_HALF, TQ_RECON_12, &hg);
     tq_dirac *Dh = NULL;
     CHECK_OK(tq_dirac_create(gh, &dp, &Dh));

@@ -202,8 +202,9 @@ TQ_HD void TQ_RF(tq_dslash_wilson_layouts)(const tq_dslash_wilson_args *a, int p
     Lg->vec = recon == 18 ? 2 : tq_layout_vec(prec, 4 * recon);
     TQ_UNROLL
     for (int mu = 0; mu < 4; mu++) {
-        Lf[mu] = a->L_face[mu]; Lf[mu].prec = prec; Lf[mu].nreal = 12; Lf[mu].vec = tq_layout_vec(prec, 12);
-        Lf[mu].has_norm = prec == 2;
+        const int fp = tq_dslash_wilson_face_prec(prec);
+        Lf[mu] = a->L_face[mu]; Lf[mu].prec = fp; Lf[mu].nreal = 12; Lf[mu].vec = tq_layout_vec(fp, 12);
+        Lf[mu].has_norm = fp == 2;
     }
 }
 
@@ -236,48 +237,6 @@ TQ_HD void TQ_RF(tq_bicgstab_t_products)(const TQ_R *acc, const void *wb, const 
     }
     TQ_UNROLL
     for (int r = 0; r < 7; r++) res[r] += sum[r];
-}
-
-/* out = v as a face of layout Lf stores and loads it: half precision rounds (a one-site
- * face in registers); single and double keep the bits. */
-TQ_HD void TQ_RF(tq_face_round)(const tq_layout *Lf, const TQ_R *v, TQ_R *out)
-{
-#ifdef __CUDA_ARCH__
-    if (Lf->prec == 2) {
-        /* in registers: the norm, the 16-bit integers and the scale exactly as the GPU's
-         * tq_store_site and tq_load_site make them (a site buffer cost the in-place half
-         * kernel 128 bytes of stack); q + K - K with K = 1.5 * 2^23 + 2^15 is the integer
-         * the store keeps in the low bits of q + K, and the load gets back */
-        TQ_R inv = 1, hs = (TQ_R)1.0 / (TQ_R)TQ_HALF_SCALE;
-        if (Lf->has_norm) {
-            TQ_R m = 0;
-            TQ_UNROLL
-            for (int k = 0; k < 12; k++) {
-                const TQ_R a = v[k] < 0 ? -v[k] : v[k];
-                m = a > m ? a : m;
-            }
-            const float mf = (float)m;
-            inv = mf > 0.0f ? (TQ_R)1 / (TQ_R)mf : 0;
-            hs = TQ_RF(tq_half_scale_of_norm)(mf);
-        }
-        TQ_UNROLL
-        for (int k = 0; k < 12; k++) {
-            const float q = (float)TQ_RF(tq_half_scaled)(v[k] * inv);
-            out[k] = (TQ_R)__fadd_rn(__fadd_rn(q, 12615680.0f), -12615680.0f) * hs;
-        }
-        return;
-    }
-#endif
-    if (Lf->prec == 2) {
-        tq_layout L1 = *Lf;
-        L1.stride = 1;
-        union { unsigned char b[32]; double align; } site;   /* 24 bytes of values, the norm */
-        TQ_RF(tq_store_site)(site.b, &L1, 0, v);
-        TQ_RF(tq_load_site)(site.b, &L1, 0, out);
-        return;
-    }
-    TQ_UNROLL
-    for (int k = 0; k < 12; k++) out[k] = v[k];
 }
 
 /* All eight hops of site x (index s, output parity a->parity), in a fixed order whatever
@@ -323,11 +282,11 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
                 }
             } else {
                 /* in the block, across its own wrap, or (direct) in the neighbour block:
-                 * the same site index (the wrap's), the neighbour's data, and the result
-                 * rounded as the face the neighbour would have packed would store it (the
-                 * same bits as through a face, whatever the decomposition into ranks). One
-                 * path with the rounding alone conditional: branching on edge per thread
-                 * ran a warp's hop twice where its sites straddle an unsplit edge. */
+                 * the same site index (the wrap's) and the neighbour's data; a face holds
+                 * exactly what this computes (tq_dslash_wilson_face_prec: no rounding),
+                 * so the same bits as through a face, whatever the decomposition. One path
+                 * with only the pointers conditional: branching on edge per thread ran a
+                 * warp's hop twice where its sites straddle an unsplit edge. */
                 const int cross = direct && edge && a->split[mu];
                 int y[4] = {x[0], x[1], x[2], x[3]};
                 y[mu] = dir == 0 ? (edge ? 0 : x[mu] + 1) : (edge ? a->B[mu] - 1 : x[mu] - 1);
@@ -335,21 +294,11 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
                 TQ_R p[12];
                 TQ_RF(tq_load_project)(cross ? a->nbr_in[mu][1 - dir] : in, &Lin, sy, mu, sign, p);
                 if (dir == 0) {
-                    if (cross) TQ_RF(tq_face_round)(&Lf[mu], p, h);
-                    else {
-                        TQ_UNROLL
-                        for (int k = 0; k < 12; k++) h[k] = p[k];
-                    }
                     TQ_RF(tq_link_load)(gp, &Lg, s, mu, recon, u);
-                    TQ_RF(tq_link_mul_half)(u, 0, h, uh);
+                    TQ_RF(tq_link_mul_half)(u, 0, p, uh);
                 } else {
                     TQ_RF(tq_link_load)(cross ? a->nbr_g[mu] : gq, &Lg, sy, mu, recon, u);
-                    TQ_RF(tq_link_mul_half)(u, 1, p, h);
-                    if (cross) TQ_RF(tq_face_round)(&Lf[mu], h, uh);
-                    else {
-                        TQ_UNROLL
-                        for (int k = 0; k < 12; k++) uh[k] = h[k];
-                    }
+                    TQ_RF(tq_link_mul_half)(u, 1, p, uh);
                 }
             }
             TQ_RF(tq_spin_accumulate)(mu, sign, phase, uh, acc);

@@ -19,8 +19,9 @@ static tq_status temp_spinor(const tq_dirac *d, int parity, tq_field **f)
  * their own, so their task graphs do not serialise on shared work data). */
 static tq_status dirac_alloc_work(tq_dirac *d)
 {
-    /* half spinors (12 reals) in the operator's precision, one site deep */
-    if (tq_stencil_create(d->lat, 1, (int)d->gauge->p.prec, 12, &d->stencil) != TQ_SUCCESS) return TQ_ERR_NOMEM;
+    /* half spinors (12 reals) in the operator's faces' precision, one site deep */
+    if (tq_stencil_create(d->lat, 1, tq_dslash_wilson_face_prec((int)d->gauge->p.prec), 12, &d->stencil) != TQ_SUCCESS)
+        return TQ_ERR_NOMEM;
     /* faces between this process's GPUs go straight into the reader's memory (the Wilson
      * pack and exterior codelets follow face_sync.h) */
     if (tq_stencil_use_peer_faces(&d->stencil) < 0) return TQ_ERR_NOMEM;

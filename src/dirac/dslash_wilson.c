@@ -30,7 +30,8 @@ static void hopping_args(const tq_dirac *d, const tq_field *out, const tq_field 
     base->clover = K != NULL;
     base->L_clover = K ? K->layout : out->layout;
     for (int mu = 0; mu < 4; mu++)
-        base->L_face[mu] = tq_layout_make((int)in->p.prec, 12, 1, tq_stencil_face_sites(&d->stencil, mu));
+        base->L_face[mu] = tq_layout_make(tq_dslash_wilson_face_prec((int)in->p.prec), 12, 1,
+                                          tq_stencil_face_sites(&d->stencil, mu));
 }
 
 /* The boundary phases of block b's hops. */
