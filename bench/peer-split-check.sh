@@ -4,9 +4,10 @@
 # 5a5818e) test_solver_cuda stopped with "a solver has waited 60 s for the task that writes
 # its scalars" after its one-block-per-GPU solves had passed. This runs what can show where:
 #   - with two or more GPUs: test_solver_cuda unbuffered (the last line names the case), the
-#     same with TQ_SPLIT_FUSE=0, then one-source BiCGstab solves of a small weak field on
-#     one and on four blocks per GPU, each way; one that hangs again under bench/hang-probe.sh
-#     with each flush's chain runs on stderr (TQ_CHAIN_TRACE=1) and every thread's stack;
+#     same with TQ_SPLIT_FUSE=0, then one-source BiCGstab solves (reliable updates) of a
+#     small weak field on one and on four blocks per GPU, each way; one that hangs again
+#     under bench/hang-probe.sh with each flush's chain runs on stderr (TQ_CHAIN_TRACE=1) and
+#     every thread's stack; each against the same blocks on one GPU (bitwise correlator);
 #   - on one GPU: the same solves on two ranks sharing it in peer mode (TQ_PEER_SHARED_GPU=1
 #     under MPS where the machine has it), one and four blocks per rank.
 # A run longer than PEER_CHECK_TIMEOUT seconds (default 60) counts as hung. Logs under
@@ -41,6 +42,11 @@ if [ "$ng" -ge 2 ]; then
             run "solve-$n-per-gpu-split$s" TQ_SPLIT_FUSE=$s -- "$tool" $small --ncuda 2 --block $blk ||
                 TQ_SPLIT_FUSE=$s TQ_CHAIN_TRACE=1 bash "$top/bench/hang-probe.sh" 1 "$lim" $small --ncuda 2 --block $blk |
                     tail -n 5
+            # the same blocks on one GPU: the same correlator, bitwise
+            run "solve-$n-one-gpu-split$s" TQ_SPLIT_FUSE=$s -- "$tool" $small --ncuda 1 --block $blk
+            a=$(grep -o '"correlator": \[[^]]*\]' "$res/solve-$n-per-gpu-split$s.txt")
+            [ -n "$a" ] && [ "$a" = "$(grep -o '"correlator": \[[^]]*\]' "$res/solve-$n-one-gpu-split$s.txt")" ] &&
+                ok+=("  2 GPUs = 1 GPU, bitwise") || ok+=("  2 GPUs != 1 GPU (or no correlator)")
         done
     done
 else
