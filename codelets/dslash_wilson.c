@@ -38,6 +38,8 @@
 
 /* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
  * set: only between GPUs, face_sync.h) is not a buffer. */
+int tq_dslash_reduce_blocks_limit = 0;
+
 static int face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
 {
     int k = first;

@@ -172,6 +172,11 @@ dslash_wilson_interior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
     for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < a.cb; s += (int64_t)gridDim.x * blockDim.x) {
         tq_epi_fields ef = {wb, ub, out, s, 0};
         if constexpr (NST > 0) {
+            /* a site on a split face returns without waiting for its staged copies (the
+             * exterior task does that site): wait for them before this site's copies reuse
+             * the slot, or a late one lands over them (NaN scalars in the 48^4 solve on two
+             * H200s, where the grid is capped and a thread strides over several sites) */
+            if (s >= (int64_t)gridDim.x * blockDim.x) asm volatile("cp.async.wait_all;" ::: "memory");
             stage_site<PREC>(stage, EPI == TQ_EPI_AXPY_NORM2 ? (const void *)out : wb, a.L_out.stride, s);
             if (NST > 1) stage_site<PREC>(stage + FIELD, ub, a.L_out.stride, s);
             ef = tq_epi_fields{stage, stage + FIELD, stage, threadIdx.x, TQ_DSLASH_WILSON_THREADS};
@@ -326,11 +331,14 @@ static void check_launch(void)
 }
 
 /* The grid of a reduction over n sites or entries: at most TQ_REDUCE_MAX_BLOCKS blocks
- * (the scratch's slots), depending only on n. */
+ * (the scratch's slots; fewer where a test says, tq_dslash_reduce_blocks_limit), depending
+ * only on n. */
 static int reduction_grid(int64_t n)
 {
+    const int limit = tq_dslash_reduce_blocks_limit;
+    const int64_t cap = limit > 0 && limit < TQ_REDUCE_MAX_BLOCKS ? limit : TQ_REDUCE_MAX_BLOCKS;
     const int64_t want = (int64_t)grid_for(n);
-    return (int)(want < 1 ? 1 : want < TQ_REDUCE_MAX_BLOCKS ? want : TQ_REDUCE_MAX_BLOCKS);
+    return (int)(want < 1 ? 1 : want < cap ? want : cap);
 }
 
 /* LAUNCH_E(P, R, D, C, E) with the clover flag and the epilogue kind as compile-time

@@ -64,6 +64,11 @@ extern struct starpu_codelet tq_cl_scalar_combine;
 #define TQ_REDUCE_MAX_BLOCKS 4096
 /* room for either kind of reduction's per-block sums */
 #define TQ_REDUCE_SCRATCH (TQ_REDUCE_MAX_BLOCKS * (TQ_EPI_MAX_RESULTS > TQ_BLAS_MAX_RESULTS ? TQ_EPI_MAX_RESULTS : TQ_BLAS_MAX_RESULTS))
+/* The most thread blocks a dslash reduction kernel takes (codelets/dslash_wilson_cuda.cu):
+ * TQ_REDUCE_MAX_BLOCKS, unless a test lowers it (0: the default) so that small lattices
+ * take the kernels' several-sites-per-thread path; the sums' order, hence the bits,
+ * follow it. */
+extern int tq_dslash_reduce_blocks_limit;
 /* A split epilogue's scratch (its own, zeroed when made): after the per-block results, at
  * this double, the count of thread blocks done (unsigned), back at zero after each use. */
 #define TQ_SPLIT_COUNTER (TQ_REDUCE_MAX_BLOCKS * TQ_EPI_MAX_RESULTS)

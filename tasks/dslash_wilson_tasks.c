@@ -92,3 +92,5 @@ int tq_task_dslash_wilson_exterior(const tq_task_options *opt, const tq_dslash_w
     }
     return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_exterior, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
 }
+
+void tq_task_dslash_reduce_blocks_limit(int nblocks) { tq_dslash_reduce_blocks_limit = nblocks > 0 ? nblocks : 0; }

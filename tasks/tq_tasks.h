@@ -145,6 +145,9 @@ int tq_task_reduce_combine(const tq_task_options *opt, const starpu_data_handle_
 int tq_task_scalar_combine(const tq_task_options *opt, const tq_scalar_combine_args *a, const starpu_data_handle_t *partials,
                            starpu_data_handle_t scalars, starpu_data_handle_t snapshot);
 
+/* Tests: the most thread blocks of the dslash reduction kernels (tq_dslash_reduce_blocks_limit;
+ * 0: the default). */
+void tq_task_dslash_reduce_blocks_limit(int nblocks);
 /* Wilson hopping term of one block (codelets/dslash_wilson.c documents buffers and faces). faces:
  * per split direction mu in order, two handles (pack: the lower and upper face it writes;
  * exterior: the face from the block below and the one from above). x: NULL, a field to add

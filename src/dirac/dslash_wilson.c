@@ -160,6 +160,14 @@ static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom,
  * (core/stencil.h): per block a pack task (when the lattice is split into blocks), an
  * interior task and an exterior task; the operator's face handles are what StarPU moves
  * between the memories of the blocks' workers. */
+/* TQ_DIRECT_FACES=0 (or a test, tq_internal_force_faces): blocks of one worker through
+ * faces; the environment read once (-1: not yet), as every application asks */
+static int faces_forced = -1;
+
+void tq_internal_force_faces(int on) { __atomic_store_n(&faces_forced, on < 0 ? -1 : on ? 1 : 0, __ATOMIC_RELAXED); }
+
+void tq_internal_reduction_grid_limit(int nblocks) { tq_task_dslash_reduce_blocks_limit(nblocks); }
+
 tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                             int parity, int dagger, double a, const tq_field *x, const tq_field *K,
                             const tq_dirac_epilogue *e)
@@ -173,7 +181,6 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
      * blocks on one GPU cost few more kernels than one block (TQ_DIRECT_FACES=0: faces).
      * Every precision: pack and in-place reads project a site the same way
      * (tq_load_project), so half precision gives the face path's bits too. */
-    static int faces_forced = -1;   /* the environment read once: every application asks */
     int forced = __atomic_load_n(&faces_forced, __ATOMIC_RELAXED);
     if (forced < 0) {
         const char *env = getenv("TQ_DIRECT_FACES");
