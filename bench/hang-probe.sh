@@ -6,13 +6,14 @@
 # StarPU's own accounting per memory node (total and available, asked through the debugger).
 # Output unbuffered, so the last line printed before the hang is in the log.
 #   Usage: bash bench/hang-probe.sh N LIMIT_S taskqcd-args...   (logs under $OUT/hang/)
+#   HANG_PROG=path: run that program (a test binary) instead of taskqcd, with the args.
 set -u
 source "$(dirname "$0")/device-env.sh"
 n=$1 limit=$2
 shift 2
 res=$out/hang
 mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
+tool=${HANG_PROG:-$top/build/.libs/taskqcd}
 for i in $(seq 1 "$n"); do
     log=$res/run$i.txt
     stdbuf -o0 -e0 "$tool" "$@" > "$log" 2>&1 &
