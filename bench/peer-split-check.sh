@@ -8,10 +8,14 @@
 #     small weak field on one and on four blocks per GPU, each way; one that hangs again
 #     under bench/hang-probe.sh with each flush's chain runs on stderr (TQ_CHAIN_TRACE=1) and
 #     every thread's stack; each against the same blocks on one GPU (bitwise correlator);
-#   - with two or more GPUs also test_peer PEER_CHECK_REPEAT times (default 10) with and
-#     without split epilogues, each at most 15 s (it takes 3): at d5c85d5 it hung in 4 of 20
-#     runs with them, in none of 18 without; the first hang again under bench/hang-probe.sh
-#     with TQ_CHAIN_TRACE=1 (the chain runs of every flush on stderr, every thread's stack);
+#   - with two or more GPUs also test_peer PEER_CHECK_REPEAT times (default 10) each way:
+#     split epilogues with CUDA's lazy kernel loading (CUDA_MODULE_LOADING=LAZY, the
+#     driver's default), with the library's default since 2026-11-29 (EAGER, src/core/
+#     context.c) and without split epilogues; each run at most 15 s (it takes 3). At d5c85d5
+#     (lazy) it hung in 4 of 20 runs with split epilogues, in none of 18 without. The first
+#     hang of each way again under bench/hang-probe.sh with TQ_CHAIN_TRACE=1 (the chain runs
+#     of every flush on stderr, every thread's stack: a thread inside libcuda's module
+#     loading would confirm the lazy-loading deadlock);
 #   - on one GPU: the same solves on two ranks sharing it in peer mode (TQ_PEER_SHARED_GPU=1
 #     under MPS where the machine has it), one and four blocks per rank.
 # A run longer than PEER_CHECK_TIMEOUT seconds (default 60) counts as hung. Logs under
@@ -39,15 +43,16 @@ if [ "$ng" -ge 2 ]; then
     run test_solver_cuda -- "$top/build/tests/.libs/test_solver_cuda"
     run test_solver_cuda-nosplit TQ_SPLIT_FUSE=0 -- "$top/build/tests/.libs/test_solver_cuda"
     # test_peer again and again: how often it hangs, each way
-    for s in 1 0; do
+    for way in "split1-lazy 1 LAZY" "split1 1 EAGER" "split0 0 EAGER"; do
+        set -- $way
         hung=0 first=
         for i in $(seq 1 "${PEER_CHECK_REPEAT:-10}"); do
-            TQ_SPLIT_FUSE=$s timeout 15 "$top/build/tests/.libs/test_peer" > "$res/test_peer-split$s-$i.txt" 2>&1
+            CUDA_MODULE_LOADING=$3 TQ_SPLIT_FUSE=$2 timeout 15 "$top/build/tests/.libs/test_peer" > "$res/test_peer-$1-$i.txt" 2>&1
             [ $? = 124 ] && hung=$((hung + 1)) && first=${first:-$i}
         done
-        ok+=("$(printf '%-34s %s' "test_peer-split$s" "hung in $hung of ${PEER_CHECK_REPEAT:-10} runs (15 s each)")")
-        [ -n "$first" ] && [ "$s" = 1 ] && HANG_PROG="$top/build/tests/.libs/test_peer" TQ_SPLIT_FUSE=1 TQ_CHAIN_TRACE=1 \
-            bash "$top/bench/hang-probe.sh" 5 20 | tail -n 5
+        ok+=("$(printf '%-34s %s' "test_peer-$1" "hung in $hung of ${PEER_CHECK_REPEAT:-10} runs (15 s each)")")
+        [ -n "$first" ] && HANG_PROG="$top/build/tests/.libs/test_peer" CUDA_MODULE_LOADING=$3 TQ_SPLIT_FUSE=$2 \
+            TQ_CHAIN_TRACE=1 bash "$top/bench/hang-probe.sh" 5 20 | tail -n 5 && mv "$out/hang" "$out/hang-$1" 2>/dev/null
     done
     for b in "1:8 8 8 8" "4:4 8 4 8" "4x2:8 8 8 2"; do
         n=${b%%:*}; blk=${b#*:}

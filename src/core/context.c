@@ -271,6 +271,16 @@ tq_status tq_init(const tq_init_params *params)
     /* every stream its own hardware queue: a stream held by a peer face's value wait
      * (core/stencil.h) must not hold up another stream's work behind it */
     setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+    /* every kernel loaded when the GPU's context is made, not at its first launch: loading
+     * a kernel lazily (CUDA's default since 12.2) may wait for the context to drain, and a
+     * context whose stream waits on a peer counter (a face or partial sum another GPU or
+     * rank sends) drains only when that other side runs on, which may itself wait for this
+     * one: a deadlock CUDA's lazy-loading guide names. Peer-mode hangs were all in a
+     * solve's first iteration, where new kernels start (test_peer's CG on 2 x H200: 4 of 20
+     * runs; doc/design.md, "Peer mode"). It costs StarPU's start 0.1-0.25 s and spares the
+     * first solve as much (doc/performance.md, "Propagator job"). An application's own
+     * setting wins; one that made a CUDA context before tq_init keeps its mode. */
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 0);
     setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 0);
 
