@@ -48,6 +48,7 @@ static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, 
         memset(&guard, 0, sizeof guard);
         guard.args.guard = e->args.guard;
         guard.scalars = e->scalars;
+        guard.sc = e->sc;   /* each block's guard read from its owner's replica */
         g = &guard;
     }
     if (!d->clover) {

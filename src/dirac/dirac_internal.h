@@ -23,7 +23,8 @@ typedef struct tq_dirac_epilogue {
     const tq_field *w;            /* CAXPYZ, BICGSTAB_T: the field read */
     const tq_field *u;            /* BICGSTAB_T: one more field read */
     starpu_data_handle_t scalars, snapshot;
-    const tq_scalars *sc;         /* args.split: the solve's scalars */
+    const tq_scalars *sc;         /* args.split, or the guard of the kernels before a split
+                                     epilogue: the solve's scalars (each task reads its owner's replica) */
     starpu_data_handle_t *partials;   /* args.split: 2 per block */
     starpu_data_handle_t *scratch;    /* args.split: the tasks' reduction scratch, 2 per block
                                          (tq_scalars_epilogue_scratch) */
