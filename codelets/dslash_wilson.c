@@ -36,10 +36,10 @@
 /* The CPU loops take precision, compression and dagger as compile-time constants through
  * TQ_DSLASH_WILSON_DISPATCH (one instantiation each) so the per-site loops unroll as on the GPU. */
 
-/* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
- * set: only between GPUs, face_sync.h) is not a buffer. */
 int tq_dslash_reduce_blocks_limit = 0;
 
+/* The faces from buffer `first` on, per split mu lower then upper; a peer face (sync->ptr
+ * set: only between GPUs, face_sync.h) is not a buffer. */
 static int face_pointers(void *buffers[], int first, const tq_dslash_wilson_face_args *fa, void *face[4][2])
 {
     int k = first;

@@ -46,9 +46,9 @@ tq_status tq_internal_dirac_matpc_epilogue(const tq_dirac *d, tq_field *out, con
                                            int dagger, const tq_dirac_epilogue *e);
 
 /* Tests: blocks of one worker through faces (1) as with TQ_DIRECT_FACES=0, in place (0), or
- * as the environment says (-1), for the operators applied from now on; and the most thread blocks of the dslash reduction
- * kernels (0: the default; a few make small lattices take their several-sites-per-thread
- * path). */
+ * as the environment says (-1), for the operators applied from now on; and the most thread
+ * blocks of the dslash reduction kernels (0: the default; a few make small lattices take
+ * their several-sites-per-thread path). */
 void tq_internal_force_faces(int on);
 void tq_internal_reduction_grid_limit(int nblocks);
 

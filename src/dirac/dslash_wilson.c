@@ -156,12 +156,6 @@ static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom,
                                           h.ho, h.hx, h.hk, from, nfrom, &eh);
 }
 
-/* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
- * field of the operator: the interior and exterior kernels apply it to each site's hopping
- * sum before it leaves registers), on parity `parity`, through the stencil layer
- * (core/stencil.h): per block a pack task (when the lattice is split into blocks), an
- * interior task and an exterior task; the operator's face handles are what StarPU moves
- * between the memories of the blocks' workers. */
 /* TQ_DIRECT_FACES=0 (or a test, tq_internal_force_faces): blocks of one worker through
  * faces; the environment read once (-1: not yet), as every application asks */
 static int faces_forced = -1;
@@ -170,6 +164,12 @@ void tq_internal_force_faces(int on) { __atomic_store_n(&faces_forced, on < 0 ? 
 
 void tq_internal_reduction_grid_limit(int nblocks) { tq_task_dslash_reduce_blocks_limit(nblocks); }
 
+/* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover term K (a clover
+ * field of the operator: the interior and exterior kernels apply it to each site's hopping
+ * sum before it leaves registers), on parity `parity`, through the stencil layer
+ * (core/stencil.h): per block a pack task (when the lattice is split into blocks), an
+ * interior task and an exterior task; the operator's face handles are what StarPU moves
+ * between the memories of the blocks' workers. */
 tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                             int parity, int dagger, double a, const tq_field *x, const tq_field *K,
                             const tq_dirac_epilogue *e)
