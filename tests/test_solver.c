@@ -251,8 +251,10 @@ static void test_strided(const tq_dirac_params *dp, const char *what)
             tq_status st = tq_solve(S.dirac, x, fb, &sp, &r);
             CHECK(st == TQ_SUCCESS, "%s %s case %d: %s", what, faces ? "faces" : "in place", c, tq_last_error());
             if (st != TQ_SUCCESS) continue;
-            CHECK(tq_internal_solver_fused_iterations() - before >= r.iterations, "%s case %d: the fused iteration "
-                  "did not run", what, c);
+            /* TQ_SPLIT_FUSE=0 turns the fused iteration off on several blocks */
+            const long fused = tq_internal_solver_fused_iterations() - before;
+            CHECK(!tq_internal_dirac_can_fuse(S.dirac) || fused >= r.iterations,
+                  "%s case %d: the fused iteration did not run", what, c);
             sol[faces][c] = malloc(n * sizeof(double));
             CHECK_OK(tq_field_export(x, sol[faces][c]));
             iters[faces][c] = r.iterations;
