@@ -353,6 +353,13 @@ static int reduction_grid(int64_t n)
         else if (D == 1 && epi_ == TQ_EPI_AXPY_NORM2) EPI_CLOVER(P, R, 1, TQ_EPI_AXPY_NORM2, LAUNCH_E); \
     } while (0)
 
+/* Peer mode: a split epilogue's partial, once its kernel has written it, to the other GPUs'
+ * combines (also when the guard is shut: their combines wait for it all the same). */
+static void send_partial(const tq_dslash_wilson_args *a, const double *partial)
+{
+    if (partial && a->psync.npeer) tq_partial_sync_send(&a->psync, partial);
+}
+
 /* The epilogue kernels exist for what the solvers ask (src/dirac/dirac_forms.c asks for no other
  * pairing): CG on M_pc^dag M_pc, |y|^2 after M_pc (dagger 0) and r += c y after M_pc^dag
  * (dagger 1); BiCGstab on M_pc (dagger 0): s = r - alpha y, and <t, s>, |t|^2, <r0, s>,
@@ -386,6 +393,7 @@ static void interior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_args 
     if (!a->epi.split && (tq_epilogue_nresults(a->epi.kind) || a->epi.nprog || after))
         epilogue_final<<<1, TQ_FINAL_THREADS, 0, stream>>>(scratch, grid, a->epi, scal, after);
     check_launch();
+    send_partial(a, partial);
 }
 
 #define BUFFER_PTR(i) STARPU_VECTOR_GET_PTR(buffers[i])
@@ -464,6 +472,7 @@ static void exterior_epilogue_cuda(void *buffers[], const tq_dslash_wilson_face_
 #undef LAUNCH_E
     check_launch();
     tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
+    send_partial(a, partial);
 }
 
 /* A split epilogue's exterior part after an interior in place (a->epi.entries): buffers
@@ -490,6 +499,7 @@ static void exterior_entries_cuda(void *buffers[], const tq_dslash_wilson_args *
 #undef LAUNCH_N
 #undef LAUNCH_T
     check_launch();
+    send_partial(a, partial);
 }
 
 extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)

@@ -5,11 +5,13 @@
  * Wilson and clover: M_pc and its dagger in double, single and half, M in double, a
  * BiCGstab solve (double, single sloppy with reliable updates) and a CG solve on the normal
  * equations are bitwise those of the same process with peer mode off (TQ_PEER=0, StarPU's
- * face and partial-sum handles), the operator really was in peer mode (tq_lattice_peer_gpus)
- * and every task ran on its block's owner. */
+ * face and partial-sum handles), the operator really was in peer mode (tq_lattice_peer_gpus),
+ * the solvers' fused iterations sent their split partials through peer memory (at least one
+ * reduction per CG iteration; none with TQ_PEER=0) and every task ran on its block's owner. */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "tq_tasks.h"
+#include "solvers/solver_internal.h"   /* tq_internal_solver_peer_split_reductions */
 
 enum { L = 16, NSITES = L * L * L * L, NSPIN = NSITES * 24 };
 
@@ -91,17 +93,27 @@ int main(void)
             int gpus_peer = 0, gpus_ref = 0;
             unsetenv("TQ_PEER");
             tq_internal_owner_checks(1);
+            const long split0 = tq_internal_solver_peer_split_reductions();
             run(&hg, src, block, clover, peer, &gpus_peer);
             tq_wait_all();
             tq_internal_owner_checks(0);
+            const long split1 = tq_internal_solver_peer_split_reductions();
             setenv("TQ_PEER", "0", 1);
             run(&hg, src, block, clover, ref, &gpus_ref);
             unsetenv("TQ_PEER");
+            const long split2 = tq_internal_solver_peer_split_reductions();
             const char *what = clover ? "clover" : "Wilson";
             printf("%s, %d block(s) per GPU: peer mode over %d GPUs; BiCGstab %d, CG %d iterations\n", what, per_gpu,
                    gpus_peer, peer->bicgstab_iter, peer->cg_iter);
             CHECK(gpus_peer == ng, "%s, %d per GPU: peer mode over %d GPUs, expected %d", what, per_gpu, gpus_peer, ng);
             CHECK(gpus_ref == 0, "TQ_PEER=0 left peer mode on (%d GPUs)", gpus_ref);
+            /* the fused iteration's split partials through peer memory (unless TQ_SPLIT_FUSE=0) */
+            const char *fuse = getenv("TQ_SPLIT_FUSE");
+            const int split_on = !(fuse && fuse[0] == '0');
+            CHECK(split_on ? split1 - split0 >= peer->cg_iter : split1 == split0,
+                  "%s: %ld split epilogue reductions through peer memory (CG %d iterations)", what, split1 - split0,
+                  peer->cg_iter);
+            CHECK(split2 == split1, "%s: TQ_PEER=0 sent %ld split partials through peer memory", what, split2 - split1);
             for (int ip = 0; ip < 3; ip++)
                 CHECK(!memcmp(peer->matpc[ip], ref->matpc[ip], sizeof ref->matpc[ip]), "%s M_pc (precision %d) differs",
                       what, ip);

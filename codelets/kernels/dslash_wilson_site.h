@@ -83,6 +83,10 @@ typedef struct tq_dslash_wilson_args {
                                epi.guard > 0: a solver's guarded operator application; the
                                task reads the solver scalars (one more buffer,
                                tq_dslash_wilson_buf_guard) and does nothing when the guard is shut */
+    tq_partial_sync psync;  /* a split epilogue's partial sent on to the other GPUs' combines
+                               in peer mode (face_sync.h; npeer 0: none): after the kernel
+                               that writes it, by the CUDA codelets only (peer mode has GPU
+                               owners alone) */
 } tq_dslash_wilson_args;
 
 /* What an epilogue reads besides the stencil's result: its fields w and u

@@ -564,12 +564,23 @@ tq_status tq_blas_submit(const char *who, int op, const double *c, const signed 
 }
 
 tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,
-                             int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror)
+                             int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror,
+                             long peer_n)
 {
     if (nprog > TQ_SCALAR_PROGRAM_MAX) return tq_error(TQ_ERR_INVALID_ARG, "%s: scalar program too long", who);
     if (nres < 0 || nres > TQ_BLAS_MAX_RESULTS || (nres > 0 && (dst < 0 || dst + nres > TQ_NSCALARS)))
         return tq_error(TQ_ERR_INVALID_ARG, "%s: %d results into scalar slot %d out of range", who, nres, dst);
-    return combine(who, sc, lat, 1, partials, n, nres, dst, prog, nprog, snap, mirror, -1);
+    if (peer_n >= 0 && (!sc->peer || !nres || n != 2 * lat->nblocks || n > TQ_PEER_TASKS))
+        return tq_error(TQ_ERR_INVALID_ARG, "%s: peer partials need two per block and the scalars' peer mode", who);
+    /* a split epilogue's partials: task 2 b + part of block b, as BLAS tasks of two parities */
+    return combine(who, sc, lat, peer_n >= 0 ? 2 : 1, partials, n, nres, dst, prog, nprog, snap, mirror, peer_n);
+}
+
+int tq_scalars_epilogue_peer(tq_scalars *sc, int n, unsigned *number)
+{
+    if (!sc->peer || n > TQ_PEER_TASKS) return 0;
+    *number = sc->peer_reductions++;
+    return 1;
 }
 
 starpu_data_handle_t tq_scalars_for_worker(const tq_scalars *sc, int worker) { return scalars_for(sc, worker); }

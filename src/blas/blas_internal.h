@@ -125,7 +125,15 @@ tq_status tq_scalars_epilogue_entries(tq_scalars *sc, const tq_lattice *lat, sta
 /* Unregisters and frees those pools (reduction_buffers.c; tq_scalars_destroy). */
 void tq_scalars_buffers_release(tq_scalars *sc);
 tq_status tq_scalars_combine(const char *who, tq_scalars *sc, const tq_lattice *lat, starpu_data_handle_t *partials, int n,
-                             int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror);
+                             int nres, int dst, const tq_scalar_instr *prog, int nprog, int snap, tq_mirror_ref mirror,
+                             long peer_n);
+/* Whether a split epilogue's n partials (two per block) go through peer memory, as the BLAS
+ * reductions' do in peer mode (sc->peer): then 1 and the reduction's number in *number (one
+ * sequence with the BLAS reductions'), which its tasks' sends (tq_scalars_partial_sync, task
+ * t = 2 b + part) and tq_scalars_combine (peer_n) take; 0: its partials are handles alone
+ * (peer_n -1). Across ranks each partial handle is then held on every rank
+ * (tq_task_data_on_every_rank): the combines read other ranks' partials through CUDA IPC. */
+int tq_scalars_epilogue_peer(tq_scalars *sc, int n, unsigned *number);
 starpu_data_handle_t tq_scalars_for_worker(const tq_scalars *sc, int worker);
 
 /* Submits BLAS op over fields f without waiting. Coefficient k is c[k], or c[k] times

@@ -30,6 +30,10 @@ typedef struct tq_dirac_epilogue {
                                          (tq_scalars_epilogue_scratch) */
     starpu_data_handle_t *entries;    /* args.split: one per block, used where the blocks are
                                          applied in place (tq_scalars_epilogue_entries) */
+    int peer;                         /* args.split in peer mode: each partial also goes to the
+                                         other GPUs' combines as reduction peer_n
+                                         (tq_scalars_epilogue_peer) */
+    unsigned peer_n;
 } tq_dirac_epilogue;
 int tq_internal_dirac_can_fuse(const tq_dirac *d);
 /* Whether a fused epilogue on d is split (several blocks or ranks). */

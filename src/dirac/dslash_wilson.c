@@ -107,8 +107,9 @@ static hop_block block_operands(const hop_ctx *c, int b)
  * before one) the tasks read the replica of the scalars their owner reads, so that in peer
  * mode no GPU reads a replica another GPU's combine writes (a StarPU transfer between GPUs
  * inside an iteration, doc/design.md "Peer mode"); a split epilogue's tasks write their own
- * partial. */
-static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h, int b, int part, const tq_task_options *opt)
+ * partial, in peer mode also sent on to the other GPUs (psync, the task's arguments'). */
+static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h, int b, int part, const tq_task_options *opt,
+                                            tq_partial_sync *psync)
 {
     tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL, NULL, NULL};
     if (!c->e) return eh;
@@ -116,10 +117,20 @@ static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h
     eh.snapshot = c->e->snapshot;
     if (c->e->args.split) {
         eh.partial = c->e->partials ? c->e->partials[2 * b + part] : NULL;
+        if (c->e->peer && eh.partial)   /* also to the other GPUs' combines */
+            tq_scalars_partial_sync(c->e->sc, 2 * b + part, b, c->e->peer_n, tq_epilogue_nresults(c->e->args.kind),
+                                    psync);
         eh.scratch = c->e->scratch ? c->e->scratch[2 * b + part] : NULL;
         eh.entries = c->in_parts && c->e->entries ? c->e->entries[b] : NULL;
     }
     return eh;
+}
+
+/* A peer partial across ranks: each rank's combine reads only its own blocks' partials as
+ * handles and the others' through CUDA IPC, so none moves by MPI (as blas.c's). */
+static void peer_partial_everywhere(const tq_dslash_wilson_args *a, const tq_epilogue_handles *eh)
+{
+    if (a->psync.npeer && eh->partial) tq_task_data_on_every_rank(eh->partial);
 }
 
 static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
@@ -129,10 +140,12 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
     h.a.epi.entries = (signed char)c->in_parts;   /* the face sites' results kept by entry */
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
-    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 0, &opt);
-    return tq_task_dslash_wilson_interior(&opt, &h.a, tq_dirac_parity_handle(c->in, b, q),
-                                          tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, &eh, nbr, nnbr);
+    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 0, &opt, &h.a.psync);
+    const int ret = tq_task_dslash_wilson_interior(&opt, &h.a, tq_dirac_parity_handle(c->in, b, q),
+                                                   tq_field_handle(c->d->gauge, b, c->parity),
+                                                   tq_field_handle(c->d->gauge, b, q), h.ho, h.hx, h.hk, &eh, nbr, nnbr);
+    peer_partial_everywhere(&h.a, &eh);
+    return ret;
 }
 
 /* Block b's exterior task: from the faces (from, sync), or after an interior in place with
@@ -150,10 +163,12 @@ static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom,
     fa.a.epi.entries = (signed char)c->in_parts;
     if (!fa.a.epi.split) fa.a.epi.kind = TQ_EPI_NONE;   /* only a split epilogue has an exterior part */
     if (sync) fa.sync = *sync;
-    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt);
-    return tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
-                                          tq_field_handle(c->d->gauge, b, c->parity), tq_field_handle(c->d->gauge, b, q),
-                                          h.ho, h.hx, h.hk, from, nfrom, &eh);
+    const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt, &fa.a.psync);
+    const int ret = tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
+                                                   tq_field_handle(c->d->gauge, b, c->parity),
+                                                   tq_field_handle(c->d->gauge, b, q), h.ho, h.hx, h.hk, from, nfrom, &eh);
+    peer_partial_everywhere(&fa.a, &eh);
+    return ret;
 }
 
 /* TQ_DIRECT_FACES=0 (or a test, tq_internal_force_faces): blocks of one worker through

@@ -50,6 +50,8 @@ void tq_krylov_last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued
 static long fused_iterations;   /* tq_internal_solver_fused_iterations */
 long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_iterations, __ATOMIC_RELAXED); }
 void tq_krylov_count_fused_iteration(void) { __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED); }
+static long peer_split_reductions;   /* tq_internal_solver_peer_split_reductions */
+long tq_internal_solver_peer_split_reductions(void) { return __atomic_load_n(&peer_split_reductions, __ATOMIC_RELAXED); }
 
 tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in, int dagger, int kind, int dst,
                                 int slot, tq_field *r, const tq_field *w, tq_field *u, const tq_scalar_instr *prog,
@@ -89,13 +91,17 @@ tq_status tq_krylov_fused_matpc(tq_krylov *k, tq_field *out, const tq_field *in,
     if (!tq_epilogue_nresults(kind)) {
         TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
         if (!nprog && snap < 0) return TQ_SUCCESS;
-        return tq_scalars_combine(k->who, k->sc, lat, NULL, 0, 0, dst, prog, nprog, snap, mirror);
+        return tq_scalars_combine(k->who, k->sc, lat, NULL, 0, 0, dst, prog, nprog, snap, mirror, -1);
     }
     TQ_CHECK(tq_scalars_epilogue_partials(k->sc, 2 * lat->nblocks, &e.partials));
     TQ_CHECK(tq_scalars_epilogue_entries(k->sc, lat, &e.entries));
+    /* in peer mode the partials cross GPUs through peer memory, as the BLAS reductions' do:
+     * no StarPU handle moves between GPUs inside an iteration */
+    e.peer = tq_scalars_epilogue_peer(k->sc, 2 * lat->nblocks, &e.peer_n);
+    if (e.peer) __atomic_fetch_add(&peer_split_reductions, 1, __ATOMIC_RELAXED);
     TQ_CHECK(tq_internal_dirac_matpc_epilogue(d, out, in, k->ops->parity, dagger, &e));
     return tq_scalars_combine(k->who, k->sc, lat, e.partials, 2 * lat->nblocks, tq_epilogue_nresults(kind), dst, prog,
-                              nprog, snap, mirror);
+                              nprog, snap, mirror, e.peer ? (long)e.peer_n : -1);
 }
 
 /* ---- start and restarts ------------------------------------------------------------------ */
