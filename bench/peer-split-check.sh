@@ -17,7 +17,8 @@
 #     of every flush on stderr, every thread's stack: a thread inside libcuda's module
 #     loading would confirm the lazy-loading deadlock);
 #   - on one GPU: the same solves on two ranks sharing it in peer mode (TQ_PEER_SHARED_GPU=1
-#     under MPS where the machine has it), one and four blocks per rank.
+#     under MPS where the machine has it), one and four blocks per rank, each against the
+#     same blocks on one rank (bitwise correlator).
 # A run longer than PEER_CHECK_TIMEOUT seconds (default 60) counts as hung. Logs under
 # $OUT/peersplit/, a table last. Usage: bash bench/peer-split-check.sh
 set -u
@@ -84,6 +85,11 @@ else
                 $mpi -np 2 "$tool" $small --gridsize 1 1 1 2 --block $blk ||
                 run "solve-2ranks-$n-per-rank-split$s-trace" TQ_PEER=1 TQ_PEER_SHARED_GPU=1 TQ_SPLIT_FUSE=$s TQ_CHAIN_TRACE=1 -- \
                     $mpi -np 2 "$tool" $small --gridsize 1 1 1 2 --block $blk
+            # the same blocks on one rank: the same correlator, bitwise
+            run "solve-1rank-$n-split$s" TQ_SPLIT_FUSE=$s -- "$tool" $small --ncuda 1 --block $blk
+            a=$(grep -o '"correlator": \[[^]]*\]' "$res/solve-2ranks-$n-per-rank-split$s.txt")
+            [ -n "$a" ] && [ "$a" = "$(grep -o '"correlator": \[[^]]*\]' "$res/solve-1rank-$n-split$s.txt")" ] &&
+                ok+=("  2 ranks = 1 rank, bitwise") || ok+=("  2 ranks != 1 rank (or no correlator)")
         done
     done
     command -v nvidia-cuda-mps-control > /dev/null && echo quit | nvidia-cuda-mps-control
