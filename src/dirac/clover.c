@@ -28,7 +28,7 @@ tq_status tq_clover_term_submit(const char *who, const tq_dirac *d, int inverse,
         ca.in_place = hi == ho;
         const tq_task_options opt = tq_internal_block_options(d->lat, b);
         int ret = tq_task_clover(&opt, &ca, tq_field_handle(K, b, parity), hi, ho, x ? tq_dirac_parity_handle(x, b, parity) : NULL,
-                                 !g ? NULL : g->sc ? tq_scalars_for_worker(g->sc, opt.worker) : g->scalars);
+                                 g ? tq_dirac_epilogue_scalars(g, opt.worker) : NULL);
         if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
     }
     return TQ_SUCCESS;

@@ -41,6 +41,15 @@ static inline int tq_dirac_holds_parity(const tq_field *f, int parity)
     return f->nparity == 2 || f->parity[0] == parity;
 }
 
+/* The solver scalars a task of e's application on `worker` reads: with the solve's scalars
+ * known (e->sc) its owner's replica, so that in peer mode no GPU reads a replica another
+ * GPU's combine writes (a StarPU transfer between GPUs inside an iteration, doc/design.md
+ * "Peer mode"); else e->scalars. */
+static inline starpu_data_handle_t tq_dirac_epilogue_scalars(const tq_dirac_epilogue *e, int worker)
+{
+    return e->sc ? tq_scalars_for_worker(e->sc, worker) : e->scalars;
+}
+
 /* Argument checks (src/dirac/dirac.c): f is a spinor of d's lattice and precision holding
  * parity `parity`; parity is TQ_EVEN or TQ_ODD. name: the argument's name in messages. */
 tq_status tq_dirac_check_spinor(const char *who, const tq_dirac *d, const tq_field *f, int parity,

@@ -103,17 +103,15 @@ static hop_block block_operands(const hop_ctx *c, int b)
 }
 
 /* The epilogue's handles for block b's interior (part 0) or exterior (part 1) task under
- * options opt: with the solve's scalars known (a split epilogue, or the guard of the kernels
- * before one) the tasks read the replica of the scalars their owner reads, so that in peer
- * mode no GPU reads a replica another GPU's combine writes (a StarPU transfer between GPUs
- * inside an iteration, doc/design.md "Peer mode"); a split epilogue's tasks write their own
- * partial, in peer mode also sent on to the other GPUs (psync, the task's arguments'). */
+ * options opt: the scalars of its owner (tq_dirac_epilogue_scalars); a split epilogue's
+ * tasks write their own partial, in peer mode also sent on to the other GPUs (psync, the
+ * task's arguments'). */
 static tq_epilogue_handles epilogue_handles(const hop_ctx *c, const hop_block *h, int b, int part, const tq_task_options *opt,
                                             tq_partial_sync *psync)
 {
     tq_epilogue_handles eh = {h->hw, h->hu, NULL, NULL, NULL, NULL, NULL};
     if (!c->e) return eh;
-    eh.scalars = c->e->sc ? tq_scalars_for_worker(c->e->sc, opt->worker) : c->e->scalars;
+    eh.scalars = tq_dirac_epilogue_scalars(c->e, opt->worker);
     eh.snapshot = c->e->snapshot;
     if (c->e->args.split) {
         eh.partial = c->e->partials ? c->e->partials[2 * b + part] : NULL;
