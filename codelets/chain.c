@@ -48,6 +48,7 @@ static _Thread_local struct {
 } side;
 static _Thread_local cudaStream_t stream_now;   /* tq_cuda_stream(): NULL, the worker's */
 static _Thread_local int parts_apart;           /* TQ_CHAIN_PARTS=0: 0, every part conflicts (comparisons) */
+static _Thread_local int lead_first;            /* TQ_CHAIN_LEAD=0: 0, every urgent entry launched first (comparisons) */
 
 cudaStream_t tq_cuda_stream(void) { return stream_now ? stream_now : starpu_cuda_get_local_stream(); }
 
@@ -59,6 +60,8 @@ static int side_streams(void)
     if (env && env[0] == '0') return 0;
     const char *parts_env = getenv("TQ_CHAIN_PARTS");
     parts_apart = !(parts_env && parts_env[0] == '0');
+    const char *lead_env = getenv("TQ_CHAIN_LEAD");
+    lead_first = !(lead_env && lead_env[0] == '0');
     int least = 0, greatest = 0;
     if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) return 0;
     const char *urgent_env = getenv("TQ_URGENT_STREAM");   /* 0: packs at normal priority, for comparisons */
@@ -93,9 +96,17 @@ static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const in
 }
 
 /* Entries first .. end-1 side by side, after what the worker's stream holds so far: those
- * of a priority above the group's lowest one after the other on the urgent stream, launched
- * first; of the others the first on the worker's stream, the rest on side streams. The
- * worker's stream then waits for them all. */
+ * of a priority above the group's lowest one after the other on the urgent stream; of the
+ * others the first on the worker's stream, the rest on side streams. The worker's stream
+ * then waits for them all. Launched in this order: the urgent entries of the first urgent
+ * entry's codelet (a hop's packs, which other GPUs wait for), the others, then the rest of
+ * the urgent ones (the exteriors, queued behind waits for other GPUs): launched before the
+ * interior kernel, their launches and stream waits held its start back by 15-20 us per hop
+ * on two H200s (doc/performance.md). The entries of a group are independent of each other,
+ * and the urgent stream keeps them in recorded order within each kind; a kind launched
+ * earlier only signals sooner (peer mode: doc/design.md). Making the long entries also
+ * wait for the lead ones to end was slower (32^4 M_pc on two H200s 0.171-0.180 ms against
+ * 0.158): a pack may wait for another GPU, and the interior then with it. */
 static void run_group(const tq_chain_op *op, int first, int end, const int16_t *map, void *buffers[], void *cl_arg)
 {
     cudaStream_t main_stream = starpu_cuda_get_local_stream();
@@ -108,15 +119,21 @@ static void run_group(const tq_chain_op *op, int first, int end, const int16_t *
     cudaEventRecord(side.fork, main_stream);
     if (nurgent) cudaStreamWaitEvent(side.urgent, side.fork, 0);
     for (int k = 0; k < nside; k++) cudaStreamWaitEvent(side.s[k], side.fork, 0);
+    const struct starpu_codelet *lead = NULL;
+    for (int i = first; i < end && !lead; i++)
+        if (op[i].priority > lowest) lead = op[i].cl;
     stream_now = side.urgent;
     for (int i = first; i < end && nurgent; i++)
-        if (op[i].priority > lowest) run_entry(&op[i], map, buffers, cl_arg, 1);
+        if (op[i].priority > lowest && (!lead_first || op[i].cl == lead)) run_entry(&op[i], map, buffers, cl_arg, 1);
     for (int i = first, k = 0; i < end; i++) {
         if (op[i].priority > lowest) continue;
         stream_now = k == 0 ? NULL : side.s[(k - 1) % SIDE_STREAMS];
         run_entry(&op[i], map, buffers, cl_arg, 1);
         k++;
     }
+    stream_now = side.urgent;
+    for (int i = first; i < end && nurgent && lead_first; i++)
+        if (op[i].priority > lowest && op[i].cl != lead) run_entry(&op[i], map, buffers, cl_arg, 1);
     stream_now = NULL;
     if (nurgent) {
         cudaEventRecord(side.urgent_join, side.urgent);
