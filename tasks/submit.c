@@ -162,7 +162,9 @@ void tq_task_data_on_every_rank(starpu_data_handle_t h)
     if (nranks > 1) set_holders(h, every_rank());
 }
 
+#ifdef TQ_HAVE_MPI
 static int note_received(starpu_data_handle_t h);
+#endif
 
 /* For a task run by the ranks in `run`: the transfers that bring each input to the ranks
  * running it that lack its latest value, from the lowest rank holding it. With post == 0
@@ -504,6 +506,7 @@ static void record_clear(void)
     rec.ntasks = rec.nbuf = rec.npf = rec.nrecv = 0;
 }
 
+#ifdef TQ_HAVE_MPI   /* a rank's receives (transfers between ranks) */
 static int note_received(starpu_data_handle_t h)
 {
     if (rec.depth <= 0 || rec.off) return 0;
@@ -511,6 +514,7 @@ static int note_received(starpu_data_handle_t h)
     rec.recv[rec.nrecv++] = h;
     return 0;
 }
+#endif
 
 static int reads_received(const struct starpu_data_descr *d, int n)
 {

@@ -37,6 +37,7 @@ static uint32_t *ctr_at(const peer_partials *e, int k, int from)
     return (uint32_t *)(tq_peer_at(&e->mem, k, from) + PEER_SLOT_BYTES);
 }
 
+#ifdef TQ_HAVE_CUDA   /* peer partials need GPUs */
 static void peer_pool_free(void)
 {
     pthread_mutex_lock(&peer_pool.lock);
@@ -60,10 +61,6 @@ static int peer_memory(peer_partials *e, const tq_peer_units *u)
 /* An entry for the GPUs of this process's units (zeroed counters), or NULL. */
 static peer_partials *peer_take(const tq_peer_units *u)
 {
-#ifndef TQ_HAVE_CUDA
-    (void)u;
-    return NULL;
-#else
     const int n = u->n;
     pthread_mutex_lock(&peer_pool.lock);
     peer_partials *e = peer_pool.list;
@@ -84,8 +81,8 @@ static peer_partials *peer_take(const tq_peer_units *u)
     }
     pthread_mutex_unlock(&peer_pool.lock);
     return e;
-#endif
 }
+#endif
 
 void tq_scalars_peer_release(tq_scalars *sc)
 {

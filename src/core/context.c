@@ -46,6 +46,7 @@ static struct {
  * 59 spinning CPU workers against 1.23 with 16 (doc/performance.md, "GPUs and all CPU
  * cores"). GPU workers keep spinning: a sleeping one would pay a wake-up between two
  * dependent tasks. On machines without GPUs every worker spins, as before. */
+#ifndef TQ_SIMGRID   /* simulated workers must block */
 static int cpu_workers_sleep;
 static _Thread_local signed char thread_may_sleep = -1;   /* -1: not yet asked */
 static unsigned idle_worker_may_sleep(void *arg)
@@ -58,6 +59,7 @@ static unsigned idle_worker_may_sleep(void *arg)
     }
     return cpu_workers_sleep && thread_may_sleep;
 }
+#endif
 
 /* What layers above src/core/ release at tq_finalize (tq_internal_at_finalize). */
 enum { MAX_AT_FINALIZE = 16 };
@@ -622,6 +624,7 @@ tq_status tq_internal_in_order(int stride, double *v, int64_t n, tq_status (*ste
     }
 #else
     (void)stride;
+    (void)n;
 #endif
     return step(v, arg);
 }

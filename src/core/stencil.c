@@ -91,6 +91,7 @@ int tq_stencil_at_boundary(const tq_stencil *st, int b, int mu, int side)
     return side ? bc[mu] == st->lat->nb[mu] - 1 : bc[mu] == 0;
 }
 
+#ifdef TQ_HAVE_CUDA   /* peer faces only */
 /* The direction of face slot j of a block (2 per split direction: lower, upper). */
 static int slot_direction(const tq_stencil *st, int j)
 {
@@ -105,6 +106,7 @@ static size_t face_bytes(const tq_stencil *st, int mu)
     const tq_layout L = tq_layout_make(st->prec, st->reals, 1, st->depth * tq_stencil_face_sites(st, mu));
     return ((size_t)tq_layout_bytes(&L) + 255) / 256 * 256;
 }
+#endif
 
 int tq_stencil_use_peer_faces(tq_stencil *st)
 {
