@@ -98,8 +98,8 @@ static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const in
 /* Entries first .. end-1 side by side, after what the worker's stream holds so far: those
  * of a priority above the group's lowest one after the other on the urgent stream; of the
  * others the first on the worker's stream, the rest on side streams. The worker's stream
- * then waits for them all. Launched in this order: the urgent entries of the first urgent
- * entry's codelet (a hop's packs, which other GPUs wait for), the others, then the rest of
+ * then waits for them all. Launched in this order: the urgent entries of the first
+ * entry's codelet, if it is urgent (a hop's packs, which other GPUs wait for), the others, then the rest of
  * the urgent ones (the exteriors, queued behind waits for other GPUs): launched before the
  * interior kernel, their launches and stream waits held its start back by 15-20 us per hop
  * on two H200s (doc/performance.md). The entries of a group are independent of each other,
@@ -119,9 +119,11 @@ static void run_group(const tq_chain_op *op, int first, int end, const int16_t *
     cudaEventRecord(side.fork, main_stream);
     if (nurgent) cudaStreamWaitEvent(side.urgent, side.fork, 0);
     for (int k = 0; k < nside; k++) cudaStreamWaitEvent(side.s[k], side.fork, 0);
+    /* the lead kind: that of the urgent entries recorded before the group's first long one
+     * (a hop's packs); none where a long one comes first (after an exterior that packed
+     * the next hop's faces ahead, that hop's group is an interior and its exterior) */
     const struct starpu_codelet *lead = NULL;
-    for (int i = first; i < end && !lead; i++)
-        if (op[i].priority > lowest) lead = op[i].cl;
+    for (int i = first; i < end && !lead && op[i].priority > lowest; i++) lead = op[i].cl;
     stream_now = side.urgent;
     for (int i = first; i < end && nurgent; i++)
         if (op[i].priority > lowest && (!lead_first || op[i].cl == lead)) run_entry(&op[i], map, buffers, cl_arg, 1);

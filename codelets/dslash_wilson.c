@@ -22,7 +22,8 @@
  *              the one from above, [with a split epilogue: [w (R)] [u (R)] as in the
  *              interior, reduction scratch (SCRATCH), solver scalars (R), partial (W)];
  *              after an interior in place with entries (a->epi.entries) only: reduction
- *              scratch, solver scalars (R), partial (W), entries (R)
+ *              scratch, solver scalars (R), partial (W), entries (R); with pack_ahead
+ *              (no epilogue) it also writes the next hop's faces, which are not buffers
  * The interior task does the sites off the split faces, the exterior task the sites on
  * them, each site whole (kernels/dslash_wilson_site.h); in place the interior does every
  * site. */
@@ -203,11 +204,11 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
         for (int64_t e = 0; e < n; e++) {                                                       \
             if (P == 8) {                                                                          \
                 double r[TQ_EPI_MAX_RESULTS] = {0};                                                \
-                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, c, &ef, r); \
+                tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, c, &ef, r, NULL); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += r[i];                       \
             } else {                                                                               \
                 float r[TQ_EPI_MAX_RESULTS] = {0};                                                 \
-                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, cf, &ef, r); \
+                tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, a->epi.kind, cf, &ef, r, NULL); \
                 for (int i = 0; i < TQ_EPI_MAX_RESULTS; i++) sum[i] += (double)r[i];               \
             }                                                                                      \
         }
@@ -216,10 +217,12 @@ static void dslash_wilson_exterior_cpu(void *buffers[], void *cl_arg)
         if (tq_epilogue_partial(&a->epi)) write_partial((double *)STARPU_VECTOR_GET_PTR(buffers[b + 1]), sum);
         return;
     }
+    /* packing ahead (only peer faces, between GPUs, ask for it): as the CUDA codelet */
+    void *const (*ahead)[2] = fa->pack_ahead ? (void *const (*)[2])fa->ahead.ptr : NULL;
 #define EXTERIOR(P, R, D)                                                                    \
     for (int64_t e = 0; e < n; e++) {                                                     \
-        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL); \
-        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL);      \
+        if (P == 8) tq_dslash_wilson_exterior_entry(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL, ahead); \
+        else tq_dslash_wilson_exterior_entry_f(a, in, gp, gq, x, k, from, out, e, P, R, D, a->clover, TQ_EPI_NONE, NULL, NULL, NULL, ahead);      \
     }
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, EXTERIOR);
 #undef EXTERIOR

@@ -258,14 +258,14 @@ dslash_wilson_exterior_epilogue_kernel(tq_dslash_wilson_args a, const void *in, 
             double res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0;
-            tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, EPI, c, &ef, res);
+            tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, EPI, c, &ef, res, NULL);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += res[r];
         } else {
             float res[NSH];
 #pragma unroll
             for (int r = 0; r < NSH; r++) res[r] = 0.0f;
-            tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, EPI, cf, &ef, res);
+            tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, EPI, cf, &ef, res, NULL);
 #pragma unroll
             for (int r = 0; r < NRES; r++) sh[r][threadIdx.x] += (double)res[r];
         }
@@ -291,16 +291,18 @@ __global__ void dslash_wilson_pack_kernel(tq_dslash_wilson_args a, const void *i
     else tq_dslash_wilson_pack_entry_f(&a, in, g, f.p, e, PREC, RECON, DAG);
 }
 
-template <int PREC, int RECON, int DAG, int CLOVER>
+/* AHEAD: the next hop's faces packed too (tq_dslash_wilson_pack_ahead), into next. */
+template <int PREC, int RECON, int DAG, int CLOVER, int AHEAD>
 __global__ void dslash_wilson_exterior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp,
                                        const void *gq, const void *x, const void *k, face_ptrs f,
-                                       void *out, int64_t n)
+                                       void *out, int64_t n, face_ptrs next)
 {
     const int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (e >= n) return;
     const void *const (*from)[2] = (const void *const (*)[2])f.p;
-    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
-    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL);
+    void *const (*ahead)[2] = AHEAD ? (void *const (*)[2])next.p : NULL;
+    if constexpr (PREC == 8) tq_dslash_wilson_exterior_entry(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL, ahead);
+    else tq_dslash_wilson_exterior_entry_f(&a, in, gp, gq, x, k, from, out, e, PREC, RECON, DAG, CLOVER, TQ_EPI_NONE, NULL, NULL, NULL, ahead);
 }
 
 static unsigned grid_for(int64_t n)
@@ -527,13 +529,21 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
     }
     if (n == 0) return;
     tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
-#define LAUNCH_K(P, R, D, C) dslash_wilson_exterior_kernel<P, R, D, C><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n)
+    /* packing ahead: the next hop's faces, once their readers are done with the set's last use */
+    face_ptrs next;
+    for (int mu = 0; mu < 4; mu++)
+        for (int side = 0; side < 2; side++) next.p[mu][side] = fa->ahead.ptr[mu][side];
+    if (fa->pack_ahead) tq_face_sync_wait(&fa->ahead);
+#define LAUNCH_A(P, R, D, C, A) dslash_wilson_exterior_kernel<P, R, D, C, A><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, next)
+#define LAUNCH_K(P, R, D, C) do { if (fa->pack_ahead) LAUNCH_A(P, R, D, C, 1); else LAUNCH_A(P, R, D, C, 0); } while (0)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
 #undef LAUNCH
 #undef LAUNCH_K
+#undef LAUNCH_A
     check_launch();
     tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
+    if (fa->pack_ahead) tq_face_sync_signal(&fa->ahead);   /* the next hop's faces are there */
 }
 
 extern "C" int tq_dslash_wilson_interior_bare_cuda(const tq_dslash_wilson_args *a, const void *in, const void *gp,

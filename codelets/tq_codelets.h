@@ -78,10 +78,14 @@ extern struct starpu_codelet tq_cl_dslash_wilson_pack;
 extern struct starpu_codelet tq_cl_dslash_wilson_interior;
 extern struct starpu_codelet tq_cl_dslash_wilson_exterior;
 /* The pack and exterior tasks' argument: the operator's, then the order of their peer
- * faces (face_sync.h; zeroed: every face is a StarPU buffer). */
+ * faces (face_sync.h; zeroed: every face is a StarPU buffer). An exterior with pack_ahead
+ * also packs the next hop's faces, all of them peer faces (ahead: their pointers, the
+ * waits and signals of that hop's pack; core/stencil.h, TQ_STENCIL_PACK_NEXT). */
 typedef struct tq_dslash_wilson_face_args {
     tq_dslash_wilson_args a;
     tq_face_sync sync;
+    int pack_ahead;
+    tq_face_sync ahead;
 } tq_dslash_wilson_face_args;
 
 /* Clover term of one block and parity (codelets/clover.c documents the buffers). */

@@ -7,11 +7,14 @@
  * equations are bitwise those of the same process with peer mode off (TQ_PEER=0, StarPU's
  * face and partial-sum handles), the operator really was in peer mode (tq_lattice_peer_gpus),
  * the solvers' fused iterations sent their split partials through peer memory (at least one
- * reduction per CG iteration; none with TQ_PEER=0) and every task ran on its block's owner. */
+ * reduction per CG iteration; none with TQ_PEER=0), with one block per GPU M_pc's first hop
+ * packed the second's faces (core/stencil.h, TQ_STENCIL_PACK_NEXT; none with TQ_PEER=0 or
+ * TQ_PACK_AHEAD=0) and every task ran on its block's owner. */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "tq_tasks.h"
 #include "solvers/solver_internal.h"   /* tq_internal_solver_peer_split_reductions */
+#include "core/stencil.h"              /* tq_internal_stencil_packs_ahead */
 
 enum { L = 16, NSITES = L * L * L * L, NSPIN = NSITES * 24 };
 
@@ -94,7 +97,9 @@ int main(void)
             unsetenv("TQ_PEER");
             tq_internal_owner_checks(1);
             const long split0 = tq_internal_solver_peer_split_reductions();
+            const long ahead0 = tq_internal_stencil_packs_ahead();
             run(&hg, src, block, clover, peer, &gpus_peer);
+            const long ahead1 = tq_internal_stencil_packs_ahead();
             tq_wait_all();
             tq_internal_owner_checks(0);
             const long split1 = tq_internal_solver_peer_split_reductions();
@@ -102,6 +107,7 @@ int main(void)
             run(&hg, src, block, clover, ref, &gpus_ref);
             unsetenv("TQ_PEER");
             const long split2 = tq_internal_solver_peer_split_reductions();
+            const long ahead2 = tq_internal_stencil_packs_ahead();
             const char *what = clover ? "clover" : "Wilson";
             printf("%s, %d block(s) per GPU: peer mode over %d GPUs; BiCGstab %d, CG %d iterations\n", what, per_gpu,
                    gpus_peer, peer->bicgstab_iter, peer->cg_iter);
@@ -114,6 +120,14 @@ int main(void)
                   "%s: %ld split epilogue reductions through peer memory (CG %d iterations)", what, split1 - split0,
                   peer->cg_iter);
             CHECK(split2 == split1, "%s: TQ_PEER=0 sent %ld split partials through peer memory", what, split2 - split1);
+            /* one block per GPU: every face a peer face, so M_pc's first hop packs the
+             * second's faces (one exterior per GPU and M_pc, at least); two per GPU: a face
+             * between blocks of one GPU is a StarPU handle, no packing ahead */
+            const char *ahead_env = getenv("TQ_PACK_AHEAD");
+            const int ahead_on = per_gpu == 1 && !(ahead_env && ahead_env[0] == '0');
+            CHECK(ahead_on ? ahead1 - ahead0 >= 4L * ng : ahead1 == ahead0,
+                  "%s, %d per GPU: %ld exteriors packed ahead", what, per_gpu, ahead1 - ahead0);
+            CHECK(ahead2 == ahead1, "%s: TQ_PEER=0 packed %ld ahead", what, ahead2 - ahead1);
             for (int ip = 0; ip < 3; ip++)
                 CHECK(!memcmp(peer->matpc[ip], ref->matpc[ip], sizeof ref->matpc[ip]), "%s M_pc (precision %d) differs",
                       what, ip);

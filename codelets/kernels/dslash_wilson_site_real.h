@@ -392,9 +392,31 @@ TQ_HD void TQ_RF(tq_face_entries_store)(const tq_dslash_wilson_args *a, int64_t 
         for (int r = 0; r < nres; r++) ent[r * n + e[i]] = i == 0 ? res[r] : (TQ_R)0;
 }
 
-/* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity.
- * Lower face (side 0), for the block below: P_forward psi(y). Upper face (side 1), for the
- * block above: U_mu(y)^dag P_backward psi(y). face[mu][side] are the face buffers. */
+/* One face site: the site sy (layout Lin, links g of its parity) packed into face (layout
+ * Lf) at index fi, as the hop across the face in mu computes it. Lower face (side 0), for
+ * the block below: P_forward psi(y); upper face (side 1), for the block above:
+ * U_mu(y)^dag P_backward psi(y). tq_load_project, as the interior hops and the in-place
+ * neighbours project: in half precision on GPUs it rounds differently from projecting the
+ * loaded site, and a face must hold the bits an in-place read computes. */
+TQ_HD void TQ_RF(tq_dslash_wilson_pack_site)(const void *in, const tq_layout *Lin, const void *g, const tq_layout *Lg,
+                                             void *face, const tq_layout *Lf, int mu, int side, int64_t fi, int64_t sy,
+                                             int recon, int dagger)
+{
+    const int sf = dagger ? 1 : -1;
+    TQ_R h[12];
+    if (side == 0) {
+        TQ_RF(tq_load_project)(in, Lin, sy, mu, sf, h);
+    } else {
+        TQ_R p[12], u[18];
+        TQ_RF(tq_load_project)(in, Lin, sy, mu, -sf, p);
+        TQ_RF(tq_link_load)(g, Lg, sy, mu, recon, u);
+        TQ_RF(tq_link_mul_half)(u, 1, p, h);
+    }
+    TQ_RF(tq_store_site)(face, Lf, fi, h);
+}
+
+/* Pack: face entry e (tq_face_entry) of the block's input field, parity a->parity, into
+ * face[mu][side] (the face buffers). */
 TQ_HD void TQ_RF(tq_dslash_wilson_pack_entry)(const tq_dslash_wilson_args *a, const void *in, const void *g,
                                        void *const face[4][2], int64_t e, int prec, int recon,
                                        int dagger)
@@ -407,37 +429,48 @@ TQ_HD void TQ_RF(tq_dslash_wilson_pack_entry)(const tq_dslash_wilson_args *a, co
     if (mu < 0) return;
     int y[4];
     tq_face_coords(a->B, mu, side ? a->B[mu] - 1 : 0, a->parity, fi, y);
-    const int64_t sy = tq_block_cb(a->B, y);
-    const int sf = dagger ? 1 : -1;
-    /* tq_load_project, as the interior hops and the in-place neighbours project: in half
-     * precision on GPUs it rounds differently from projecting the loaded site, and a face
-     * must hold the bits an in-place read computes */
-    TQ_R h[12];
-    if (side == 0) {
-        TQ_RF(tq_load_project)(in, &Lin, sy, mu, sf, h);
-        TQ_RF(tq_store_site)(face[mu][0], &Lf[mu], fi, h);
-    } else {
-        TQ_R p[12], u[18];
-        TQ_RF(tq_load_project)(in, &Lin, sy, mu, -sf, p);
-        TQ_RF(tq_link_load)(g, &Lg, sy, mu, recon, u);
-        TQ_RF(tq_link_mul_half)(u, 1, p, h);
-        TQ_RF(tq_store_site)(face[mu][1], &Lf[mu], fi, h);
+    TQ_RF(tq_dslash_wilson_pack_site)(in, &Lin, g, &Lg, face[mu][side], &Lf[mu], mu, side, fi, tq_block_cb(a->B, y),
+                                      recon, dagger);
+}
+
+/* Packing ahead: the faces of the next hop, one that reads this hop's output out (parity
+ * a->parity, the links gp of that parity) with the same dagger (M_pc's second hop), at
+ * site x (index s) on this block's split faces, just stored by this thread: one entry per
+ * split face the site lies on, into ahead[mu][side]. The site is read back from out, so
+ * the faces hold the bits the next hop's own pack would write (half precision: the
+ * rounded, stored values). */
+TQ_HD void TQ_RF(tq_dslash_wilson_pack_ahead)(const tq_dslash_wilson_args *a, const void *out, const void *gp,
+                                              void *const ahead[4][2], const int *x, int64_t s, int prec, int recon,
+                                              int dagger)
+{
+    tq_layout Lin, Lout, Lx, Lg, Lf[4];
+    TQ_RF(tq_dslash_wilson_layouts)(a, prec, recon, &Lin, &Lout, &Lx, &Lg, Lf);
+    TQ_UNROLL
+    for (int mu = 0; mu < 4; mu++) {
+        if (!a->split[mu] || (x[mu] != 0 && x[mu] != a->B[mu] - 1)) continue;
+        const int side = x[mu] != 0;
+        TQ_RF(tq_dslash_wilson_pack_site)(out, &Lout, gp, &Lg, ahead[mu][side], &Lf[mu], mu, side,
+                                          tq_face_index(a->B, mu, x), s, recon, dagger);
     }
 }
 
 /* Exterior: the site x of face entry e (output parity), unless an earlier entry covers it
  * (corner sites lie on several faces; one thread takes each site once, so no two threads
  * write one site), from the faces `from`. With an epilogue (a split one: a->epi.split),
- * the site's contributions are added to res as in the interior. */
+ * the site's contributions are added to res as in the interior. ahead (NULL: none): the
+ * next hop's faces, packed from the site once stored (tq_dslash_wilson_pack_ahead). */
 TQ_HD void TQ_RF(tq_dslash_wilson_exterior_entry)(const tq_dslash_wilson_args *a, const void *in, const void *gp,
                                            const void *gq, const void *xb, const void *kb,
                                            const void *const from[4][2], void *out, int64_t e,
                                            int prec, int recon, int dagger, int clover, int epi,
-                                           const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res)
+                                           const TQ_R *ecoef, const tq_epi_fields *ef, TQ_R *res,
+                                           void *const (*ahead)[2])
 {
     int x[4];
     if (!tq_face_entry_site(a, e, x)) return;
+    const int64_t s = tq_block_cb(a->B, x);
     /* ef's fields unstaged (stride 0): read at the site's own index */
-    TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, tq_block_cb(a->B, x), prec, recon, dagger,
-                                 clover, 0, epi, ecoef, ef, res);
+    TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, from, out, x, s, prec, recon, dagger, clover, 0, epi, ecoef, ef,
+                                 res);
+    if (ahead) TQ_RF(tq_dslash_wilson_pack_ahead)(a, out, gp, ahead, x, s, prec, recon, dagger);
 }

@@ -23,11 +23,14 @@ tq_status tq_stencil_create(const tq_lattice *lat, int depth, int prec, int real
     if (!st->nfaces) return TQ_SUCCESS;
     st->faces = calloc(2 * (size_t)lat->nblocks * (size_t)st->nfaces, sizeof *st->faces);
     st->turn = calloc(1, sizeof *st->turn);
-    if (!st->faces || !st->turn) {
+    st->packed = calloc((size_t)lat->nblocks, sizeof *st->packed);
+    if (!st->faces || !st->turn || !st->packed) {
         free(st->faces);
         free(st->turn);
+        free(st->packed);
         st->faces = NULL;
         st->turn = NULL;
+        st->packed = NULL;
         return tq_error(TQ_ERR_NOMEM, "stencil: out of memory for %d blocks' faces", lat->nblocks);
     }
     for (int b = 0; b < 2 * lat->nblocks; b++) {
@@ -52,6 +55,7 @@ static void peer_free(tq_stencil *st)
     free(pe->buf);
     free(pe->ready);
     free(pe->consumed);
+    free(pe->all_peer);
     free(pe);
     st->peer = NULL;
 }
@@ -65,8 +69,10 @@ void tq_stencil_destroy(tq_stencil *st)
     for (int i = 0; i < 2 * st->lat->nblocks * st->nfaces; i++) starpu_data_unregister_submit(st->faces[i]);
     free(st->faces);
     free(st->turn);
+    free(st->packed);
     st->faces = NULL;
     st->turn = NULL;
+    st->packed = NULL;
 }
 
 int64_t tq_stencil_face_sites(const tq_stencil *st, int mu)
@@ -146,8 +152,13 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
         pe->buf = calloc(2 * per_set, sizeof *pe->buf);
         pe->ready = calloc(2 * per_set, sizeof *pe->ready);
         pe->consumed = calloc(2 * per_set, sizeof *pe->consumed);
+        pe->all_peer = calloc((size_t)nb, 1);
     }
-    if (any && (!pe || !pe->buf || !pe->ready || !pe->consumed)) ret = -ENOMEM;
+    if (any && (!pe || !pe->buf || !pe->ready || !pe->consumed || !pe->all_peer)) ret = -ENOMEM;
+    for (int b = 0; any && !ret && b < nb; b++) {
+        pe->all_peer[b] = 1;
+        for (int j = 0; j < nf; j++) pe->all_peer[b] &= reader[(size_t)b * nf + j] >= 0;
+    }
     for (int k = 0; k < u.n; k++) {
         ctr_at[k] = bytes[k];
         bytes[k] += 4 * per_set * sizeof(uint32_t);
@@ -200,6 +211,9 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
     return any;
 #endif
 }
+
+static long packs_ahead;   /* tq_internal_stencil_packs_ahead */
+long tq_internal_stencil_packs_ahead(void) { return __atomic_load_n(&packs_ahead, __ATOMIC_RELAXED); }
 
 /* The order of block b's peer faces in application n: as the writer of its own faces
  * (pack: wait until their readers are done with application n - 2, which used the same
@@ -264,10 +278,16 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
         faces += (size_t)(n & 1) * (size_t)nb * (size_t)nf;
     }
     const int peer = st->peer && !direct && !one_set;
+    static int ahead_off = -1;
+    if (ahead_off < 0) ahead_off = getenv("TQ_PACK_AHEAD") && getenv("TQ_PACK_AHEAD")[0] == '0';
+    const int pack_next = peer && (ops->ahead & TQ_STENCIL_PACK_NEXT) && !ahead_off;
+    const int packed = peer && (ops->ahead & TQ_STENCIL_PACKED);
     for (int mu = 0; mu < 4; mu++)
         if (st->split[mu]) dir_of_face[nd++] = mu, dir_of_face[nd++] = mu;
-    /* faces first: they gate the neighbours' exterior work */
+    /* faces first: they gate the neighbours' exterior work (unless the previous
+     * application's exterior packed them) */
     for (int b = 0; b < nb && nf && !direct && !ret; b++) {
+        if (packed && st->packed[b] == n + 1) continue;
         tq_face_sync sync;
         starpu_data_handle_t mine[8];
         memcpy(mine, faces + (size_t)b * nf, (size_t)nf * sizeof *mine);
@@ -310,11 +330,19 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
             from[k++] = faces[(size_t)tq_stencil_neighbour(st, b, mu, 1) * nf + slot];
             slot += 2;
         }
-        tq_face_sync sync;
+        tq_face_sync sync, ahead;
         const int has_peer = peer && peer_sync(st, b, n, 1, dir_of_face, &sync);
         for (int i = 0; i < nf && has_peer; i++)
             if (sync.ptr[dir_of_face[i]][i % 2]) from[i] = NULL;
-        ret = ops->exterior(ctx, b, from, nf, has_peer ? &sync : NULL);
+        /* the next application's faces of this block, packed by this exterior: as that
+         * application's pack would, with its set and order */
+        const int ahead_here = pack_next && st->peer->all_peer[b];
+        if (ahead_here) {
+            peer_sync(st, b, n + 1, 0, dir_of_face, &ahead);
+            __atomic_fetch_add(&packs_ahead, 1, __ATOMIC_RELAXED);
+        }
+        st->packed[b] = ahead_here ? n + 2 : 0;
+        ret = ops->exterior(ctx, b, from, nf, has_peer ? &sync : NULL, ahead_here ? &ahead : NULL);
         /* faces from another owner or rank start towards this block's owner as soon as
          * they are packed, not when its exterior is let go after its interior (their
          * transfer would then stand between the two) */
@@ -330,6 +358,6 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
     /* in place with parts: each block's exterior task (what its interior kept apart) after
      * every interior, so that a chain runs the interiors side by side */
     for (int b = 0; b < nb && nf && mode == TQ_STENCIL_IN_PLACE_PARTS && !ret; b++)
-        ret = ops->exterior(ctx, b, NULL, 0, NULL);
+        ret = ops->exterior(ctx, b, NULL, 0, NULL, NULL);
     return ret ? tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret) : TQ_SUCCESS;
 }

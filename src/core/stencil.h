@@ -28,6 +28,8 @@ typedef struct tq_stencil_peer {
     uint32_t **ready, **consumed;
     tq_peer_memory mem;
     int counted;   /* in its lattice's peer_stencils */
+    unsigned char *all_peer;   /* per block: every face it writes is a peer face (decided from
+                                  the blocks' units alone, the same on every rank) */
 } tq_stencil_peer;
 
 typedef struct tq_stencil {
@@ -40,6 +42,8 @@ typedef struct tq_stencil {
                                       side 0: the block's lower face (read by the block below),
                                       1: upper */
     unsigned *turn;                /* applications so far: they use the two sets in turn */
+    unsigned *packed;              /* per block, n + 1 when application n's faces were packed
+                                      ahead (TQ_STENCIL_PACK_NEXT), else 0 */
     tq_stencil_peer *peer;         /* NULL: every face is a StarPU handle */
 } tq_stencil;
 
@@ -83,9 +87,25 @@ typedef struct tq_stencil_ops {
     /* block b's exterior from the faces it reads (nfaces handles: per split direction the
      * block below's upper face, then the block above's lower face; sync as for pack);
      * TQ_STENCIL_IN_PLACE_PARTS: no faces (from NULL, nfrom 0), the part of the face sites
-     * that the interior kept apart */
-    int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync);
+     * that the interior kept apart. ahead (NULL but with TQ_STENCIL_PACK_NEXT): the exterior
+     * also packs block b's faces of the next application, all peer faces, in the order
+     * ahead gives (as pack's sync) */
+    int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                    const tq_face_sync *ahead);
+    /* TQ_STENCIL_PACK_NEXT, TQ_STENCIL_PACKED or both (0: neither) */
+    unsigned ahead;
 } tq_stencil_ops;
+/* Packing ahead (peer faces only): the caller's next application of this stencil reads what
+ * this one writes, with the same pack (M_pc's second hop: its input is the first hop's
+ * output, the same dagger and links), so this application's exteriors, which compute the
+ * face sites, may pack the next one's faces themselves: the pack is then off the critical
+ * path between GPUs (doc/design.md). The next application says TQ_STENCIL_PACKED and
+ * submits no pack for the blocks whose faces were so packed (those whose faces are all
+ * peer faces; the same blocks on every rank). TQ_PACK_AHEAD=0: never, for comparisons. */
+#define TQ_STENCIL_PACK_NEXT 1u
+#define TQ_STENCIL_PACKED 2u
+/* Exterior tasks submitted so far that pack ahead (the tests check that it happens). */
+long tq_internal_stencil_packs_ahead(void);
 #define TQ_STENCIL_MAX_NEIGHBOURS 16   /* in-place handles per direction and block, at most */
 
 /* How an application reaches the neighbour blocks (in place: only blocks of one worker

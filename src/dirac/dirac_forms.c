@@ -53,24 +53,25 @@ static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, 
     }
     if (!d->clover) {
         /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
-        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, NULL, g));
-        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, dagger, -k2, in, NULL, e);
+        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, NULL, g, TQ_STENCIL_PACK_NEXT));
+        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, dagger, -k2, in, NULL, e, TQ_STENCIL_PACKED);
     }
     if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
         /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
-        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv, g));
+        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv, g,
+                                         TQ_STENCIL_PACK_NEXT));
         TQ_CHECK(tq_clover_term_submit(who, d, 0, out, in, p, 0.0, NULL, g));
-        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, dagger, -k2, out, NULL, e);
+        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, dagger, -k2, out, NULL, e, TQ_STENCIL_PACKED);
     }
     if (!dagger) {
         /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp: two fused hopping + clover applications */
-        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv, g));
-        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, 0, -k2, in, d->clover_inv, e);
+        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv, g, TQ_STENCIL_PACK_NEXT));
+        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, 0, -k2, in, d->clover_inv, e, TQ_STENCIL_PACKED);
     }
     /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
     TQ_CHECK(tq_clover_term_submit(who, d, 1, d->tmp[p], in, p, 0.0, NULL, g));
-    TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv, g));
-    return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, 1, -k2, in, NULL, e);
+    TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv, g, TQ_STENCIL_PACK_NEXT));
+    return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, 1, -k2, in, NULL, e, TQ_STENCIL_PACKED);
 }
 
 static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,

@@ -57,15 +57,18 @@ tq_status tq_dirac_check_spinor(const char *who, const tq_dirac *d, const tq_fie
 tq_status tq_dirac_check_parity(const char *who, tq_subset parity);
 
 /* Submits out = a D in (+ x), or out = a K D in (+ x) with the clover field K, on parity
- * `parity`, e: a solver's epilogue fused into the kernels (or NULL) (dslash_wilson.c). */
+ * `parity`, e: a solver's epilogue fused into the kernels (or NULL) (dslash_wilson.c).
+ * ahead: TQ_STENCIL_PACK_NEXT when the caller's next hop reads out with the same dagger
+ * (M_pc's first hop; then without an epilogue), TQ_STENCIL_PACKED on that next hop, else 0
+ * (core/stencil.h). */
 tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                                   int parity, int dagger, double a, const tq_field *x, const tq_field *K,
-                                  const tq_dirac_epilogue *e);
+                                  const tq_dirac_epilogue *e, unsigned ahead);
 /* out = a D in (+ x): no clover term, no epilogue. */
 static inline tq_status tq_dslash_wilson_hop(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                                              int parity, int dagger, double a, const tq_field *x)
 {
-    return tq_dslash_wilson_submit(who, d, out, in, parity, dagger, a, x, NULL, NULL);
+    return tq_dslash_wilson_submit(who, d, out, in, parity, dagger, a, x, NULL, NULL, 0);
 }
 
 /* Submits out = K in (or out = x + a K in when x) on parity `parity`, K = A or A^-1

@@ -149,7 +149,8 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
 /* Block b's exterior task: from the faces (from, sync), or after an interior in place with
  * a split epilogue (in_parts): the sum of the face sites' results the interior kept, the
  * same partial as through faces. */
-static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                        const tq_face_sync *ahead)
 {
     const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
@@ -161,6 +162,10 @@ static int hop_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom,
     fa.a.epi.entries = (signed char)c->in_parts;
     if (!fa.a.epi.split) fa.a.epi.kind = TQ_EPI_NONE;   /* only a split epilogue has an exterior part */
     if (sync) fa.sync = *sync;
+    if (ahead) {   /* the next hop's faces too (no epilogue here: tq_dslash_wilson_submit) */
+        fa.pack_ahead = 1;
+        fa.ahead = *ahead;
+    }
     const tq_epilogue_handles eh = epilogue_handles(c, &h, b, 1, &opt, &fa.a.psync);
     const int ret = tq_task_dslash_wilson_exterior(&opt, &fa, tq_dirac_parity_handle(c->in, b, q),
                                                    tq_field_handle(c->d->gauge, b, c->parity),
@@ -185,7 +190,7 @@ void tq_internal_reduction_grid_limit(int nblocks) { tq_task_dslash_reduce_block
  * between the memories of the blocks' workers. */
 tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in,
                             int parity, int dagger, double a, const tq_field *x, const tq_field *K,
-                            const tq_dirac_epilogue *e)
+                            const tq_dirac_epilogue *e, unsigned ahead)
 {
     const tq_lattice *lat = d->lat;
     hop_ctx c = {.d = d, .out = out, .in = in, .x = x, .K = K, .e = e, .parity = parity};
@@ -210,7 +215,10 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
                                : e && tq_epilogue_partial(&e->args) ? TQ_STENCIL_IN_PLACE_PARTS : TQ_STENCIL_IN_PLACE;
     c.base.direct = mode != TQ_STENCIL_FACES;   /* every site, the neighbours read in place */
     c.in_parts = mode == TQ_STENCIL_IN_PLACE_PARTS;
-    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior};
+    /* packing the next hop ahead: only an exterior without a reduction's part (its kernel
+     * is the plain one) */
+    if (e && (e->args.kind != TQ_EPI_NONE || c.in_parts)) ahead &= ~TQ_STENCIL_PACK_NEXT;
+    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior, ahead};
     return tq_stencil_submit(&d->stencil, mode, &ops, &c, who);
 }
 
@@ -293,7 +301,7 @@ tq_status tq_dirac_dslash(const tq_dirac *d, tq_field *out, const tq_field *in, 
     tq_internal_chain_begin(tq_internal_dirac_can_chain(d));   /* as dslash_common */
     return tq_internal_chain_end(tq_internal_dirac_can_chain(d),
                                  tq_dslash_wilson_submit(who, d, out, in, (int)parity, dagger, 1.0, NULL,
-                                                         d->clover ? d->clover_inv : NULL, NULL),
+                                                         d->clover ? d->clover_inv : NULL, NULL, 0),
                                  who);
 }
 

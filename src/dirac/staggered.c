@@ -288,8 +288,10 @@ static int ks_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
                                parity_handle(c->out, b, p));
 }
 
-static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+static int ks_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                       const tq_face_sync *ahead)
 {
+    (void)ahead;   /* no packing ahead (ops.ahead 0) */
     (void)nfrom;
     const ks_ctx *c = (const ks_ctx *)ctx;
     const int p = c->base.parity;

@@ -129,8 +129,10 @@ static int coarse_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr
                                    tq_field_handle(c->links, b, p), parity_handle(c->out, b, p));
 }
 
-static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                           const tq_face_sync *ahead)
 {
+    (void)ahead;   /* no packing ahead (ops.ahead 0) */
     (void)sync;
     (void)nfrom;
     const coarse_ctx *c = (const coarse_ctx *)ctx;

@@ -49,8 +49,10 @@ static int coarsen_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnb
     return c->base.nfaces ? 0 : coarsen_block(c, b, NULL);
 }
 
-static int coarsen_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+static int coarsen_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                            const tq_face_sync *ahead)
 {
+    (void)ahead;   /* no packing ahead (ops.ahead 0) */
     (void)sync;
     (void)nfrom;
     return coarsen_block((const coarsen_ctx *)ctx, b, from);

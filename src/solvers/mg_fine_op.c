@@ -41,8 +41,10 @@ static int fine_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
     return c->base.nfaces ? 0 : fine_back(c, b, NULL);
 }
 
-static int fine_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync)
+static int fine_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
+                         const tq_face_sync *ahead)
 {
+    (void)ahead;   /* no packing ahead (ops.ahead 0) */
     (void)sync;
     (void)nfrom;
     return fine_back((const fine_ctx *)ctx, b, from);
