@@ -5,7 +5,7 @@
 #   - tests: test_pack_ahead, test_peer (PACK_CHECK_REPEAT times, default 3, and once with
 #     TQ_PACK_AHEAD=0), test_solver_cuda, test_dslash_cuda, test_clover_cuda and
 #     tests/test_mpi_gpu.sh (two ranks in peer mode through CUDA IPC);
-#   - Wilson M_pc (single and half, recon 12) at DIMS_LIST (default 32^4, 48^4, 64^4) on one
+#   - Wilson M_pc (single and half, recon 12) at L^4 for L in EXTENTS (default 32 48 64) on one
 #     GPU, then on every GPU in one process and as one rank per GPU with TQ_PACK_AHEAD=0 and
 #     1 in turn, twice; clover 32^4 the same.
 # Logs under $OUT/packahead/, a table last. Usage: bash bench/pack-ahead-check.sh
@@ -32,8 +32,8 @@ test_row test_mpi_gpu.sh TQ_BUILDDIR="$top/build" TQ_CLI="$top/build/.libs/taskq
 }
 
 common="--test matpc --prec single,half --recon 12 --where cuda --ncpus 4 --niter ${NITER:-500} --no-check"
-for dims in ${DIMS_LIST:-"32 32 32 32" "48 48 48 48" "64 64 64 64"}; do
-    tag=$(echo "$dims" | awk '{ print $1 }')
+for tag in ${EXTENTS:-32 48 64}; do
+    dims="$tag $tag $tag $tag"
     matpc_row "w$tag-1gpu" -- "$tool" dslash --dim $dims $common --ncuda 1
     for rep in 1 2; do
         for a in 0 1; do

@@ -528,12 +528,13 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
         return;
     }
     if (n == 0) return;
-    tq_face_sync_wait(&fa->sync);   /* the peer faces have arrived */
-    /* packing ahead: the next hop's faces, once their readers are done with the set's last use */
+    /* the peer faces have arrived; packing ahead: and the next hop's faces' readers are done
+     * with that set's last use */
+    const tq_face_sync *ahead = fa->pack_ahead ? &fa->ahead : NULL;
+    tq_face_sync_wait2(&fa->sync, ahead);
     face_ptrs next;
     for (int mu = 0; mu < 4; mu++)
         for (int side = 0; side < 2; side++) next.p[mu][side] = fa->ahead.ptr[mu][side];
-    if (fa->pack_ahead) tq_face_sync_wait(&fa->ahead);
 #define LAUNCH_A(P, R, D, C, A) dslash_wilson_exterior_kernel<P, R, D, C, A><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, f, out, n, next)
 #define LAUNCH_K(P, R, D, C) do { if (fa->pack_ahead) LAUNCH_A(P, R, D, C, 1); else LAUNCH_A(P, R, D, C, 0); } while (0)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
@@ -542,8 +543,7 @@ extern "C" void tq_dslash_wilson_exterior_cuda(void *buffers[], void *cl_arg)
 #undef LAUNCH_K
 #undef LAUNCH_A
     check_launch();
-    tq_face_sync_signal(&fa->sync);   /* their writers may overwrite them */
-    if (fa->pack_ahead) tq_face_sync_signal(&fa->ahead);   /* the next hop's faces are there */
+    tq_face_sync_signal2(&fa->sync, ahead);   /* their writers may overwrite them; the next hop's faces are there */
 }
 
 extern "C" int tq_dslash_wilson_interior_bare_cuda(const tq_dslash_wilson_args *a, const void *in, const void *gp,

@@ -61,9 +61,12 @@ static inline int tq_face_sync_any(const tq_face_sync *s)
 }
 
 #ifdef TQ_HAVE_CUDA
-/* The waits and the signals of s on the calling codelet's stream (tq_cuda_stream()). */
+/* The waits and the signals of s on the calling codelet's stream (tq_cuda_stream()), in one
+ * driver call each (cuStreamBatchMemOp); the 2 forms those of a and then b (b may be NULL). */
 void tq_face_sync_wait(const tq_face_sync *s);
 void tq_face_sync_signal(const tq_face_sync *s);
+void tq_face_sync_wait2(const tq_face_sync *a, const tq_face_sync *b);
+void tq_face_sync_signal2(const tq_face_sync *a, const tq_face_sync *b);
 /* The reduction task's sends (partial: its nres sums on this GPU) and the combine's waits
  * (n partials) and signals, on tq_cuda_stream(). */
 void tq_partial_sync_send(const tq_partial_sync *s, const double *partial);

@@ -10,16 +10,27 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef CUresult (*stream_value_fn)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+typedef CUresult (*stream_batch_fn)(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int);
 static stream_value_fn wait_value32, write_value32;
+static stream_batch_fn batch_memop;   /* NULL: one call per operation */
 static pthread_once_t found_once = PTHREAD_ONCE_INIT;
 
 static void find_memops(void)
 {
-    void *w = NULL, *s = NULL;
-    cudaDriverEntryPointQueryResult q1, q2;
+    void *w = NULL, *s = NULL, *b = NULL;
+    cudaDriverEntryPointQueryResult q1, q2, q3;
+    /* the waits and signals of a task in one driver call (TQ_MEMOP_BATCH=0: one call each,
+     * for comparisons): each call costs the worker's thread microseconds, and at 32^4 on
+     * two GPUs the host's launches, not the GPUs, set the pace (doc/performance.md) */
+    const char *env = getenv("TQ_MEMOP_BATCH");
+    if (!(env && env[0] == '0') &&
+        cudaGetDriverEntryPointByVersion("cuStreamBatchMemOp", &b, 12000, cudaEnableDefault, &q3) == cudaSuccess &&
+        q3 == cudaDriverEntryPointSuccess)
+        batch_memop = (stream_batch_fn)b;
     if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &w, 12000, cudaEnableDefault, &q1) == cudaSuccess &&
         cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &s, 12000, cudaEnableDefault, &q2) == cudaSuccess &&
         q1 == cudaDriverEntryPointSuccess && q2 == cudaDriverEntryPointSuccess && w && s) {
@@ -34,25 +45,72 @@ static void report(CUresult r)
     if (r != CUDA_SUCCESS) STARPU_CUDA_REPORT_ERROR((cudaError_t)r);
 }
 
-extern "C" void tq_face_sync_wait(const tq_face_sync *s)
+/* The memory operations ops[0..n) on the calling codelet's stream, in order: one batch. */
+static void memops(CUstreamBatchMemOpParams *ops, unsigned n)
 {
-    if (!s->wait_value) return;
+    if (!n) return;
     CUstream stream = (CUstream)tq_cuda_stream();
-    for (int mu = 0; mu < 4; mu++)
-        for (int side = 0; side < 2; side++)
-            if (s->wait[mu][side])
-                report(wait_value32(stream, (CUdeviceptr)(uintptr_t)s->wait[mu][side], s->wait_value, CU_STREAM_WAIT_VALUE_GEQ));
+    if (batch_memop && n > 1) {
+        report(batch_memop(stream, n, ops, 0));
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_32)
+            report(wait_value32(stream, ops[i].waitValue.address, ops[i].waitValue.value, ops[i].waitValue.flags));
+        else
+            report(write_value32(stream, ops[i].writeValue.address, ops[i].writeValue.value, ops[i].writeValue.flags));
 }
 
-extern "C" void tq_face_sync_signal(const tq_face_sync *s)
+/* One wait (signal 0) or write (1) of value at counter c, as ops[*n]. */
+static void add_memop(uint32_t *c, uint32_t value, int signal, CUstreamBatchMemOpParams *ops, unsigned *n)
 {
-    CUstream stream = (CUstream)tq_cuda_stream();
-    for (int mu = 0; mu < 4; mu++)
-        for (int side = 0; side < 2; side++)
-            if (s->signal[mu][side])
-                report(write_value32(stream, (CUdeviceptr)(uintptr_t)s->signal[mu][side], s->signal_value,
-                                     CU_STREAM_WRITE_VALUE_DEFAULT));
+    /* a write comes after a memory fence: the data it announces is there first */
+    CUstreamBatchMemOpParams *op = &ops[(*n)++];
+    memset(op, 0, sizeof *op);
+    if (signal) {
+        op->writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+        op->writeValue.address = (CUdeviceptr)(uintptr_t)c;
+        op->writeValue.value = value;
+        op->writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+    } else {
+        op->waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+        op->waitValue.address = (CUdeviceptr)(uintptr_t)c;
+        op->waitValue.value = value;
+        op->waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+    }
 }
+
+/* s's waits (signal 0) or signals (1) appended to ops at *n; s NULL: none. */
+static void add_memops(const tq_face_sync *s, int signal, CUstreamBatchMemOpParams *ops, unsigned *n)
+{
+    if (!s || (!signal && !s->wait_value)) return;
+    for (int mu = 0; mu < 4; mu++)
+        for (int side = 0; side < 2; side++) {
+            uint32_t *c = signal ? s->signal[mu][side] : s->wait[mu][side];
+            if (c) add_memop(c, signal ? s->signal_value : s->wait_value, signal, ops, n);
+        }
+}
+
+extern "C" void tq_face_sync_wait2(const tq_face_sync *a, const tq_face_sync *b)
+{
+    CUstreamBatchMemOpParams ops[16];
+    unsigned n = 0;
+    add_memops(a, 0, ops, &n);
+    add_memops(b, 0, ops, &n);
+    memops(ops, n);
+}
+
+extern "C" void tq_face_sync_signal2(const tq_face_sync *a, const tq_face_sync *b)
+{
+    CUstreamBatchMemOpParams ops[16];
+    unsigned n = 0;
+    add_memops(a, 1, ops, &n);
+    add_memops(b, 1, ops, &n);
+    memops(ops, n);
+}
+
+extern "C" void tq_face_sync_wait(const tq_face_sync *s) { tq_face_sync_wait2(s, NULL); }
+extern "C" void tq_face_sync_signal(const tq_face_sync *s) { tq_face_sync_signal2(s, NULL); }
 
 extern "C" void tq_partial_sync_send(const tq_partial_sync *s, const double *partial)
 {
@@ -68,17 +126,19 @@ extern "C" void tq_partial_sync_send(const tq_partial_sync *s, const double *par
 
 extern "C" void tq_combine_sync_wait(const tq_combine_sync *s, int n)
 {
-    CUstream stream = (CUstream)tq_cuda_stream();
-    for (int t = 0; t < n; t++)
-        if (s->remote >> t & 1u)
-            report(wait_value32(stream, (CUdeviceptr)(uintptr_t)(s->ready + t), s->wait_value, CU_STREAM_WAIT_VALUE_GEQ));
+    CUstreamBatchMemOpParams ops[64];
+    unsigned k = 0;
+    for (int t = 0; t < n && t < 64; t++)
+        if (s->remote >> t & 1u) add_memop(s->ready + t, s->wait_value, 0, ops, &k);
+    memops(ops, k);
 }
 
 extern "C" void tq_combine_sync_signal(const tq_combine_sync *s)
 {
-    CUstream stream = (CUstream)tq_cuda_stream();
-    for (int k = 0; k < s->nsignal; k++)
-        report(write_value32(stream, (CUdeviceptr)(uintptr_t)s->signal[k], s->signal_value, CU_STREAM_WRITE_VALUE_DEFAULT));
+    CUstreamBatchMemOpParams ops[TQ_PEER_MAX];
+    unsigned k = 0;
+    for (int i = 0; i < s->nsignal; i++) add_memop(s->signal[i], s->signal_value, 1, ops, &k);
+    memops(ops, k);
 }
 
 extern "C" int tq_cuda_peer_enable(int from, int to)
