@@ -109,8 +109,9 @@ int InitializeInjection(void)
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET);
     cuptiActivityFlushPeriod(200);
-    const char *api = getenv("TQ_CUPTI_API");   /* 0: no API records (they are many) */
+    const char *api = getenv("TQ_CUPTI_API");   /* 0: no API records (they are many); 2: the driver's too */
     if (!api || api[0] != '0') cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (api && api[0] == '2') cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
     atexit(finish);
     return 1;
 }
