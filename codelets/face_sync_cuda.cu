@@ -91,23 +91,18 @@ static void add_memops(const tq_face_sync *s, int signal, CUstreamBatchMemOpPara
         }
 }
 
-extern "C" void tq_face_sync_wait2(const tq_face_sync *a, const tq_face_sync *b)
+/* The waits (signal 0) or signals (1) of a, then b, in one batch. */
+static void face_memops(const tq_face_sync *a, const tq_face_sync *b, int signal)
 {
     CUstreamBatchMemOpParams ops[16];
     unsigned n = 0;
-    add_memops(a, 0, ops, &n);
-    add_memops(b, 0, ops, &n);
+    add_memops(a, signal, ops, &n);
+    add_memops(b, signal, ops, &n);
     memops(ops, n);
 }
 
-extern "C" void tq_face_sync_signal2(const tq_face_sync *a, const tq_face_sync *b)
-{
-    CUstreamBatchMemOpParams ops[16];
-    unsigned n = 0;
-    add_memops(a, 1, ops, &n);
-    add_memops(b, 1, ops, &n);
-    memops(ops, n);
-}
+extern "C" void tq_face_sync_wait2(const tq_face_sync *a, const tq_face_sync *b) { face_memops(a, b, 0); }
+extern "C" void tq_face_sync_signal2(const tq_face_sync *a, const tq_face_sync *b) { face_memops(a, b, 1); }
 
 extern "C" void tq_face_sync_wait(const tq_face_sync *s) { tq_face_sync_wait2(s, NULL); }
 extern "C" void tq_face_sync_signal(const tq_face_sync *s) { tq_face_sync_signal2(s, NULL); }
