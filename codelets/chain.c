@@ -2,7 +2,9 @@
  * called with its own buffers picked out of the chain task's and its own argument. The
  * CUDA entries are asynchronous on the worker's stream, so they run back to back; the one
  * StarPU task-to-task gap (completion detection, dependency release, scheduling, launch:
- * about 15 µs on an H200) is paid once per chain instead of once per entry. Independent
+ * about 15 µs on an H200) is paid once per chain instead of once per entry, and not even
+ * once per chain where later runs joined a chain task that still waited (its segments,
+ * chain.h; tasks/submit.c). Independent
  * entries in a row (the blocks of one operation on one GPU) run on several streams at
  * once: a block's kernel alone fills the GPU poorly (32^4 in 4 blocks: 1024 thread blocks
  * each, less than a wave of an H200, and each kernel's tail idles it). */
@@ -148,10 +150,11 @@ static void run_group(const tq_chain_op *op, int first, int end, const int16_t *
 }
 #endif
 
-static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
+/* One segment's entries, in order (on a GPU: independent neighbours side by side). */
+static void run_segment(void *buffers[], void *seg, int on_cuda)
 {
-    const tq_chain_head *h = (const tq_chain_head *)cl_arg;
-    const tq_chain_op *op = chain_ops(cl_arg);
+    const tq_chain_head *h = (const tq_chain_head *)seg;
+    const tq_chain_op *op = chain_ops(seg);
     const int16_t *map = (const int16_t *)(op + h->nops);
 #ifdef TQ_HAVE_CUDA
     if (on_cuda) {
@@ -169,9 +172,9 @@ static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
                 end++;
             }
             if (end - i > 1) {
-                run_group(op, i, end, map, buffers, cl_arg);
+                run_group(op, i, end, map, buffers, seg);
             } else {
-                run_entry(&op[i], map, buffers, cl_arg, 1);
+                run_entry(&op[i], map, buffers, seg, 1);
                 /* an entry StarPU would have synchronised after: the same here */
                 if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
             }
@@ -181,7 +184,12 @@ static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
     }
 #endif
     (void)on_cuda;
-    for (int i = 0; i < h->nops; i++) run_entry(&op[i], map, buffers, cl_arg, 0);
+    for (int i = 0; i < h->nops; i++) run_entry(&op[i], map, buffers, seg, 0);
+}
+
+static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
+{
+    for (tq_chain_head *seg = cl_arg; seg; seg = seg->next) run_segment(buffers, seg, on_cuda);
 }
 
 static void chain_cpu(void *buffers[], void *cl_arg) { run_chain(buffers, cl_arg, 0); }
@@ -193,10 +201,11 @@ static void chain_cuda(void *buffers[], void *cl_arg) { run_chain(buffers, cl_ar
  * different chains over same-sized data are different tasks. */
 static uint32_t chain_footprint(struct starpu_task *task)
 {
-    const tq_chain_head *h = (const tq_chain_head *)task->cl_arg;
-    const tq_chain_op *op = chain_ops(task->cl_arg);
     uint32_t crc = tq_footprint_bytes(task);
-    for (int i = 0; i < h->nops; i++) crc = starpu_hash_crc32c_string(op[i].cl->name ? op[i].cl->name : "?", crc);
+    for (const tq_chain_head *h = task->cl_arg; h; h = h->next) {
+        const tq_chain_op *op = chain_ops(h);
+        for (int i = 0; i < h->nops; i++) crc = starpu_hash_crc32c_string(op[i].cl->name ? op[i].cl->name : "?", crc);
+    }
     return crc;
 }
 

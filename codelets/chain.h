@@ -14,14 +14,17 @@ extern "C" {
 /* The most buffers one recorded task may have (tasks with more are submitted alone). */
 #define TQ_CHAIN_MAX_OP_BUFFERS 64
 
-/* The chain task's argument, one allocation: the head, then nops entries, then the
- * buffer map (int16_t: entry i's buffer j is the chain task's buffer
- * map[op[i].map_offset + j]), then as many write flags (uint8_t, 1: that entry writes the
- * buffer, TQ_CHAIN_WRITES_SCRATCH: it is the entry's scratch), then each entry's own
- * argument at arg_offset (16-byte aligned; 0: none). */
+/* The chain task's argument, one or more segments run one after the other. A segment is
+ * one allocation: the head, then nops entries, then the buffer map (int16_t: entry i's
+ * buffer j is the chain task's buffer map[op[i].map_offset + j]), then as many write flags
+ * (uint8_t, 1: that entry writes the buffer, TQ_CHAIN_WRITES_SCRATCH: it is the entry's
+ * scratch), then each entry's own argument at arg_offset from the segment's start
+ * (16-byte aligned; 0: none). The first segment is the task's cl_arg; `next` links the
+ * segments appended while the task waited for its dependencies (tasks/submit.c). */
 #define TQ_CHAIN_WRITES_SCRATCH 2
-typedef struct {
+typedef struct tq_chain_head {
     int32_t nops, nmap;
+    struct tq_chain_head *next;
 } tq_chain_head;
 typedef struct {
     struct starpu_codelet *cl;

@@ -6,6 +6,7 @@
 #include "tq_tasks.h"
 #include "chain.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
@@ -51,11 +52,189 @@ static void check_owner(void *owner)
     } else __atomic_add_fetch(&ran_elsewhere, 1, __ATOMIC_RELAXED);
 }
 
+/* ---- chain tasks that still wait: later runs of the same owner join them -----------------
+ * Each flush (an operator application, a BLAS call, a pair of solver iterations) makes one
+ * chain task per owner, and between two chain tasks of one worker its GPU idles 15-35 us:
+ * the worker's thread sees the first end, StarPU releases the dependencies, schedules the
+ * next task, and the worker launches it. While an owner's last chain task still waits for
+ * its dependencies (typically the chain before it, still running), a new run of the same
+ * owner whose buffers are all among that task's, in modes the task already holds, is
+ * appended to it as another segment (codelets/chain.h), so its kernels follow on the
+ * stream with no task boundary. Appending moves the run's accesses back to the waiting
+ * task's place in StarPU's submission order; that keeps every dependency as long as
+ * nothing submitted since accesses one of the task's handles in a conflicting way, so every
+ * submission (a task, a prefetch, an MPI transfer, an asynchronous acquire:
+ * tq_task_note_access) first takes the waiting chains it conflicts with out of reach. The
+ * task's prologue (StarPU calls it when the dependencies are met, before scheduling)
+ * closes it, so the scheduler, the footprint and the worker see its final entries.
+ * TQ_CHAIN_EXTEND=0 (or TQ_CHAIN=0) turns it off. */
+typedef struct {
+    starpu_data_handle_t handle;
+    int mode;
+    int16_t index;   /* the chain task's buffer */
+} pending_buffer;
+
+typedef struct pending_chain {
+    struct starpu_task *task;
+    tq_chain_head *tail;   /* its last segment */
+    int closed, refs;      /* refs: the table's and the prologue's */
+    tq_where where;
+    int worker;
+    int nh;
+    pending_buffer *h;     /* sorted by handle */
+} pending_chain;
+
+enum { MAX_PENDING = 64 };
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pending_chain *pending[MAX_PENDING];
+static int npending;
+static long chains_extended;
+long tq_internal_chains_extended(void) { return __atomic_load_n(&chains_extended, __ATOMIC_RELAXED); }
+
+static void pending_unref(pending_chain *p)   /* pending_lock held */
+{
+    if (--p->refs) return;
+    free(p->h);
+    free(p);
+}
+
+/* StarPU's prologue: the task's dependencies are met, nothing joins it any more. */
+static void pending_close(void *arg)
+{
+    pending_chain *p = arg;
+    pthread_mutex_lock(&pending_lock);
+    p->closed = 1;
+    pending_unref(p);
+    pthread_mutex_unlock(&pending_lock);
+}
+
+static void pending_drop(int k)   /* pending_lock held */
+{
+    pending_chain *p = pending[k];
+    pending[k] = pending[--npending];
+    pending_unref(p);
+}
+
+static int by_pending_handle(const void *a, const void *b)
+{
+    const uintptr_t x = (uintptr_t)((const pending_buffer *)a)->handle, y = (uintptr_t)((const pending_buffer *)b)->handle;
+    return x < y ? -1 : x > y;
+}
+
+static const pending_buffer *pending_find(const pending_chain *p, starpu_data_handle_t h)
+{
+    const pending_buffer key = {h, 0, 0};
+    return bsearch(&key, p->h, (size_t)p->nh, sizeof *p->h, by_pending_handle);
+}
+
+/* Takes out of reach every waiting chain that an access to d[0 .. n-1], submitted now,
+ * conflicts with (a handle both touch, one of them other than reading; scratch buffers
+ * order nothing). */
+static void pending_seal(const struct starpu_data_descr *d, int n)
+{
+    pthread_mutex_lock(&pending_lock);
+    for (int k = 0; k < npending; k++) {
+        int hit = 0;
+        for (int i = 0; i < n && !hit; i++) {
+            if (d[i].mode == STARPU_SCRATCH) continue;
+            const pending_buffer *b = pending_find(pending[k], d[i].handle);
+            hit = b && b->mode != STARPU_SCRATCH && ((b->mode | (int)d[i].mode) & ~STARPU_R);
+        }
+        if (hit) pending_drop(k--);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+void tq_task_note_access(starpu_data_handle_t h, enum starpu_data_access_mode mode)
+{
+    const struct starpu_data_descr d = {h, mode};
+    pending_seal(&d, 1);
+}
+
+static int chain_extend_on(void)
+{
+#ifdef TQ_SIMGRID
+    return 0;   /* a simulated chain's duration comes from its footprint's calibration */
+#else
+    const char *chain = getenv("TQ_CHAIN"), *ext = getenv("TQ_CHAIN_EXTEND");
+    return !(chain && chain[0] == '0') && !(ext && ext[0] == '0');
+#endif
+}
+
+/* The chain task about to be submitted with buffers d[0 .. n-1], as a candidate to join;
+ * NULL when out of memory (it then goes without). */
+static pending_chain *pending_new(const struct starpu_data_descr *d, int n, tq_where where, int worker)
+{
+    pending_chain *p = calloc(1, sizeof *p);
+    if (!p || !(p->h = malloc((size_t)(n ? n : 1) * sizeof *p->h))) {
+        free(p);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) p->h[i] = (pending_buffer){d[i].handle, (int)d[i].mode, (int16_t)i};
+    qsort(p->h, (size_t)n, sizeof *p->h, by_pending_handle);
+    p->nh = n;
+    p->refs = 2;
+    p->where = where;
+    p->worker = worker;
+    return p;
+}
+
+/* After the submission of p's task (ret: starpu_task_submit's answer): p becomes its
+ * owner's waiting chain, unless its prologue already ran. */
+static void pending_publish(pending_chain *p, int ret)
+{
+    if (ret) {   /* not submitted: no prologue will run */
+        free(p->h);
+        free(p);
+        return;
+    }
+    pthread_mutex_lock(&pending_lock);
+    if (p->closed) {
+        pending_unref(p);
+    } else {
+        int k = 0;
+        while (k < npending && (pending[k]->where != p->where || pending[k]->worker != p->worker)) k++;
+        if (k < npending) pending_drop(k);
+        if (npending < MAX_PENDING) pending[npending++] = p;
+        else pending_unref(p);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* A chain task's segments after the first, freed once it has run (its callback). */
+typedef struct {
+    void (*also)(void *);
+    void *also_arg;
+    tq_chain_head *head;
+} segments_owner;
+
+static void free_segments(void *arg)
+{
+    segments_owner *o = arg;
+    tq_chain_head *seg = o->head->next;
+    o->head->next = NULL;
+    while (seg) {
+        tq_chain_head *next = seg->next;
+        free(seg);
+        seg = next;
+    }
+    if (o->also) o->also(o->also_arg);
+    free(o);
+}
+
+static void release_pending_chains(void)
+{
+    pthread_mutex_lock(&pending_lock);
+    while (npending) pending_drop(npending - 1);
+    pthread_mutex_unlock(&pending_lock);
+}
+
 /* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it).
  * worker >= 0: that worker runs it (its block's owner). */
 static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg, const struct starpu_data_descr *d,
-                       int n, int priority, tq_where w, int worker)
+                       int n, int priority, tq_where w, int worker, pending_chain *joinable)
 {
+    pending_seal(d, n);
     struct starpu_task *task = starpu_task_create();
     task->cl = cl;
     task->nbuffers = n;
@@ -101,6 +280,12 @@ static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int o
         }
     }
     if (tq_task_log_on()) tq_task_log_attach(task);
+    if (joinable) {
+        joinable->task = task;
+        joinable->tail = task->cl_arg;
+        task->prologue_callback_func = pending_close;
+        task->prologue_callback_arg = joinable;
+    }
     int ret = starpu_task_submit(task);
     if (ret) starpu_task_destroy(task);   /* frees an owned argument (and the log's) */
     return ret;
@@ -212,6 +397,8 @@ static int exchange(rank_set run, rank_set group, const struct starpu_data_descr
                 *lt = (logged_transfer){my_rank == from ? "mpi_send" : "mpi_recv", my_rank == from ? r : from,
                                         tq_task_log_now()};
             void (*done)(void *) = lt ? transfer_done : NULL;
+            /* a waiting chain that touches the handle stays as it is (tq_task_note_access) */
+            if (my_rank == from || my_rank == r) tq_task_note_access(d[i].handle, my_rank == from ? STARPU_R : STARPU_W);
             if (my_rank == from) ret = starpu_mpi_isend_detached(d[i].handle, r, tag, MPI_COMM_WORLD, done, lt);
             else if (my_rank == r) {
                 ret = starpu_mpi_irecv_detached(d[i].handle, from, tag, MPI_COMM_WORLD, done, lt);
@@ -362,6 +549,7 @@ int tq_task_sequence_worker(int worker)
 
 void tq_task_sequencers_release(void)
 {
+    release_pending_chains();
     for (int w = 0; w < STARPU_NMAXWORKERS; w++)
         if (sequencer[w]) {
             starpu_data_unregister_no_coherency(sequencer[w]);
@@ -380,10 +568,91 @@ long tq_internal_chains_submitted(void) { return __atomic_load_n(&chains_submitt
 static long tasks_submitted;
 long tq_internal_tasks_submitted(void) { return __atomic_load_n(&tasks_submitted, __ATOMIC_RELAXED); }
 
-/* Submits the built entries: alone when there is one, else as one tq_cl_chain task. */
+/* The built entries as one chain segment (codelets/chain.h), their buffers renumbered by
+ * remap (NULL: as built); *size its bytes. NULL when out of memory. */
+static tq_chain_head *builder_segment(const chain_builder *c, const int16_t *remap, size_t *size)
+{
+    const size_t align = 16;
+    size_t sz = sizeof(tq_chain_head) + (size_t)c->ntasks * sizeof(tq_chain_op) + (size_t)c->nmap * sizeof(int16_t)
+                + (size_t)c->nmap;
+    sz = (sz + align - 1) / align * align;
+    const size_t args_at = sz;
+    for (int i = 0; i < c->ntasks; i++) sz += (c->task[i].asize + align - 1) / align * align;
+    char *blob = calloc(1, sz);
+    if (!blob) return NULL;
+    tq_chain_head *h = (tq_chain_head *)blob;
+    tq_chain_op *op = (tq_chain_op *)(h + 1);
+    int16_t *map = (int16_t *)(op + c->ntasks);
+    h->nops = c->ntasks;
+    h->nmap = c->nmap;
+    for (int i = 0; i < c->nmap; i++) map[i] = remap ? remap[c->map[i]] : c->map[i];
+    memcpy(map + c->nmap, c->writes, (size_t)c->nmap);
+    size_t at = args_at;
+    for (int i = 0; i < c->ntasks; i++) {
+        const chain_entry *t = &c->task[i];
+        op[i].cl = t->cl;
+        op[i].nbuf = (uint16_t)t->nbuf;
+        op[i].map_offset = (uint16_t)t->first;
+        op[i].priority = t->priority;
+        op[i].part = (uint8_t)t->part;
+        op[i].arg_offset = t->asize ? (uint32_t)at : 0;
+        if (t->asize) memcpy(blob + at, t->arg, t->asize);
+        at += (t->asize + align - 1) / align * align;
+    }
+    *size = sz;
+    return h;
+}
+
+/* Appends the built entries to their owner's waiting chain task, where it still waits and
+ * holds every buffer they use in a mode that covers theirs: 1 (appended), 0 (not), or
+ * -ENOMEM. */
+static int builder_join_pending(const chain_builder *c)
+{
+    int16_t remap[INT16_MAX + 1];
+    int ret = 0;
+    pthread_mutex_lock(&pending_lock);
+    pending_chain *p = NULL;
+    for (int k = 0; k < npending && !p; k++)
+        if (pending[k]->where == c->where && pending[k]->worker == c->worker) p = pending[k];
+    int fits = p && !p->closed;
+    for (int i = 0; i < c->nh && fits; i++) {
+        const pending_buffer *b = pending_find(p, c->h[i].handle);
+        fits = b && merged_mode(b->mode, (int)c->h[i].mode) == b->mode;
+        if (fits) remap[i] = b->index;
+    }
+    size_t size = 0;
+    tq_chain_head *seg = fits ? builder_segment(c, remap, &size) : NULL;
+    segments_owner *o = NULL;
+    if (seg && p->tail == p->task->cl_arg && !(o = malloc(sizeof *o))) {
+        free(seg);
+        seg = NULL;
+    }
+    if (fits && !seg) ret = -ENOMEM;
+    if (seg) {
+        if (o) {   /* the first segment appended: the task frees them once it has run */
+            *o = (segments_owner){p->task->callback_func, p->task->callback_arg, p->task->cl_arg};
+            p->task->callback_func = free_segments;
+            p->task->callback_arg = o;
+        }
+        p->tail->next = seg;
+        p->tail = seg;
+        __atomic_add_fetch(&chains_extended, 1, __ATOMIC_RELAXED);
+        ret = 1;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    return ret;
+}
+
+/* Submits the built entries: appended to their owner's waiting chain task where they can
+ * be, else alone when there is one, else as one tq_cl_chain task. */
 static int builder_submit(chain_builder *c)
 {
     int ret = 0;
+    const int joinable = c->ntasks && chain_extend_on();
+    if (joinable && (ret = builder_join_pending(c))) {
+        builder_clear(c);
+        return ret < 0 ? ret : 0;
+    }
     /* a sequenced worker's tasks always go as chain tasks holding its sequencer */
     const starpu_data_handle_t seq = c->ntasks ? sequencer_of(c->worker) : NULL;
     if (seq) {
@@ -398,38 +667,18 @@ static int builder_submit(chain_builder *c)
         chain_entry *t = &c->task[0];
         struct starpu_data_descr d[TQ_CHAIN_MAX_OP_BUFFERS];
         for (int j = 0; j < t->nbuf; j++) d[j] = c->h[c->map[t->first + j]];
-        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, c->priority, c->where, c->worker);
+        ret = submit_task(t->cl, t->arg, t->asize, 1, d, t->nbuf, c->priority, c->where, c->worker, NULL);
         t->arg = NULL;   /* the task owns it (or freed it) */
     } else if (c->ntasks >= 1) {
-        const size_t align = 16;
-        size_t size = sizeof(tq_chain_head) + (size_t)c->ntasks * sizeof(tq_chain_op) + (size_t)c->nmap * sizeof(int16_t)
-                      + (size_t)c->nmap;
-        size = (size + align - 1) / align * align;
-        const size_t args_at = size;
-        for (int i = 0; i < c->ntasks; i++) size += (c->task[i].asize + align - 1) / align * align;
-        char *blob = calloc(1, size);
+        size_t size = 0;
+        tq_chain_head *blob = builder_segment(c, NULL, &size);
         if (!blob) {
             ret = -ENOMEM;
         } else {
-            tq_chain_head *h = (tq_chain_head *)blob;
-            tq_chain_op *op = (tq_chain_op *)(h + 1);
-            h->nops = c->ntasks;
-            h->nmap = c->nmap;
-            memcpy(op + c->ntasks, c->map, (size_t)c->nmap * sizeof(int16_t));
-            memcpy((int16_t *)(op + c->ntasks) + c->nmap, c->writes, (size_t)c->nmap);
-            size_t at = args_at;
-            for (int i = 0; i < c->ntasks; i++) {
-                const chain_entry *t = &c->task[i];
-                op[i].cl = t->cl;
-                op[i].nbuf = (uint16_t)t->nbuf;
-                op[i].map_offset = (uint16_t)t->first;
-                op[i].priority = t->priority;
-                op[i].part = (uint8_t)t->part;
-                op[i].arg_offset = t->asize ? (uint32_t)at : 0;
-                if (t->asize) memcpy(blob + at, t->arg, t->asize);
-                at += (t->asize + align - 1) / align * align;
-            }
-            ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, c->nh + (seq != NULL), c->priority, c->where, c->worker);
+            const int nh = c->nh + (seq != NULL);
+            pending_chain *p = joinable ? pending_new(c->h, nh, c->where, c->worker) : NULL;
+            ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, nh, c->priority, c->where, c->worker, p);
+            if (p) pending_publish(p, ret);
             /* counted: chains of several tasks (a sequenced task alone is one only for its sequencer) */
             if (!ret && c->ntasks > 1) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
         }
@@ -495,6 +744,7 @@ static int prefetch_now(starpu_data_handle_t h, int node)
     if (!p) return -ENOMEM;
     p->h = h;
     p->node = node;
+    tq_task_note_access(h, STARPU_R);
     const int ret = starpu_data_acquire_on_node_cb(h, node, STARPU_R, release_prefetched, p);
     if (ret) free(p);
     return ret;
@@ -724,7 +974,7 @@ static int record_flush(void)
         for (int i = first_of[s]; i < first_of[s + 1] && !ret; i++) {
             recorded_task *t = &rec.task[order[i]];
             if (t->alone) {
-                ret = submit_task(t->cl, t->arg, t->asize, 1, rec.buf + t->first, t->nbuf, t->priority, t->where, t->worker);
+                ret = submit_task(t->cl, t->arg, t->asize, 1, rec.buf + t->first, t->nbuf, t->priority, t->where, t->worker, NULL);
                 t->arg = NULL;
                 continue;
             }
@@ -859,5 +1109,5 @@ int tq_task_submit_descr(const tq_task_options *opt, struct starpu_codelet *cl, 
         int ret = record_task(opt, cl, arg, asize, d, n, priority, 0);
         return ret ? ret : record_flush();
     }
-    return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w, opt->worker);
+    return submit_task(cl, (void *)arg, asize, 0, d, n, priority, w, opt->worker, NULL);
 }

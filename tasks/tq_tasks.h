@@ -83,6 +83,11 @@ int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
  * to StarPU before a face or partial sum moves between ranks. */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
+/* Code that registers an asynchronous access to a handle outside the task functions here
+ * (starpu_data_acquire_*_cb, starpu_data_unregister_submit) calls this first: a chain task
+ * that still waits for its dependencies takes later runs of its owner (tasks/submit.c), and
+ * must not take one past such an access. Blocking acquires need not call it. */
+void tq_task_note_access(starpu_data_handle_t h, enum starpu_data_access_mode mode);
 /* Frees the calling thread's chain-recording buffers (each submitting thread has its own):
  * a thread that submitted tasks calls it before it ends, outside any chain. */
 void tq_task_thread_finish(void);
@@ -118,6 +123,8 @@ void tq_task_graph_finish(void);
 void tq_task_get_ranks(int *rank, int *n);
 /* Chain tasks submitted so far (two or more tasks as one), for tests. */
 long tq_internal_chains_submitted(void);
+/* Runs appended to a chain task that still waited (TQ_CHAIN_EXTEND=0: none). */
+long tq_internal_chains_extended(void);
 /* Tasks tq_task_submit_descr ran on this rank so far (each kernel, chained or not). */
 long tq_internal_tasks_submitted(void);
 /* Owner checks, for tests: while on, every task submitted with an owner (opt->worker >= 0)

@@ -8,7 +8,8 @@
  * (each write mixes what the task read into what it writes) must equal those of the same
  * sequence submitted one task per kernel (TQ_CHAIN=0). A lost dependency shows as an
  * order violation or other values, a cycle between chain tasks as a hang (an alarm ends
- * the test then). */
+ * the test then). Runs appended to a chain task that still waits (tasks/submit.c) happen
+ * in the random sequences by chance, and in joins() on purpose. */
 #include "tq_test.h"
 #include "tq_tasks.h"
 
@@ -141,6 +142,91 @@ static int conflict(const planned *a, const planned *b)
     return 0;
 }
 
+/* Records tasks ids[0 .. n-1] (each: one owner, its buffers) as one chain. */
+typedef struct { int id, owner, nbuf, handle[MAXBUF], mode[MAXBUF]; } one_task;
+static void submit_chain(const one_task *t, int n, const int *workers, starpu_data_handle_t *h)
+{
+    tq_task_chain_begin();
+    for (int k = 0; k < n; k++) {
+        task_arg a = {t[k].id, t[k].nbuf, {0}};
+        struct starpu_data_descr d[MAXBUF];
+        for (int i = 0; i < t[k].nbuf; i++) {
+            a.mode[i] = t[k].mode[i];
+            d[i].handle = h[t[k].handle[i]];
+            d[i].mode = (enum starpu_data_access_mode)t[k].mode[i];
+        }
+        const tq_task_options opt = {.where = TQ_WHERE_CPU, .worker = workers[t[k].owner], .rank = -1};
+        CHECK(tq_task_submit_descr(&opt, &logged_cl, &a, sizeof a, d, t[k].nbuf, STARPU_DEFAULT_PRIO) == 0,
+              "task %d not submitted", t[k].id);
+    }
+    CHECK(tq_task_chain_end() == 0, "chain of task %d not submitted", t[0].id);
+}
+
+static uint64_t seen_by_acquire;
+static void read_on_acquire(void *arg)
+{
+    starpu_data_handle_t hd = arg;
+    memcpy(&seen_by_acquire, (void *)starpu_data_get_local_ptr(hd), sizeof seen_by_acquire);
+    starpu_data_release(hd);
+}
+
+/* A chain task that still waits for its dependencies (here: the host holds its gate) takes
+ * the next run of its owner when that run's buffers are among its own; a buffer it lacks,
+ * or an asynchronous acquire of one of its buffers in between (tq_task_note_access), sends
+ * the run as a task of its own. Checked: the counts of runs appended, the order of the
+ * tasks, and what the asynchronous acquire saw (the value before the later run). */
+static void joins(const int *workers, starpu_data_handle_t *h)
+{
+    enum { GATE = 0, A = 1, B = 2 };
+    for (int k = 0; k < NHANDLES; k++) {
+        starpu_data_acquire(h[k], STARPU_W);
+        const uint64_t v = (uint64_t)k * 31;
+        memcpy((void *)starpu_data_get_local_ptr(h[k]), &v, sizeof v);
+        starpu_data_release(h[k]);
+    }
+    for (int t = 0; t < NTASKS; t++) started[t] = ended[t] = 0;
+    starpu_data_acquire(h[GATE], STARPU_RW);   /* the first chain waits for it */
+    const long e0 = tq_internal_chains_extended();
+    const one_task first[2] = {{0, 0, 2, {GATE, A}, {STARPU_R, STARPU_RW}}, {1, 0, 1, {A}, {STARPU_RW}}};
+    submit_chain(first, 2, workers, h);
+    const one_task second = {2, 0, 1, {A}, {STARPU_RW}};
+    submit_chain(&second, 1, workers, h);   /* joins the first */
+    const long e1 = tq_internal_chains_extended();
+    const one_task other_buffer = {3, 0, 1, {B}, {STARPU_RW}};
+    submit_chain(&other_buffer, 1, workers, h);   /* B is not the waiting chain's */
+    const long e2 = tq_internal_chains_extended();
+    CHECK(e1 - e0 == 1, "a run of the waiting chain's owner on its buffers was not appended (%ld)", e1 - e0);
+    CHECK(e2 == e1, "a run with a buffer the waiting chain lacks was appended");
+    /* B's task went alone and does not touch the waiting chain's buffers: the next run on
+     * A joins the waiting chain still; then an asynchronous read of A, and another run on A */
+    const one_task third[2] = {{4, 0, 2, {GATE, A}, {STARPU_R, STARPU_RW}}, {5, 0, 1, {A}, {STARPU_RW}}};
+    submit_chain(third, 2, workers, h);
+    const long e2b = tq_internal_chains_extended();
+    CHECK(e2b == e2 + 1, "a run on the waiting chain's buffers after an unrelated task was not appended");
+    tq_task_note_access(h[A], STARPU_R);
+    seen_by_acquire = 0;
+    CHECK(starpu_data_acquire_cb(h[A], STARPU_R, read_on_acquire, h[A]) == 0,
+          "asynchronous acquire failed");
+    const one_task fourth = {6, 0, 1, {A}, {STARPU_RW}};
+    submit_chain(&fourth, 1, workers, h);
+    const long e3 = tq_internal_chains_extended();
+    CHECK(e3 == e2b, "a run was appended past an asynchronous acquire of its buffer");
+    starpu_data_release(h[GATE]);
+    starpu_task_wait_for_all();
+    for (int t = 0; t < 6; t++)
+        CHECK(t == 3 || ended[t] > 0, "task %d did not run", t);
+    CHECK(ended[0] < started[1] && ended[1] < started[2] && ended[2] < started[4] && ended[5] < started[6],
+          "the tasks on A ran out of order");
+    /* what A held after task 5: task 6 must not have run before the acquire read it */
+    uint64_t after6;
+    starpu_data_acquire(h[A], STARPU_R);
+    memcpy(&after6, (void *)starpu_data_get_local_ptr(h[A]), sizeof after6);
+    starpu_data_release(h[A]);
+    CHECK(seen_by_acquire != 0 && seen_by_acquire != after6, "the asynchronous acquire saw %s",
+          seen_by_acquire ? "the value of a later run" : "nothing");
+    printf("waiting chains: %ld runs appended, none with a buffer it lacks or past an asynchronous acquire\n", e2b - e0);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -165,7 +251,8 @@ int main(void)
     for (int k = 0; k < NHANDLES; k++) starpu_vector_data_register(&h[k], STARPU_MAIN_RAM, (uintptr_t)store[k], 8, sizeof(uint64_t));
 
     static planned p[NTASKS];
-    const long chains0 = tq_internal_chains_submitted();
+    joins(workers, h);
+    const long chains0 = tq_internal_chains_submitted(), appended0 = tq_internal_chains_extended();
     int order_violations = 0, value_mismatches = 0, elsewhere = 0;
     for (int seq = 0; seq < NSEQ; seq++) {
         plan(p, 1000 + (uint64_t)seq);
@@ -184,10 +271,10 @@ int main(void)
         }
         if (memcmp(plain, chained, sizeof plain)) value_mismatches++;
     }
-    const long chains = tq_internal_chains_submitted() - chains0;
-    printf("%d random sequences of %d tasks over %d handles and %d owners: %ld chain tasks, %d order violations, "
-           "%d sequences with other values, %d owned tasks elsewhere\n",
-           NSEQ, NTASKS, NHANDLES, NOWNERS, chains, order_violations, value_mismatches, elsewhere);
+    const long chains = tq_internal_chains_submitted() - chains0, appended = tq_internal_chains_extended() - appended0;
+    printf("%d random sequences of %d tasks over %d handles and %d owners: %ld chain tasks, %ld runs appended to "
+           "waiting ones, %d order violations, %d sequences with other values, %d owned tasks elsewhere\n",
+           NSEQ, NTASKS, NHANDLES, NOWNERS, chains, appended, order_violations, value_mismatches, elsewhere);
     CHECK(order_violations == 0, "%d conflicting pairs ran out of their recorded order", order_violations);
     CHECK(value_mismatches == 0, "%d sequences ended with other values chained than one task per kernel", value_mismatches);
     CHECK(elsewhere == 0, "%d owned tasks ran on another worker", elsewhere);

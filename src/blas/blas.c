@@ -377,6 +377,7 @@ static int mirror_wait(tq_scalars *sc, int i, double *values)
          * before its writer ended, may hear of that end only now (seen under load: one
          * read in 45 fell back to StarPU), and must not end this wait */
         const long long mine = ++w->requested;
+        tq_task_note_access(sc->snap[i], STARPU_R);
         if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, writer_ended, w)) {
             w->requested--;
             return -1;
@@ -456,6 +457,7 @@ static void mark_now(void *arg)
 tq_status tq_scalars_mark(tq_scalars *sc, int i)
 {
     sc->mark[i].t = 0.0;
+    tq_task_note_access(sc->snap[i], STARPU_R);
     if (starpu_data_acquire_on_node_cb(sc->snap[i], STARPU_ACQUIRE_NO_NODE, STARPU_R, mark_now, &sc->mark[i]))
         return tq_error(TQ_ERR_RUNTIME, "solver: waiting for its scalars failed");
     return TQ_SUCCESS;

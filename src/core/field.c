@@ -114,7 +114,10 @@ void tq_field_destroy(tq_field *f)
 {
     if (!f) return;
     int nh = f->lat->nblocks * f->nparity;
-    for (int i = 0; i < nh; i++) starpu_data_unregister_submit(f->h[i]);
+    for (int i = 0; i < nh; i++) {
+        tq_task_note_access(f->h[i], STARPU_W);   /* no waiting chain takes a later run past it */
+        starpu_data_unregister_submit(f->h[i]);
+    }
     f->lat->nfields--;
     free(f->h);
     free(f);

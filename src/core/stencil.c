@@ -66,7 +66,10 @@ void tq_stencil_destroy(tq_stencil *st)
     if (st->peer) starpu_task_wait_for_all();
     peer_free(st);
     if (!st->faces) return;
-    for (int i = 0; i < 2 * st->lat->nblocks * st->nfaces; i++) starpu_data_unregister_submit(st->faces[i]);
+    for (int i = 0; i < 2 * st->lat->nblocks * st->nfaces; i++) {
+        tq_task_note_access(st->faces[i], STARPU_W);
+        starpu_data_unregister_submit(st->faces[i]);
+    }
     free(st->faces);
     free(st->turn);
     free(st->packed);
