@@ -12,7 +12,7 @@ set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/hopcost
 mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
+tool=${TQ_TOOL:-$top/build/.libs/taskqcd}   # TQ_TOOL: another build of the command (with TQ_LIBDIR)
 dims=${DIMS:-32 32 32 32} prec=${PREC:-single} niter=${NITER:-1000} ncpus=${NCPUS:-4}
 ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 [ "$ng" -ge 1 ] || { echo "hop-cost: no GPU here"; exit 1; }

@@ -23,7 +23,7 @@ set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/scaling
 mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
+tool=${TQ_TOOL:-$top/build/.libs/taskqcd}   # TQ_TOOL: another build of the command (with TQ_LIBDIR)
 part=${1:-all}
 # --bind-to none: mpirun binds each of two ranks to one core by default; the library gives
 # each rank its share of the node (src/core/context.c)
