@@ -608,7 +608,8 @@ static tq_chain_head *builder_segment(const chain_builder *c, const int16_t *rem
  * -ENOMEM. */
 static int builder_join_pending(const chain_builder *c)
 {
-    int16_t remap[INT16_MAX + 1];
+    int16_t *remap = malloc((size_t)(c->nh ? c->nh : 1) * sizeof *remap);
+    if (!remap) return -ENOMEM;
     int ret = 0;
     pthread_mutex_lock(&pending_lock);
     pending_chain *p = NULL;
@@ -636,10 +637,13 @@ static int builder_join_pending(const chain_builder *c)
         }
         p->tail->next = seg;
         p->tail = seg;
+        /* StarPU reads the priority when it schedules the task, after the prologue */
+        if (c->priority > p->task->priority) p->task->priority = c->priority;
         __atomic_add_fetch(&chains_extended, 1, __ATOMIC_RELAXED);
         ret = 1;
     }
     pthread_mutex_unlock(&pending_lock);
+    free(remap);
     return ret;
 }
 
