@@ -29,7 +29,7 @@ set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/mg-light
 mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
+tool=${TQ_TOOL:-$top/build/.libs/taskqcd}   # TQ_TOOL: another build of the command (with TQ_LIBDIR)
 # the configuration (600 MB at 32^4) outside $OUT, which the device tool brings back
 export TASKQCD_CACHE="${TASKQCD_CACHE:-/tmp/taskqcd-cache}"
 dim=${DIM:-32 32 32 32}
