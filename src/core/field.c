@@ -105,7 +105,7 @@ tq_status tq_field_create(tq_lattice *lat, const tq_field_params *p, tq_field **
         /* home node -1: StarPU allocates on first use, wherever that is, so a field that
          * only lives on a GPU never takes host memory */
         starpu_vector_data_register(&f->h[i], -1, 0, (uint32_t)f->layout.stride, site_bytes);
-    lat->nfields++;
+    __atomic_add_fetch(&lat->nfields, 1, __ATOMIC_RELAXED);   /* fields are made and freed by several host threads (solves side by side) */
     *out = f;
     return TQ_SUCCESS;
 }
@@ -118,7 +118,7 @@ void tq_field_destroy(tq_field *f)
         tq_task_note_access(f->h[i], STARPU_W);   /* no waiting chain takes a later run past it */
         starpu_data_unregister_submit(f->h[i]);
     }
-    f->lat->nfields--;
+    __atomic_sub_fetch(&f->lat->nfields, 1, __ATOMIC_RELAXED);
     free(f->h);
     free(f);
 }
