@@ -12,7 +12,7 @@ set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/mg-profile
 mkdir -p "$res"
-tool=$top/build/.libs/taskqcd
+tool=${TQ_TOOL:-$top/build/.libs/taskqcd}   # TQ_TOOL: another build of the command (with TQ_LIBDIR)
 export TASKQCD_CACHE="${TASKQCD_CACHE:-/tmp/taskqcd-cache}"
 common="propagator --dim ${DIM:-32 32 32 32} --therm 100 --ncpus 8 --ncuda 1 --tol 1e-10 --maxiter 20000 --kappa ${KAPPA:-0.1452}"
 mg="--inv-multigrid --mg-nvec 0 ${NVEC:-24} --mg-block-size 0 4 4 4 4 --where any --mg-verbosity 2 --mg-solves-at-once 1 ${MGX:-}"
