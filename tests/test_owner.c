@@ -11,12 +11,14 @@
  * chains break) and on 2 blocks of 2. Several systems of one tq_solve_many on a
  * one-block lattice each go to their own owner (three CPU workers each run a system's
  * tasks) and give the bits of the same systems solved one at a time without owners. The
- * generator's blocks are owned the same way (check_generator_owners). */
+ * generator's blocks are owned the same way (check_generator_owners). Applications that
+ * follow a chain task still waiting for its data join it (check_joined_applications). */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "core/placement.h"
 #include "tq_tasks.h"   /* tq_internal_chains_submitted */
 #include "solvers/solver_internal.h"   /* tq_internal_solver_fused_iterations */
+#include "core/field_internal.h"       /* tq_field_handle */
 
 enum { NSPIN = 8 * 8 * 8 * 8 * 24 };
 
@@ -55,6 +57,43 @@ static void run_all(const tq_host_gauge *hg, const double *src, results *r, cons
         tq_field_destroy(in); tq_field_destroy(out); tq_field_destroy(b); tq_field_destroy(x);
         setup_free(&S);
     }
+}
+
+/* Applications one after another join their owner's chain task while it waits
+ * (tasks/submit.c): the host holds a handle of the gauge field, so the first M_pc's chain
+ * waits for it, and the next ones (the same fields, the same modes) are appended to it.
+ * Their result must be the bits of one application, and each must have joined. */
+static void check_joined_applications(const tq_host_gauge *hg, const double *src)
+{
+    enum { NAPPLY = 6 };
+    const int dims[4] = {8, 8, 8, 8};
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = TQ_DSLASH_WILSON;
+    dp.kappa = 0.12;
+    setup S;
+    if (setup_make_op(&S, dims, dims, hg, TQ_DOUBLE, TQ_RECON_12, 0.12, &dp)) return;
+    tq_field *in = spinor(&S, TQ_DOUBLE, TQ_EVEN, src), *out = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL);
+    double *once = calloc(NSPIN, sizeof *once), *joined = calloc(NSPIN, sizeof *joined);   /* the host layout: every site */
+    CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
+    CHECK_OK(tq_field_export(out, once));
+    CHECK_OK(tq_blas_zero(out));
+    tq_wait_all();
+    starpu_data_handle_t gate = tq_field_handle(S.gauge, 0, 0);
+    CHECK(starpu_data_acquire(gate, STARPU_RW) == 0, "acquiring a gauge handle failed");
+    const long before = tq_internal_chains_extended();
+    for (int k = 0; k < NAPPLY; k++) CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
+    const long joins = tq_internal_chains_extended() - before;
+    starpu_data_release(gate);
+    CHECK_OK(tq_field_export(out, joined));
+    printf("%d M_pc applications behind a held gauge handle: %ld joined the first one's chain task\n", NAPPLY, joins);
+    const char *chain = getenv("TQ_CHAIN"), *ext = getenv("TQ_CHAIN_EXTEND");
+    const long expect = (chain && chain[0] == '0') || (ext && ext[0] == '0') ? 0 : NAPPLY - 1;   /* turned off: none */
+    CHECK(joins == expect, "%ld of %d applications joined the waiting chain task (expected %ld)", joins, NAPPLY - 1, expect);
+    CHECK(!memcmp(once, joined, NSPIN * sizeof *once), "M_pc applied in a joined chain task differs");
+    free(once); free(joined);
+    tq_field_destroy(in); tq_field_destroy(out);
+    setup_free(&S);
 }
 
 enum { NSYS = 3 };
@@ -235,6 +274,9 @@ int main(void)
           "2 blocks: results differ with owners (CG %d / %d, BiCGstab %d / %d iterations)", owned2->cg_iter,
           free2->cg_iter, owned2->bicgstab_iter, free2->bicgstab_iter);
 
+    if (ri.ncuda_workers == 0) tq_internal_pin_cpu_owners(1);
+    check_joined_applications(&hg, src);
+    tq_internal_pin_cpu_owners(0);
     if (ri.ncuda_workers == 0) check_generator_owners();
     if (ri.ncuda_workers == 0) check_systems_spread(&hg);
     else printf("systems spread: not checked here (CPU owners are pinned only without a CUDA worker)\n");
