@@ -40,7 +40,7 @@ bench_row() {
 multigpu_bench() {
     res=$out/$1
     mkdir -p "$res"
-    tool=$top/build/.libs/taskqcd
+    tool=${TQ_TOOL:-$top/build/.libs/taskqcd}
     ng=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     [ "$ng" -ge 2 ] || ng=2
     mpi="mpirun --allow-run-as-root --bind-to none -x LD_LIBRARY_PATH -x STARPU_HOME -x STARPU_SILENT"
