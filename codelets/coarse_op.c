@@ -1,9 +1,10 @@
 /* Multigrid coarse-operator codelets (CPU; per-site arithmetic in kernels/coarse_op_site.h):
  * per block and output parity, pack, interior and exterior, as the stencil layer
  * (src/core/stencil.h) submits them. Buffers:
- *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces
+ *   pack:      in (R, the parity the neighbours hop to), faces (W) x nfaces less the peer
+ *              faces (tq_coarse_face_args: written where its sync says)
  *   interior:  in of the output's parity (R), in of the other parity (R), links (R), out (W)
- *   exterior:  the same with out (RW), then the faces read (R) x nfaces
+ *   exterior:  the same with out (RW), then the faces read (R) x nfaces less the peer faces
  *   hat:       links of one parity (R), the even-odd form's links of that parity (W)
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
  * CUDA versions: codelets/mg_cuda.cu (hat for n <= TQ_COARSE_HAT_GPU_MAX_N). */
@@ -16,12 +17,14 @@
 
 #define PTR(i) ((void *)STARPU_VECTOR_GET_PTR(buffers[i]))
 
+/* (Peer faces, face_sync.h, are only ever GPU memory: on CPU workers every face is a
+ * buffer of the task; tq_face_sync_pointers maps them all the same.) */
 static void pack_cpu(void *buffers[], void *cl_arg)
 {
-    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
-    void *faces[8];
-    for (int i = 0; i < a->nfaces && i < 8; i++) faces[i] = PTR(1 + i);
-    for (int64_t s = 0; s < a->cb; s++) tq_coarse_pack_site(a, PTR(0), faces, s);
+    const tq_coarse_face_args *fa = (const tq_coarse_face_args *)cl_arg;
+    void *faces[8] = {NULL};
+    tq_face_sync_pointers(fa->a.split, &fa->sync, buffers, 1, faces);
+    for (int64_t s = 0; s < fa->a.cb; s++) tq_coarse_pack_site(&fa->a, PTR(0), faces, s);
 }
 
 static void interior_cpu(void *buffers[], void *cl_arg)
@@ -36,9 +39,11 @@ static void interior_cpu(void *buffers[], void *cl_arg)
 
 static void exterior_cpu(void *buffers[], void *cl_arg)
 {
-    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
-    const void *from[8];
-    for (int i = 0; i < a->nfaces && i < 8; i++) from[i] = PTR(4 + i);
+    const tq_coarse_face_args *fa = (const tq_coarse_face_args *)cl_arg;
+    const tq_coarse_args *a = &fa->a;
+    void *faces[8] = {NULL};
+    tq_face_sync_pointers(a->split, &fa->sync, buffers, 4, faces);
+    const void *const *from = (const void *const *)faces;
     for (int64_t s = 0; s < a->cb; s++) {
         int x[4];
         tq_block_coords(a->B, a->parity, s, x);

@@ -473,13 +473,18 @@ extern "C" void tq_coarse_hat_cuda(void *buffers[], void *cl_arg)
     check_launch();
 }
 
+/* Peer faces (face_sync.h): the pack waits until their readers are done with the set's
+ * last use, writes them into the readers' GPUs and signals; the exterior waits for them and
+ * signals back once it has read them. */
 extern "C" void tq_coarse_pack_cuda(void *buffers[], void *cl_arg)
 {
-    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    const tq_coarse_face_args *fa = (const tq_coarse_face_args *)cl_arg;
     ptr8 faces = {{NULL}};
-    for (int i = 0; i < a->nfaces && i < 8; i++) faces.p[i] = PTR(1 + i);
-    coarse_pack_kernel<<<blocks_for(a->cb), MG_THREADS, 0, tq_cuda_stream()>>>(*a, PTR(0), faces);
+    tq_face_sync_pointers(fa->a.split, &fa->sync, buffers, 1, faces.p);
+    tq_face_sync_wait(&fa->sync);
+    coarse_pack_kernel<<<blocks_for(fa->a.cb), MG_THREADS, 0, tq_cuda_stream()>>>(fa->a, PTR(0), faces);
     check_launch();
+    tq_face_sync_signal(&fa->sync);
 }
 
 extern "C" void tq_coarse_interior_cuda(void *buffers[], void *cl_arg)
@@ -491,10 +496,14 @@ extern "C" void tq_coarse_interior_cuda(void *buffers[], void *cl_arg)
 
 extern "C" void tq_coarse_exterior_cuda(void *buffers[], void *cl_arg)
 {
-    const tq_coarse_args *a = (const tq_coarse_args *)cl_arg;
+    const tq_coarse_face_args *fa = (const tq_coarse_face_args *)cl_arg;
+    void *faces[8] = {NULL};
+    tq_face_sync_pointers(fa->a.split, &fa->sync, buffers, 4, faces);
     ptr8c from = {{NULL}};
-    for (int i = 0; i < a->nfaces && i < 8; i++) from.p[i] = PTR(4 + i);
-    coarse_launch(a, PTR(0), PTR(1), PTR(2), from, PTR(3), 1);
+    for (int i = 0; i < 8; i++) from.p[i] = faces[i];
+    tq_face_sync_wait(&fa->sync);
+    coarse_launch(&fa->a, PTR(0), PTR(1), PTR(2), from, PTR(3), 1);
+    tq_face_sync_signal(&fa->sync);
 }
 
 __global__ void mg_fine_local_kernel(tq_mg_fine_args a, const void *gauge, const void *clover, void *links)

@@ -119,6 +119,12 @@ extern struct starpu_codelet tq_cl_coarse_hat;
 extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
 extern struct starpu_codelet tq_cl_coarse_exterior;
+/* The pack and exterior tasks' argument: the operator's, then the order of their peer
+ * faces (face_sync.h; zeroed: every face is a StarPU buffer), as tq_ks_face_args. */
+typedef struct tq_coarse_face_args {
+    tq_coarse_args a;
+    tq_face_sync sync;
+} tq_coarse_face_args;
 /* Improved staggered hopping term of one block and parity: pack, interior, exterior
  * (codelets/staggered.c documents the buffers; CUDA versions in codelets/staggered_cuda.cu). */
 extern struct starpu_codelet tq_cl_ks_pack;
@@ -131,14 +137,20 @@ typedef struct tq_ks_face_args {
     tq_face_sync sync;
 } tq_ks_face_args;
 /* Their faces in the kernels' order (2 k + side for the k-th split direction): a peer
- * face's pointer from sync, the others the task's buffers from `first` on. */
-static inline void tq_ks_face_pointers(const tq_ks_face_args *fa, void *buffers[], int first, void *faces[8])
+ * face's pointer from sync, the others the task's buffers from `first` on (any operator
+ * whose pack and exterior follow face_sync.h). */
+static inline void tq_face_sync_pointers(const int split[4], const tq_face_sync *sync, void *buffers[], int first,
+                                         void *faces[8])
 {
     for (int mu = 0, i = 0; mu < 4; mu++) {
-        if (!fa->a.split[mu]) continue;
+        if (!split[mu]) continue;
         for (int side = 0; side < 2 && i < 8; side++, i++)
-            faces[i] = fa->sync.ptr[mu][side] ? fa->sync.ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[first++]);
+            faces[i] = sync->ptr[mu][side] ? sync->ptr[mu][side] : (void *)STARPU_VECTOR_GET_PTR(buffers[first++]);
     }
+}
+static inline void tq_ks_face_pointers(const tq_ks_face_args *fa, void *buffers[], int first, void *faces[8])
+{
+    tq_face_sync_pointers(fa->a.split, &fa->sync, buffers, first, faces);
 }
 /* Its links field's block and parity from the thin links (codelets/staggered.c). */
 extern struct starpu_codelet tq_cl_ks_build;

@@ -39,12 +39,14 @@ int tq_task_mg_orthonormalise(const tq_task_options *opt, const tq_mg_transfer_a
     return tq_task_submit_descr(opt, &tq_cl_mg_orthonormalise, a, sizeof *a, d, 3, STARPU_DEFAULT_PRIO);
 }
 
-int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in,
+int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_face_args *fa, starpu_data_handle_t in,
                         starpu_data_handle_t *faces)
 {
     struct starpu_data_descr d[9] = {{in, STARPU_R}};
-    for (int i = 0; i < a->nfaces; i++) d[1 + i] = (struct starpu_data_descr){faces[i], STARPU_W};
-    return tq_task_submit_descr(opt, &tq_cl_coarse_pack, a, sizeof *a, d, 1 + a->nfaces, STARPU_MAX_PRIO);
+    int n = 1;
+    for (int i = 0; i < fa->a.nfaces && i < 8; i++)   /* NULL: a peer face */
+        if (faces[i]) d[n++] = (struct starpu_data_descr){faces[i], STARPU_W};
+    return tq_task_submit_descr(opt, &tq_cl_coarse_pack, fa, sizeof *fa, d, n, STARPU_MAX_PRIO);
 }
 
 int tq_task_coarse_interior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
@@ -61,13 +63,15 @@ int tq_task_coarse_hat(const tq_task_options *opt, const tq_coarse_args *a, star
     return tq_task_submit_descr(opt, &tq_cl_coarse_hat, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
 }
 
-int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
+int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_face_args *fa, starpu_data_handle_t in_same,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
                             starpu_data_handle_t *from)
 {
     struct starpu_data_descr d[12] = {{in_same, STARPU_R}, {in, STARPU_R}, {links, STARPU_R}, {out, STARPU_RW}};
-    for (int i = 0; i < a->nfaces; i++) d[4 + i] = (struct starpu_data_descr){from[i], STARPU_R};
-    return tq_task_submit_descr(opt, &tq_cl_coarse_exterior, a, sizeof *a, d, 4 + a->nfaces, STARPU_DEFAULT_PRIO);
+    int n = 4;
+    for (int i = 0; i < fa->a.nfaces && i < 8; i++)   /* NULL: a peer face */
+        if (from[i]) d[n++] = (struct starpu_data_descr){from[i], STARPU_R};
+    return tq_task_submit_descr(opt, &tq_cl_coarse_exterior, fa, sizeof *fa, d, n, STARPU_DEFAULT_PRIO);
 }
 
 int tq_task_mg_coarsen_pack(const tq_task_options *opt, const tq_mg_coarsen_args *a, starpu_data_handle_t const basis[2],

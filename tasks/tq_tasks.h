@@ -240,17 +240,18 @@ int tq_task_mg_fine_pack(const tq_task_options *opt, const tq_mg_fine_args *a, s
 int tq_task_mg_fine_back(const tq_task_options *opt, const tq_mg_fine_args *a, starpu_data_handle_t const links[2],
                          starpu_data_handle_t *from);
 /* The multigrid coarse operator on one block (codelets/coarse_op.c): pack of in's face
- * sites into faces[0 .. a->nfaces - 1]; the interior and exterior of out (parity
+ * sites into faces[0 .. fa->a.nfaces - 1]; the interior and exterior of out (parity
  * a->parity) from in_same (the same parity, for the local term), in (the other parity),
- * the links, and for the exterior the faces read. */
-int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in,
+ * the links, and for the exterior the faces read. A NULL face is a peer face, written or
+ * read where fa->sync.ptr says (face_sync.h). */
+int tq_task_coarse_pack(const tq_task_options *opt, const tq_coarse_face_args *fa, starpu_data_handle_t in,
                         starpu_data_handle_t *faces);
 int tq_task_coarse_interior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out);
 /* The even-odd form's links of one block and parity from its links (a->parity). */
 int tq_task_coarse_hat(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t links,
                        starpu_data_handle_t hat);
-int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_args *a, starpu_data_handle_t in_same,
+int tq_task_coarse_exterior(const tq_task_options *opt, const tq_coarse_face_args *fa, starpu_data_handle_t in_same,
                             starpu_data_handle_t in, starpu_data_handle_t links, starpu_data_handle_t out,
                             starpu_data_handle_t *from);
 

@@ -5,7 +5,10 @@
  * face; in half only for 12 complex per site), for 12 and 24 complex per site; clear errors for bad operators and fields.
  * test_mg_coarse_op_cuda (this file with TQ_TEST_CUDA): the same on a GPU (the blocks'
  * owner), where double agrees with the reference to rounding (the GPU contracts products
- * into fused multiply-adds) and the decompositions still bitwise. */
+ * into fused multiply-adds) and the decompositions still bitwise; with two GPUs the faces
+ * between them are peer faces (written GPU to GPU, core/stencil.h), checked to have been
+ * used, over three applications (both face sets, then the first again once its readers are
+ * done with it). */
 #include "tq_test.h"
 #ifdef TQ_TEST_CUDA
 #define TEST_NAME "test_mg_coarse_op_cuda"
@@ -25,6 +28,9 @@ static double *links_host(const mgref_stencil *s)
     return h;
 }
 
+/* Operators apply() made whose faces between GPUs were peer faces (core/stencil.h). */
+static int peer_ops;
+
 /* D_c in on `block`, exported into got; 0 on success. */
 static int apply(const int dims[4], const int block[4], int n, tq_precision link_prec, tq_precision prec,
                  const double *links, const double *in, double *got)
@@ -35,6 +41,7 @@ static int apply(const int dims[4], const int block[4], int n, tq_precision link
     tq_field *x = NULL, *y = NULL;
     tq_field_params fp = {TQ_FIELD_COARSE, prec, TQ_FULL, (tq_recon)0, n};
     CHECK_OK(tq_mg_coarse_op_create("test", lat, n, link_prec, prec, &op));
+    if (op && op->stencil.peer) peer_ops++;
     CHECK_OK(tq_field_create(lat, &fp, &x));
     CHECK_OK(tq_field_create(lat, &fp, &y));
     int ok = op && x && y;
@@ -43,6 +50,7 @@ static int apply(const int dims[4], const int block[4], int n, tq_precision link
         CHECK_OK(tq_field_import(x, in));
         CHECK_OK(tq_mg_coarse_apply(op, y, x));
         CHECK_OK(tq_mg_coarse_apply(op, y, x));   /* again: the second set of faces */
+        CHECK_OK(tq_mg_coarse_apply(op, y, x));   /* the first set again */
         CHECK_OK(tq_field_export(y, got));
     }
     tq_field_destroy(x);
@@ -151,6 +159,14 @@ int main(void)
     check_operator(d, 12, blocks, 3);
     const int d2[4] = {2, 4, 2, 4}, blocks2[2][4] = {{2, 4, 2, 4}, {2, 2, 2, 2}};
     check_operator(d2, 24, blocks2, 2);
+#ifdef TQ_TEST_CUDA
+    /* with two GPUs the split decompositions' faces between them go GPU to GPU (peer
+     * faces), and those results were bitwise one block's above */
+    if (starpu_cuda_worker_get_count() >= 2) {
+        CHECK(peer_ops > 0, "%u GPUs: no coarse operator used peer faces", starpu_cuda_worker_get_count());
+        printf("  %d coarse operators with peer faces between %u GPUs\n", peer_ops, starpu_cuda_worker_get_count());
+    }
+#endif
     printf("errors:\n");
     check_errors();
     tq_finalize();

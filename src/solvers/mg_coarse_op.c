@@ -9,6 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A coarse operator's stencil, its faces between GPUs peer faces where the cycle runs on
+ * the blocks' owners: a GPU whose stream waits for another's (the fine operator's peer
+ * faces, a solve's peer partial sums) then never also waits for StarPU to move a coarse face
+ * between them, and the coarse solves take peer partial sums too (doc/design.md). */
+static tq_status coarse_stencil(const char *who, tq_lattice *lat, tq_precision vec_prec, int n, tq_stencil *st)
+{
+    tq_status s = tq_stencil_create(lat, 1, (int)vec_prec, 2 * n, st);
+    if (s == TQ_SUCCESS && tq_mg_cycle_on_owners() && tq_stencil_use_peer_faces(st) < 0)
+        s = tq_error(TQ_ERR_NOMEM, "%s: out of memory for the peer faces", who);
+    return s;
+}
+
 tq_status tq_mg_coarse_op_create(const char *who, tq_lattice *lat, int n, tq_precision link_prec, tq_precision vec_prec,
                                  tq_mg_coarse_op **out)
 {
@@ -26,7 +38,7 @@ tq_status tq_mg_coarse_op_create(const char *who, tq_lattice *lat, int n, tq_pre
     op->vec_prec = vec_prec;
     tq_field_params lp = {TQ_FIELD_COARSE, link_prec, TQ_FULL, (tq_recon)0, 9 * n * n};
     tq_status s = tq_field_create(lat, &lp, &op->links);
-    if (s == TQ_SUCCESS) s = tq_stencil_create(lat, 1, (int)vec_prec, 2 * n, &op->stencil);
+    if (s == TQ_SUCCESS) s = coarse_stencil(who, lat, vec_prec, n, &op->stencil);
     if (s != TQ_SUCCESS) {
         tq_mg_coarse_op_destroy(op);
         return s;
@@ -55,7 +67,7 @@ tq_status tq_mg_coarse_op_work(const tq_mg_coarse_op *op, tq_mg_coarse_op **out)
     if (!w) return tq_error(TQ_ERR_NOMEM, "%s: out of memory", who);
     *w = (tq_mg_coarse_op){.lat = op->lat, .n = op->n, .vec_prec = op->vec_prec, .links = op->links, .hat = op->hat,
                            .shares_links = 1};
-    const tq_status s = tq_stencil_create(op->lat, 1, (int)op->vec_prec, 2 * op->n, &w->stencil);
+    const tq_status s = coarse_stencil(who, op->lat, op->vec_prec, op->n, &w->stencil);
     if (s != TQ_SUCCESS) {
         tq_stencil_destroy(&w->stencil);
         free(w);
@@ -109,14 +121,24 @@ static starpu_data_handle_t same_handle(const coarse_ctx *c, int b)
     return c->in_same ? parity_handle(c->in_same, b, p) : tq_field_handle(c->links, b, 1 - p);
 }
 
+/* The pack and exterior tasks' argument: the application's, and the order of the block's
+ * peer faces (none: zeroed) */
+static tq_coarse_face_args face_args(const tq_coarse_args *base, const tq_face_sync *sync)
+{
+    tq_coarse_face_args fa;
+    memset(&fa, 0, sizeof fa);
+    fa.a = *base;
+    if (sync) fa.sync = *sync;
+    return fa;
+}
+
 static int coarse_pack(void *ctx, int b, starpu_data_handle_t *faces, const tq_face_sync *sync)
 {
-    (void)sync;   /* no peer faces here */
     const coarse_ctx *c = (const coarse_ctx *)ctx;
-    tq_coarse_args a = c->base;
-    a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
+    tq_coarse_face_args fa = face_args(&c->base, sync);
+    fa.a.parity = 1 - c->base.parity;   /* the sites the readers hop to */
     const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
-    return tq_task_coarse_pack(&o, &a, parity_handle(c->in_other, b, a.parity), faces);
+    return tq_task_coarse_pack(&o, &fa, parity_handle(c->in_other, b, fa.a.parity), faces);
 }
 
 static int coarse_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
@@ -133,12 +155,12 @@ static int coarse_exterior(void *ctx, int b, starpu_data_handle_t *from, int nfr
                            const tq_face_sync *ahead)
 {
     (void)ahead;   /* no packing ahead (ops.ahead 0) */
-    (void)sync;
     (void)nfrom;
     const coarse_ctx *c = (const coarse_ctx *)ctx;
     const int p = c->base.parity;
+    const tq_coarse_face_args fa = face_args(&c->base, sync);
     const tq_task_options o = tq_mg_cycle_options(c->op->lat, b);
-    return tq_task_coarse_exterior(&o, &c->base, same_handle(c, b), parity_handle(c->in_other, b, 1 - p),
+    return tq_task_coarse_exterior(&o, &fa, same_handle(c, b), parity_handle(c->in_other, b, 1 - p),
                                    tq_field_handle(c->links, b, p), parity_handle(c->out, b, p), from);
 }
 

@@ -29,6 +29,9 @@ tq_task_options tq_mg_block_options(const tq_lattice *lat, int b);
  * block's owner's (TQ_MG_CPU=1 in the environment:
  * tq_mg_block_options, for comparisons). */
 tq_task_options tq_mg_cycle_options(const tq_lattice *lat, int b);
+/* Whether the cycle's tasks run on their blocks' owners (not under TQ_MG_CPU=1): only then
+ * may a coarse operator's faces between GPUs be peer faces. */
+int tq_mg_cycle_on_owners(void);
 
 /* ---- transfer between a level and the next (src/solvers/mg_transfer.c) ----------------
  * The coarse lattice: fine extents / agg, the same rank grid and the same block grid (coarse

@@ -10,12 +10,16 @@
 
 static const char dirname[4] = {'x', 'y', 'z', 't'};
 
-tq_task_options tq_mg_cycle_options(const tq_lattice *lat, int b)
+int tq_mg_cycle_on_owners(void)
 {
     /* TQ_MG_CPU=1: the cycle's codelets on CPU workers too (comparisons) */
     const char *env = getenv("TQ_MG_CPU");
-    if (env && env[0] == '1') return tq_mg_block_options(lat, b);
-    return tq_internal_block_options(lat, b);
+    return !(env && env[0] == '1');
+}
+
+tq_task_options tq_mg_cycle_options(const tq_lattice *lat, int b)
+{
+    return tq_mg_cycle_on_owners() ? tq_internal_block_options(lat, b) : tq_mg_block_options(lat, b);
 }
 
 tq_task_options tq_mg_block_options(const tq_lattice *lat, int b) { return tq_internal_block_options_cpu(lat, b); }
