@@ -229,10 +229,34 @@ static void release_pending_chains(void)
     pthread_mutex_unlock(&pending_lock);
 }
 
+/* Held from a submission's seal to its task's submission and, for a chain task that may
+ * wait, its publication: with several host threads submitting (multigrid's solves side by
+ * side), another thread's task for the same worker could otherwise reach StarPU between a
+ * chain task's submission and its publication, find nothing to seal, and a later run that
+ * joins the chain would overtake it. A sequenced worker's tasks (peer mode) then no longer
+ * run in recorded order, and two GPUs' stream waits can wait on each other: 2 x H200, 32^4
+ * multigrid, two solves side by side, hung with the joins and ran without (f99cbc8). */
+static pthread_mutex_t submit_order = PTHREAD_MUTEX_INITIALIZER;
+
 /* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it).
- * worker >= 0: that worker runs it (its block's owner). */
+ * worker >= 0: that worker runs it (its block's owner). joinable: the chain task's entry,
+ * published as its owner's waiting chain once submitted (or freed). */
+static int submit_task_ordered(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg,
+                               const struct starpu_data_descr *d, int n, int priority, tq_where w, int worker,
+                               pending_chain *joinable);
 static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg, const struct starpu_data_descr *d,
                        int n, int priority, tq_where w, int worker, pending_chain *joinable)
+{
+    pthread_mutex_lock(&submit_order);
+    const int ret = submit_task_ordered(cl, arg, asize, own_arg, d, n, priority, w, worker, joinable);
+    if (joinable) pending_publish(joinable, ret);
+    pthread_mutex_unlock(&submit_order);
+    return ret;
+}
+
+static int submit_task_ordered(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg,
+                               const struct starpu_data_descr *d, int n, int priority, tq_where w, int worker,
+                               pending_chain *joinable)
 {
     pending_seal(d, n);
     struct starpu_task *task = starpu_task_create();
@@ -682,7 +706,6 @@ static int builder_submit(chain_builder *c)
             const int nh = c->nh + (seq != NULL);
             pending_chain *p = joinable ? pending_new(c->h, nh, c->where, c->worker) : NULL;
             ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, nh, c->priority, c->where, c->worker, p);
-            if (p) pending_publish(p, ret);
             /* counted: chains of several tasks (a sequenced task alone is one only for its sequencer) */
             if (!ret && c->ntasks > 1) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
         }
