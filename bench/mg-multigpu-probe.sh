@@ -9,7 +9,8 @@
 # --mg-verbosity 2 each run prints its set-up stages, so a run that stops shows where; where
 # gdb is found, a stopped run's threads' stacks go to its log first. Logs under
 # $OUT/mgprobe/, a table last.
-# Usage: bash bench/mg-multigpu-probe.sh   (SETTINGS: a list of VAR=VALUE or "default")
+# Usage: bash bench/mg-multigpu-probe.sh   (SETTINGS: a list of VAR=VALUE or "default";
+# EXTRA: more arguments for the command, e.g. "--mg-solves-at-once 1")
 set -u
 source "$(dirname "$0")/device-env.sh"
 res=$out/mgprobe
@@ -22,7 +23,7 @@ if [ "${SIZE:-16}" = 32 ]; then
 else
     args="--dim 16 16 16 16 --weak-field 0.3 --kappa 0.1245 --nsrc 2 --inv-multigrid --mg-nvec 0 12 --mg-block-size 0 4 4 4 4"
 fi
-args="$args --ncpus 8 --ncuda $ng --where any --mg-verbosity 2"
+args="$args --ncpus 8 --ncuda $ng --where any --mg-verbosity 2 ${EXTRA:-}"
 limit=${LIMIT:-40}
 table=()
 for rep in $(seq 1 "${REPEAT:-2}"); do
@@ -39,7 +40,9 @@ for rep in $(seq 1 "${REPEAT:-2}"); do
         state=ended
         if kill -0 "$pid" 2>/dev/null; then
             state=STOPPED
-            command -v gdb > /dev/null && timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt 12" >> "$log" 2>&1
+            # gdb, or the CUDA toolkit's cuda-gdb where the machine has no gdb
+            dbg=$(command -v gdb || ls /usr/local/cuda*/bin/cuda-gdb 2>/dev/null | head -n1)
+            [ -n "$dbg" ] && timeout 90 "$dbg" -p "$pid" -batch -ex "thread apply all bt 16" >> "$log" 2>&1
             kill -9 "$pid" 2>/dev/null
         fi
         wait "$pid" 2>/dev/null

@@ -229,14 +229,27 @@ static void release_pending_chains(void)
     pthread_mutex_unlock(&pending_lock);
 }
 
-/* Held from a submission's seal to its task's submission and, for a chain task that may
- * wait, its publication: with several host threads submitting (multigrid's solves side by
- * side), another thread's task for the same worker could otherwise reach StarPU between a
- * chain task's submission and its publication, find nothing to seal, and a later run that
- * joins the chain would overtake it. A sequenced worker's tasks (peer mode) then no longer
- * run in recorded order, and two GPUs' stream waits can wait on each other: 2 x H200, 32^4
- * multigrid, two solves side by side, hung with the joins and ran without (f99cbc8). */
+/* The order of submissions across host threads (multigrid's solves side by side each
+ * submit from their own thread). Held over a whole flush of recorded runs, and from a
+ * task's seal to its submission and, for a chain task that may wait, its publication as
+ * its owner's waiting chain. Peer mode's deadlock argument (core/stencil.h, doc/design.md)
+ * needs one order of all recorded entries that every GPU's stream follows, with each
+ * stream wait after the signal it waits for: one thread's flush submits its runs' chains
+ * one GPU after another, and another thread's chains between them made GPU 0's stream wait
+ * for a GPU 1 entry queued behind a wait on GPU 0 (2 x H200, 16^4 multigrid, two solves side
+ * by side: both CUDA workers in cudaStreamSynchronize, f99cbc8). Likewise a task of another
+ * thread must not slip between a chain task's submission and its publication, where a later
+ * run could join the chain past it. Re-entrant per thread (a flush submits tasks). */
 static pthread_mutex_t submit_order = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int submit_order_depth;
+static void order_lock(void)
+{
+    if (submit_order_depth++ == 0) pthread_mutex_lock(&submit_order);
+}
+static void order_unlock(void)
+{
+    if (--submit_order_depth == 0) pthread_mutex_unlock(&submit_order);
+}
 
 /* Submits a task of codelet cl; arg is copied unless own_arg (then the task frees it).
  * worker >= 0: that worker runs it (its block's owner). joinable: the chain task's entry,
@@ -247,10 +260,10 @@ static int submit_task_ordered(struct starpu_codelet *cl, void *arg, size_t asiz
 static int submit_task(struct starpu_codelet *cl, void *arg, size_t asize, int own_arg, const struct starpu_data_descr *d,
                        int n, int priority, tq_where w, int worker, pending_chain *joinable)
 {
-    pthread_mutex_lock(&submit_order);
+    order_lock();
     const int ret = submit_task_ordered(cl, arg, asize, own_arg, d, n, priority, w, worker, joinable);
     if (joinable) pending_publish(joinable, ret);
-    pthread_mutex_unlock(&submit_order);
+    order_unlock();
     return ret;
 }
 
@@ -921,7 +934,17 @@ static int order_runs(const int *owner, int nown, const int *seg, int nseg, cons
 /* Submits what was recorded: the runs (chain tasks) in an order that keeps every two
  * conflicting tasks in their recorded order, each face prefetch right after the run that
  * writes the face. */
+static int record_flush_ordered(void);
 static int record_flush(void)
+{
+    if (!rec.ntasks) return 0;
+    order_lock();
+    const int ret = record_flush_ordered();
+    order_unlock();
+    return ret;
+}
+
+static int record_flush_ordered(void)
 {
     const int n = rec.ntasks;
     if (!n) return 0;
