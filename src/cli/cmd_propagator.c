@@ -327,9 +327,6 @@ static int make_problem(const prop_opts *o, const tq_host_gauge *hg, prop_run *r
         tq_runtime_info ri;
         tq_get_runtime_info(&ri);
         tq_cli_mg_precisions(&o->mg, ri.ncuda_workers > 0 && strcmp(o->where, "cpu"), &r->mgp);
-        if (ri.ncuda_workers > 1 && r->li.nblocks > 1 && strcmp(o->where, "cpu"))
-            fprintf(stderr, "%s: warning: multigrid with its levels over %d GPUs of one process can hang (doc/performance.md, "
-                    "\"Known open problems\"); --ncuda 1 runs it on one GPU\n", me, ri.ncuda_workers);
         r->t_mg_setup = tq_cli_now();
         const tq_status made = o->mg.load ? tq_multigrid_load(r->d, &r->mgp, o->mg.load, &r->mg)
                                           : tq_multigrid_create(r->d, &r->mgp, (uint64_t)o->mg.seed, &r->mg);
