@@ -9,10 +9,13 @@
  * sequence submitted one task per kernel (TQ_CHAIN=0). A lost dependency shows as an
  * order violation or other values, a cycle between chain tasks as a hang (an alarm ends
  * the test then). Runs appended to a chain task that still waits (tasks/submit.c) happen
- * in the random sequences by chance, and in joins() on purpose. */
+ * in the random sequences by chance, and in joins() on purpose. Two host threads flushing
+ * chains onto two sequenced workers (threads_order()) must reach both workers in one
+ * order of their flushes, as peer mode's stream waits need. */
 #include "tq_test.h"
 #include "tq_tasks.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -227,6 +230,80 @@ static void joins(const int *workers, starpu_data_handle_t *h)
     printf("waiting chains: %ld runs appended, none with a buffer it lacks or past an asynchronous acquire\n", e2b - e0);
 }
 
+/* ---- two threads flushing onto sequenced workers ------------------------------------------
+ * Each flush records a task for worker 1 and then one for worker 0 (its own handles: no
+ * dependency between the threads); each worker's sequencer runs its tasks in the order they
+ * reached it, and each task logs its flush there. Every worker must see the two threads'
+ * flushes in the same relative order: another thread's chain between one flush's two chains
+ * is what had two GPUs' stream waits wait on each other (tasks/submit.c, submit_order). */
+enum { NFLUSH = 1000, NTHREADS = 2 };
+static int order_log[2][NTHREADS * NFLUSH];
+static int order_len[2];
+typedef struct { int slot, flush; } order_arg;
+static void order_cpu(void *buffers[], void *cl_arg)
+{
+    (void)buffers;
+    const order_arg *a = cl_arg;
+    order_log[a->slot][order_len[a->slot]++] = a->flush;   /* one worker: no race */
+}
+static struct starpu_codelet order_cl = {
+    .cpu_funcs = {order_cpu}, .nbuffers = STARPU_VARIABLE_NBUFFERS, .name = "test_order",
+};
+typedef struct { int thread; const int *workers; starpu_data_handle_t h[2]; } order_thread;
+static void *order_flushes(void *arg)
+{
+    const order_thread *t = arg;
+    for (int i = 0; i < NFLUSH; i++) {
+        tq_task_chain_begin();
+        for (int k = 1; k >= 0; k--) {
+            const order_arg a = {k, t->thread * NFLUSH + i};
+            const struct starpu_data_descr d = {t->h[k], STARPU_RW};
+            const tq_task_options opt = {.where = TQ_WHERE_CPU, .worker = t->workers[k], .rank = -1};
+            if (tq_task_submit_descr(&opt, &order_cl, &a, sizeof a, &d, 1, STARPU_DEFAULT_PRIO)) return arg;
+        }
+        if (tq_task_chain_end()) return arg;
+    }
+    tq_task_thread_finish();
+    return NULL;
+}
+static void threads_order(const int *workers)
+{
+    static uint64_t store[NTHREADS][2][8];
+    order_thread t[NTHREADS];
+    pthread_t th[NTHREADS];
+    for (int k = 0; k < 2; k++) CHECK(tq_task_sequence_worker(workers[k]) == 0, "worker %d not sequenced", workers[k]);
+    for (int i = 0; i < NTHREADS; i++) {
+        t[i].thread = i;
+        t[i].workers = workers;
+        for (int k = 0; k < 2; k++)
+            starpu_vector_data_register(&t[i].h[k], STARPU_MAIN_RAM, (uintptr_t)store[i][k], 8, sizeof(uint64_t));
+    }
+    int started = 0;
+    for (int i = 0; i < NTHREADS; i++) started += pthread_create(&th[i], NULL, order_flushes, &t[i]) == 0;
+    CHECK(started == NTHREADS, "%d of %d threads started", started, NTHREADS);
+    void *failed = NULL;
+    for (int i = 0; i < started; i++) {
+        void *r = NULL;
+        pthread_join(th[i], &r);
+        if (r) failed = r;
+    }
+    CHECK(!failed, "a task or chain of the threads was not submitted");
+    starpu_task_wait_for_all();
+    for (int i = 0; i < NTHREADS; i++)
+        for (int k = 0; k < 2; k++) starpu_data_unregister(t[i].h[k]);
+    CHECK(order_len[0] == started * NFLUSH && order_len[1] == started * NFLUSH, "the workers ran %d and %d tasks, not %d",
+          order_len[0], order_len[1], started * NFLUSH);
+    static int pos[2][NTHREADS * NFLUSH];
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < order_len[k]; j++) pos[k][order_log[k][j]] = j;
+    long crossed = 0;
+    for (int a = 0; a < NFLUSH; a++)   /* thread 0's flush a against thread 1's flush b */
+        for (int b = NFLUSH; b < 2 * NFLUSH; b++)
+            crossed += (pos[0][a] < pos[0][b]) != (pos[1][a] < pos[1][b]);
+    CHECK(crossed == 0, "%ld pairs of the two threads' flushes reached the two workers in opposite orders", crossed);
+    printf("two threads, %d flushes each onto two sequenced workers: %ld pairs in opposite orders\n", NFLUSH, crossed);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -281,6 +358,7 @@ int main(void)
     CHECK(chains > NSEQ, "only %ld chain tasks: the runs were not formed", chains);
 
     for (int k = 0; k < NHANDLES; k++) starpu_data_unregister(h[k]);
+    threads_order(workers);   /* last: the workers stay sequenced */
     tq_finalize();
     return tq_test_finish("test_chain_order");
 }
