@@ -30,6 +30,8 @@
 #include "mg_test.h"
 
 #include <unistd.h>   /* rmdir */
+#include "core/placement.h"          /* tq_internal_pin_cpu_owners */
+#include "solvers/mg_multigrid.h"    /* slots_mode */
 #include "../reference/wilson_reference.h"
 
 /* test_multigrid_cuda (this file with TQ_TEST_CUDA): the same with a GPU beside the CPU
@@ -85,7 +87,10 @@ static int copy_file(const char *from, const char *to, long n, long flip)
 
 /* Four systems with one set-up, three side by side (tq_multigrid_solve_many: host threads,
  * each with its own cycle and operator copies): every solution the bits of the same
- * system solved alone, the iterations the same; bad calls refused. */
+ * system solved alone, the iterations the same; bad calls refused. The CPU test gives the
+ * blocks the two CPU workers as owners for the solves side by side, so that each system
+ * goes to one owner with its levels (as each to one GPU where there are several), and
+ * the systems solved alone again have no owners. */
 static void check_solve_many(tq_lattice *lat, tq_multigrid *mg, const tq_solver_params *sp, int64_t n)
 {
     enum { NSYS = 4 };
@@ -100,7 +105,18 @@ static void check_solve_many(tq_lattice *lat, tq_multigrid *mg, const tq_solver_
     }
     if (!ok) { CHECK(0, "set-up of the systems failed"); goto out; }
     tq_solver_result many[NSYS], alone;
+#ifndef TQ_TEST_CUDA
+    tq_internal_pin_cpu_owners(1);
+#endif
     CHECK_OK(tq_multigrid_solve_many(mg, NSYS, x, (const tq_field *const *)b, sp, many));
+#ifndef TQ_TEST_CUDA
+    tq_internal_pin_cpu_owners(0);
+    CHECK(mg->slots_mode == 2, "the systems side by side were not each placed on one owner (mode %d)", mg->slots_mode);
+#else
+    if (starpu_cuda_worker_get_count() >= 2)
+        CHECK(mg->slots_mode == 2, "the systems side by side were not each placed on one GPU (mode %d)", mg->slots_mode);
+#endif
+    printf("  side by side: %s\n", mg->slots_mode == 2 ? "each system on one owner" : "every system over the owners");
     int same = 1;
     /* quick: system 0 (one of the three side by side) and the last (alone after them) solved
      * alone again, not the two between (the same check, the same code) */

@@ -90,6 +90,7 @@ static int owner_count(tq_where pl, int nranks)
 }
 
 void tq_internal_placement_system(int slot) { system_slot = slot; }
+int tq_internal_placement_system_slot(void) { return system_slot; }
 
 int tq_internal_system_slots(const tq_lattice *lat, int nsystems, double system_bytes, double shared_bytes)
 {

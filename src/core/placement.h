@@ -52,6 +52,7 @@ int tq_internal_systems_fitting(const tq_lattice *lat, double system_bytes, doub
 /* The submitting thread's tasks from now on: every block to owner `slot` of those
  * tq_internal_system_slots counted (slot mod their number), or -1: blocks to their owners. */
 void tq_internal_placement_system(int slot);
+int tq_internal_placement_system_slot(void);   /* the submitting thread's, or -1 */
 /* Peer mode (core/stencil.h: faces, src/blas/blas.c: partial sums, each written by one GPU
  * straight into another's memory and ordered on their streams): the number n of GPUs of
  * lat's blocks when it applies, else 0. It applies when lat is one process's, has at most

@@ -37,6 +37,9 @@ struct tq_multigrid {
     tq_dirac *outer_sloppy[MG_MAX_SLOPPY];
     mg_slot slot[MG_MAX_SLOTS];   /* slot 0 made with the set-up, the others for solves side by side */
     int nslots;
+    /* solves side by side: 0 not yet, 1 slots 0 .. over the blocks' owners, 2 slots 1 ..
+     * each on one GPU in turn (slot s on the (s - 1)-th; its operators made there) */
+    int slots_mode;
     pthread_mutex_t lock;    /* outer_iterations, from solves side by side */
     int dims[TQ_MG_MAX_LEVELS][4];
     long setup_iterations;
