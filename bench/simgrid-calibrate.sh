@@ -9,22 +9,34 @@
 #     (a lattice's blocks on 1, 2 and 4 GPUs);
 #   - the 48^4 solve (the propagator's clover BiCGstab, double with single sloppy and
 #     reliable updates, one source) on 1, 2, 4 blocks.
-# Faces and no chains (TQ_CHAIN=0 TQ_DIRECT_FACES=0): on several GPUs blocks have different
-# owners, so neither chains nor in-place neighbours apply there. The solve is also run as
-# one GPU runs it by default (chains, one block): the measured reference of the predictions.
-#   Usage: bash bench/simgrid-calibrate.sh [dslash|solve|all]   (default all)
+# Faces, not in-place neighbours (TQ_DIRECT_FACES=0): on several GPUs blocks have different
+# owners. Two forms (FORM=...):
+#   entries (the default): chains as run by default, each chain entry's GPU time into its
+#     codelet's model (TQ_ENTRY_TIMES=1, codelets/entry_times.h): what a codelet costs where
+#     owner chains run kernels back to back; host name tq-<gpu>gpu (tq-h200gpu);
+#   tasks: no chains (TQ_CHAIN=0), StarPU's own timing of each task on the host (launch and
+#     synchronisation included); host name tq-<gpu> (tq-h200).
+# The solve is also run as one GPU runs it by default (chains, one block): the measured
+# reference of the predictions.
+#   Usage: [FORM=entries|tasks] bash bench/simgrid-calibrate.sh [dslash|solve|all]   (default all)
 set -u
 source "$(dirname "$0")/device-env.sh"
 part=${1:-all}
 gpu_model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | grep -o 'H[0-9]\+' | head -n1 | tr H h)
-export STARPU_HOSTNAME=${SIMGRID_HOST:-tq-${gpu_model:-gpu}} STARPU_HOME=$out/simhome STARPU_CALIBRATE=1
+form=${FORM:-entries}
+case $form in
+    entries) form_env="TQ_ENTRY_TIMES=1 TQ_DIRECT_FACES=0" suffix=gpu ;;
+    tasks) form_env="TQ_CHAIN=0 TQ_DIRECT_FACES=0" suffix= ;;
+    *) echo "simgrid-calibrate: FORM is entries or tasks"; exit 1 ;;
+esac
+export STARPU_HOSTNAME=${SIMGRID_HOST:-tq-${gpu_model:-gpu}$suffix} STARPU_HOME=$out/simhome STARPU_CALIBRATE=1
 rm -rf "$STARPU_HOME"; mkdir -p "$STARPU_HOME"
-tool=$top/build/.libs/taskqcd
+tool=${TQ_TOOL:-$top/build/.libs/taskqcd}
 if [ "$part" != solve ]; then
 common="--test matpc --where cuda --niter 60 --recon 12 --prec single,half --ncpus 4 --dslash-type wilson"
 for c in "32:32 32 32 32" "32:32 32 32 16" "32:32 32 16 16" "64:64 64 64 64" "64:64 64 64 32" "64:64 64 32 32"; do
     L=${c%%:*} blk=${c#*:}
-    TQ_CHAIN=0 TQ_DIRECT_FACES=0 timeout 300 "$tool" dslash --dim $L $L $L $L --block $blk $common > "$out/cal-$L-$(echo $blk | tr ' ' x).txt" 2>&1
+    env $form_env timeout 300 "$tool" dslash --dim $L $L $L $L --block $blk $common > "$out/cal-$L-$(echo $blk | tr ' ' x).txt" 2>&1
     echo "$L^4 blocks $blk: exit $? $(grep -h 'ms per' "$out/cal-$L-$(echo $blk | tr ' ' x).txt" | awk '{print $2}' | tr '\n' ' ')"
 done
 fi
@@ -32,8 +44,8 @@ if [ "$part" != dslash ]; then
 solve="--dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4"
 for blk in "48 48 48 48" "48 48 48 24" "48 48 24 24"; do
     f=$out/cal-solve48-$(echo $blk | tr ' ' x).txt
-    TQ_CHAIN=0 TQ_DIRECT_FACES=0 timeout 300 "$tool" propagator $solve --block $blk --warmup > "$f" 2>&1
-    echo "48^4 solve blocks $blk (faces, no chains): exit $? $(grep -E 'solve +0 ' "$f" | tail -n1)"
+    env $form_env timeout 300 "$tool" propagator $solve --block $blk --warmup > "$f" 2>&1
+    echo "48^4 solve blocks $blk ($form): exit $? $(grep -E 'solve +0 ' "$f" | tail -n1)"
 done
 f=$out/ref-solve48.txt
 timeout 300 "$tool" propagator $solve --warmup > "$f" 2>&1

@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
 # Simulated scaling (issue 34): the Wilson M_pc rows of bench/scaling.sh on 1, 2 and 4
 # simulated GPUs, from the models bench/simgrid-calibrate.sh measured on one GPU (kept in
-# bench/simgrid/sampling: host tq-h200 from an H200, the default, or SIMGRID_HOST=tq-h100
-# from an H100; tq-2h200 and tq-4h200 made from it by scripts/simgrid-expand-gpus with
-# 450 GB/s GPU-GPU links, the two-H200 machine's NV18). Needs a build configured with
+# bench/simgrid/sampling; tq-2... and tq-4... made from the one-GPU host by
+# scripts/simgrid-expand-gpus with 450 GB/s GPU-GPU links, the two-H200 machine's NV18).
+# Needs a build configured with
 #   scripts/install-deps-simgrid && mkdir build-simgrid && cd build-simgrid &&
 #   ../configure --with-simgrid --disable-shared --enable-static && make taskqcd
-# Faces and no chains (TQ_DIRECT_FACES=0 TQ_CHAIN=0), as calibrated. Times are StarPU's
-# simulated clock. Parts: dslash (Wilson M_pc, 32^4 and 64^4), solve (the 48^4 clover
+# Two forms, as calibrated (FORM=...):
+#   default (the default): the path the library runs by default, owner chains and peer
+#     faces: models of each codelet's GPU time inside a chain (host tq-h200gpu, calibrated
+#     with FORM=entries), and none of StarPU's per-task costs, which chained entries do not
+#     pay (STARPU_SIMGRID_CUDA_QUEUE_COST=0: 10 us per task; STARPU_SIMGRID_FETCHING_INPUT_COST=0:
+#     1 us per buffer); a face is a copy over the GPU-GPU link (its bandwidth and latency);
+#   handles: StarPU's graph with faces as handles (TQ_PEER=0 on real GPUs), every task
+#     timed on the host, StarPU's simulated per-task costs (host tq-h200, FORM=tasks);
+#     SIMGRID_HOST=tq-h100 for the H100's models of this form.
+# Both run the tasks apart (TQ_CHAIN=0) over faces (TQ_DIRECT_FACES=0): SimGrid runs one
+# task at a time per GPU, so what a chain overlaps on one GPU (a pack beside an interior, an
+# exterior beside the next interior) is not simulated. Times are StarPU's simulated clock.
+# Parts: dslash (Wilson M_pc, 32^4 and 64^4), solve (the 48^4 clover
 # BiCGstab solve, 71 iterations as measured: a simulated solve runs --maxiter iterations),
 # stalls (64^4 M_pc on 2 GPUs with TQ_OWNERS=0, i.e. blocks left to the scheduler as before
 # owner computes, under lws, eager and dmda), systems (the 48^4 solve with 4 sources: one
 # GPU, together and one after another; 2 and 4 GPUs with each system on one GPU, and on 2
 # with every system over both, TQ_SYSTEM_OWNERS=0; about 15 minutes), all (default, the
 # parts before systems; about 15 minutes on 2 cores).
-# Usage: bash bench/simgrid-predict.sh [dslash|solve|stalls|systems|all] [BUILD_DIR]   (default build-simgrid)
+# Usage: [FORM=default|handles] bash bench/simgrid-predict.sh [dslash|solve|stalls|systems|all] [BUILD_DIR]   (default build-simgrid)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 part=${1:-all}
@@ -23,7 +34,11 @@ tool=${2:-$top/build-simgrid}/taskqcd
 export STARPU_PERF_MODEL_DIR=$top/bench/simgrid/sampling STARPU_HOME=${TMPDIR:-/tmp}/taskqcd-simgrid-home
 export TQ_CHAIN=0 TQ_DIRECT_FACES=0 STARPU_SILENT=1
 mkdir -p "$STARPU_HOME"
-h1=${SIMGRID_HOST:-tq-h200}
+case ${FORM:-default} in
+    default) export STARPU_SIMGRID_CUDA_QUEUE_COST=0 STARPU_SIMGRID_FETCHING_INPUT_COST=0; h1=${SIMGRID_HOST:-tq-h200gpu} ;;
+    handles) h1=${SIMGRID_HOST:-tq-h200} ;;
+    *) echo "simgrid-predict: FORM is default or handles"; exit 1 ;;
+esac
 h2=${h1/tq-/tq-2} h4=${h1/tq-/tq-4}
 [ -f "$STARPU_PERF_MODEL_DIR/bus/$h1.config" ] || { echo "simgrid-predict: no models of $h1 in $STARPU_PERF_MODEL_DIR"; exit 1; }
 for n in 2 4; do

@@ -11,6 +11,9 @@
 #include "config.h"
 #include "chain.h"
 #include "tq_codelets.h"
+#ifdef TQ_HAVE_CUDA
+#include "entry_times.h"
+#endif
 
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +162,8 @@ static void run_segment(void *buffers[], void *seg, int on_cuda)
 #ifdef TQ_HAVE_CUDA
     if (on_cuda) {
         const uint8_t *writes = (const uint8_t *)(map + h->nmap);
-        const int groups = side_streams();
+        const int timed = tq_entry_times_on();   /* entries one by one, each timed */
+        const int groups = !timed && side_streams();
         for (int i = 0; i < h->nops;) {
             /* the longest run of asynchronous entries from i that are independent of each
              * other (a block's kernels beside the other blocks' of the same operation) */
@@ -173,6 +177,11 @@ static void run_segment(void *buffers[], void *seg, int on_cuda)
             }
             if (end - i > 1) {
                 run_group(op, i, end, map, buffers, seg);
+            } else if (timed) {
+                tq_entry_times_begin();
+                run_entry(&op[i], map, buffers, seg, 1);
+                tq_entry_times_end(&op[i], map, op[i].arg_offset ? (char *)seg + op[i].arg_offset : NULL);
+                if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
             } else {
                 run_entry(&op[i], map, buffers, seg, 1);
                 /* an entry StarPU would have synchronised after: the same here */
@@ -194,7 +203,11 @@ static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
 
 static void chain_cpu(void *buffers[], void *cl_arg) { run_chain(buffers, cl_arg, 0); }
 #ifdef TQ_HAVE_CUDA
-static void chain_cuda(void *buffers[], void *cl_arg) { run_chain(buffers, cl_arg, 1); }
+static void chain_cuda(void *buffers[], void *cl_arg)
+{
+    run_chain(buffers, cl_arg, 1);
+    if (tq_entry_times_on()) tq_entry_times_flush();
+}
 #endif
 
 /* History models key on the entries' codelet names as well as the data sizes: two
