@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summary of a GPU timeline recorded by bench/cupti_trace.c (TQ_CUPTI_TRACE file).
 
-Usage: python3 bench/gpu-timeline.py TRACE [--last FRACTION] [--png OUT.png --span US]
-The window is the last FRACTION (default 0.5) of the GPU activity, past warm-up. Prints,
+Usage: python3 bench/gpu-timeline.py TRACE [--last FRACTION | --first SECONDS] [--png OUT.png --span US]
+The window is the last FRACTION (default 0.5) of the GPU activity, past warm-up, or with
+--first its first SECONDS (a run's start: a multigrid set-up, say). Prints,
 per GPU: busy time (union of kernels, copies and memsets), idle gaps (count, median, sum);
 per kernel name: count, mean and median duration; per host thread: time inside CUDA runtime
 calls and the calls' counts and mean durations. With --png, draws the last SPAN us (default
@@ -23,7 +24,9 @@ def main():
     args = sys.argv[1:]
     if not args:
         sys.exit(__doc__)
-    last, png, span = 0.5, None, 1000.0
+    last, first, png, span = 0.5, None, None, 1000.0
+    if "--first" in args:
+        i = args.index("--first"); first = float(args[i + 1]) * 1e6; del args[i:i + 2]
     if "--last" in args:
         i = args.index("--last"); last = float(args[i + 1]); del args[i:i + 2]
     if "--png" in args:
@@ -39,9 +42,14 @@ def main():
     if not gpu:
         sys.exit("no GPU activity in the trace")
     t0, t1 = min(r["start"] for r in gpu), max(r["end"] for r in gpu)
-    lo = t1 - last * (t1 - t0)
-    win = [r for r in gpu if r["start"] >= lo]
-    print(f"window: the last {100 * last:.0f} % of the GPU activity, {(t1 - lo) / 1e3:.3f} ms")
+    if first is not None:
+        lo, t1 = t0, min(t1, t0 + first)
+        win = [r for r in gpu if r["start"] <= t1]
+        print(f"window: the first {(t1 - lo) / 1e3:.3f} ms of the GPU activity")
+    else:
+        lo = t1 - last * (t1 - t0)
+        win = [r for r in gpu if r["start"] >= lo]
+        print(f"window: the last {100 * last:.0f} % of the GPU activity, {(t1 - lo) / 1e3:.3f} ms")
     print(f"{'GPU':>4s} {'ops':>7s} {'busy ms':>9s} {'busy %':>7s} {'gaps':>6s} {'gap med us':>11s} {'gap p90 us':>11s} {'gaps ms':>8s}")
     for dev in sorted({r["device"] for r in win}, key=int):
         ops = sorted((r["start"], r["end"]) for r in win if r["device"] == dev)
@@ -58,6 +66,19 @@ def main():
         med = statistics.median(gaps) if gaps else 0.0
         p90 = sorted(gaps)[int(0.9 * len(gaps))] if gaps else 0.0
         print(f"{dev:>4s} {len(ops):7d} {busy / 1e3:9.3f} {100 * busy / span_dev:6.1f}% {len(gaps):6d} {med:11.1f} {p90:11.1f} {sum(gaps) / 1e3:8.3f}")
+        # where the idle time lies: gaps by length, and the longest with what bounds them
+        bins = [(0, 10), (10, 100), (100, 1000), (1000, 10000), (10000, float("inf"))]
+        print("      idle by gap length: " + ", ".join(
+            f"{a:g}-{b:g} us {sum(g for g in gaps if a <= g < b) / 1e3:.1f} ms ({sum(1 for g in gaps if a <= g < b)})"
+            for a, b in bins))
+        named = sorted((r for r in win if r["device"] == dev), key=lambda r: r["start"])
+        edge, longest = named[0]["end"], []
+        for i in range(1, len(named)):
+            if named[i]["start"] > edge:
+                longest.append((named[i]["start"] - edge, edge - lo, named[i - 1]["name"], named[i]["name"]))
+            edge = max(edge, named[i]["end"])
+        for g, at, before, after in sorted(longest, reverse=True)[:8]:
+            print(f"      gap {g:9.1f} us at {at / 1e3:9.3f} ms: after {short(before)}, before {short(after)}")
     per = defaultdict(list)
     for r in win:
         per[(r["device"], r["kind"], short(r["name"]))].append(r["end"] - r["start"])

@@ -1,6 +1,7 @@
-/* Insert functions for the BLAS-1 and reduction codelets, and the precision conversion of
- * whole fields (codelets/field_convert.c). */
+/* Insert functions for the BLAS-1 and reduction codelets, the precision conversion of
+ * whole fields (codelets/field_convert.c) and random fields (codelets/random_field.c). */
 #include "tq_tasks.h"
+#include "random_field.h"
 #include "taskqcd.h"
 
 #include <stdlib.h>
@@ -67,4 +68,10 @@ int tq_task_field_convert(const tq_task_options *opt, const tq_field_convert_arg
 {
     struct starpu_data_descr d[2] = {{src, STARPU_R}, {dst, STARPU_W}};
     return tq_task_submit_descr(opt, &tq_cl_field_convert, a, sizeof *a, d, 2, STARPU_DEFAULT_PRIO);
+}
+
+int tq_task_random_field(const tq_task_options *opt, const tq_random_field_args *a, starpu_data_handle_t dst)
+{
+    struct starpu_data_descr d = {dst, STARPU_W};
+    return tq_task_submit_descr(opt, &tq_cl_random_field, a, sizeof *a, &d, 1, STARPU_DEFAULT_PRIO);
 }

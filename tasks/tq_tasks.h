@@ -205,6 +205,9 @@ int tq_task_clover(const tq_task_options *opt, const tq_clover_args *a, starpu_d
 /* dst = src in dst's precision: one block and parity of a field (a sloppy operator's links). */
 int tq_task_field_convert(const tq_task_options *opt, const tq_field_convert_args *a, starpu_data_handle_t src,
                           starpu_data_handle_t dst);
+/* dst = uniform random reals (codelets/random_field.h): one block and parity of a field. */
+struct tq_random_field_args;
+int tq_task_random_field(const tq_task_options *opt, const struct tq_random_field_args *a, starpu_data_handle_t dst);
 int tq_task_clover_build(const tq_task_options *opt, const tq_clover_build_args *a, starpu_data_handle_t links, starpu_data_handle_t A,
                          starpu_data_handle_t Ainv, starpu_data_handle_t status);
 

@@ -19,6 +19,7 @@
  * large enough that the reduction kernels' grid-stride loops take two steps (norm2, cdot,
  * cg_update, bicgstab_update and caxpby, double and half only; TQ_TEST_QUICK=1 leaves it out). Skips (exit 77) when no CUDA worker runs. */
 #include "tq_test.h"
+#include "core/field_internal.h"   /* tq_internal_field_random */
 #include <starpu.h>
 #include "../reference/blas_reference.h"
 
@@ -328,6 +329,42 @@ static void check_host_transfer(void)
     tq_lattice_destroy(lat);
 }
 
+/* Random fields (tq_internal_field_random) made on CUDA workers and on CPU workers: the
+ * same bits in double and single precision (the values are exact in double), half within
+ * one quantum (nvcc's float quantization against the host's). */
+static void check_random_field_devices(void)
+{
+    const int dims[4] = {8, 8, 8, 16}, block[4] = {8, 8, 8, 8};
+    tq_lattice *lat = tq_test_lattice(dims, block);
+    if (!lat) { CHECK(0, "lattice for the random field check: %s", tq_last_error()); return; }
+    const int64_t n = (int64_t)8 * 8 * 8 * 16 * 24;
+    double *on_cpu = calloc((size_t)n, sizeof(double)), *on_gpu = calloc((size_t)n, sizeof(double));
+    if (!on_cpu || !on_gpu) exit(99);
+    for (int p = 0; p < 3; p++) {
+        tq_field_params fp = {TQ_FIELD_SPINOR, precs[p], p == 1 ? TQ_ODD : TQ_FULL, (tq_recon)0, 0};
+        tq_field *f = NULL;
+        CHECK_OK(tq_field_create(lat, &fp, &f));
+        if (!f) continue;
+        CHECK_OK(tq_set_placement(TQ_WHERE_CPU));
+        CHECK_OK(tq_internal_field_random(f, 5, 0x500));
+        CHECK_OK(tq_field_export(f, on_cpu));
+        CHECK_OK(tq_set_placement(cuda_where));
+        CHECK_OK(tq_internal_field_random(f, 5, 0x500));
+        CHECK_OK(tq_field_export(f, on_gpu));
+        CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
+        double worst = 0;
+        for (int64_t j = 0; j < n; j++) worst = fmax(worst, fabs(on_gpu[j] - on_cpu[j]));
+        CHECK(precs[p] == TQ_HALF ? worst <= 3.1e-5 : !memcmp(on_cpu, on_gpu, sizeof(double) * (size_t)n),
+              "random %s spinor made on the GPU and on CPU workers: largest difference %.3g", tq_precision_name(precs[p]),
+              worst);
+        printf("random %s spinor, GPU against CPU workers: largest difference %.3g\n", tq_precision_name(precs[p]), worst);
+        tq_field_destroy(f);
+    }
+    free(on_cpu);
+    free(on_gpu);
+    tq_lattice_destroy(lat);
+}
+
 int main(void)
 {
     tq_runtime_info info;
@@ -351,6 +388,7 @@ int main(void)
     CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
 
     if (cuda_where == TQ_WHERE_CUDA) check_host_transfer();
+    check_random_field_devices();
 
     const char *quick = getenv("TQ_TEST_QUICK");
     int nlat = (quick && *quick && strcmp(quick, "0")) ? 2 : 3;

@@ -5,6 +5,7 @@
 #include "tq_test.h"
 #include "core/field_internal.h"   /* struct tq_field, tq_lattice_locate: the layout check */
 #include "kernels/field_layout.h"
+#include "kernels/philox.h"            /* the random field's definition, recomputed here */
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -443,6 +444,81 @@ static void check_coarse_blas(tq_lattice *lat)
     tq_field_destroy(x);
 }
 
+/* tq_internal_field_random: every stored real is the definition's value at its global site
+ * (recomputed here from Philox: row j, real k from block 12 j + k / 2 of (stream, site)),
+ * rounded to the field's precision, in (-1, 1); two decompositions of one lattice store the
+ * same bits; another seed gives other values. */
+static void check_random_field(tq_lattice *a, tq_lattice *b, tq_field_kind kind, tq_precision prec, tq_subset subset,
+                               int ndof)
+{
+    tq_lattice_info li;
+    tq_lattice_get_info(a, &li);
+    char what[96];
+    snprintf(what, sizeof what, "random %s%.0d %s %s", kind_str(kind), ndof, tq_precision_name(prec), subset_str(subset));
+    const int nreal = kind == TQ_FIELD_SPINOR ? 24 : kind == TQ_FIELD_STAGGERED ? 6 : 2 * ndof;
+    const tq_field_params fp = {kind, prec, subset, 0, ndof};
+    const uint64_t seed = 77;
+    const uint32_t stream = 0x500;
+    tq_field *fa = NULL, *fb = NULL, *fc = NULL;
+    const size_t n = (size_t)li.local_volume * (size_t)nreal;
+    double *ha = calloc(n, sizeof *ha), *hb = calloc(n, sizeof *hb), *hc = calloc(n, sizeof *hc);
+    CHECK(ha && hb && hc, "%s: out of memory", what);
+    CHECK_OK(tq_field_create(a, &fp, &fa));
+    CHECK_OK(tq_field_create(b, &fp, &fb));
+    CHECK_OK(tq_field_create(a, &fp, &fc));
+    if (!ha || !hb || !hc || !fa || !fb || !fc) goto out;
+    CHECK_OK(tq_internal_field_random(fa, seed, stream));
+    CHECK_OK(tq_internal_field_random(fb, seed, stream));
+    CHECK_OK(tq_internal_field_random(fc, seed + 1, stream));
+    CHECK_OK(tq_field_export(fa, ha));
+    CHECK_OK(tq_field_export(fb, hb));
+    CHECK_OK(tq_field_export(fc, hc));
+    uint32_t key[2];
+    tq_rng_key(key, seed);
+    int64_t bad = 0, outside = 0, same_c = 0, held = 0;
+    double err = 0, sum = 0, sum2 = 0;
+    for (int64_t site = 0; site < li.local_volume; site++) {
+        int x[4];
+        int64_t q = site;
+        for (int mu = 0; mu < 4; mu++) { x[mu] = (int)(q % li.dims[mu]); q /= li.dims[mu]; }
+        const int par = (x[0] + x[1] + x[2] + x[3]) & 1;
+        if ((subset == TQ_EVEN && par) || (subset == TQ_ODD && !par)) continue;
+        held++;
+        for (int r = 0; r < nreal; r++) {
+            const int j = r / 24, k = r % 24;
+            uint32_t ctr[4], w[4];
+            tq_rng_site_counter(ctr, (uint32_t)(12 * j + k / 2), stream, (uint64_t)site);
+            tq_philox4x32(ctr, key, w);
+            const double want = 2.0 * tq_rng_uniform(k % 2 ? w[2] : w[0], k % 2 ? w[3] : w[1]) - 1.0;
+            const double got = ha[site * nreal + r];
+            const double e = fabs(got - want);
+            if (prec == TQ_DOUBLE ? got != want : prec == TQ_SINGLE ? got != (double)(float)want : e > 1e-4) bad++;
+            if (e > err) err = e;
+            if (!(got > -1.0 && got < 1.0)) outside++;
+            if (memcmp(&got, &hb[site * nreal + r], sizeof got)) bad++;
+            if (got == hc[site * nreal + r]) same_c++;
+            sum += got;
+            sum2 += got * got;
+        }
+    }
+    const double cnt = (double)held * nreal, mean = sum / cnt, var = sum2 / cnt - mean * mean;
+    CHECK(bad == 0, "%s: %lld values differ from the definition or between decompositions (largest difference %.3g)",
+          what, (long long)bad, err);
+    CHECK(outside == 0, "%s: %lld values outside (-1, 1)", what, (long long)outside);
+    CHECK(same_c < cnt / 100 + 1, "%s: another seed repeats %lld of %.0f values", what, (long long)same_c, cnt);
+    /* uniform on (-1, 1): mean 0, variance 1/3 (5 sigma of this many values) */
+    CHECK(fabs(mean) < 5 * sqrt(1.0 / 3 / cnt) && fabs(var - 1.0 / 3) < 5 * 0.3 / sqrt(cnt),
+          "%s: mean %.4f, variance %.4f over %.0f values", what, mean, var, cnt);
+    if (verbose) printf("  %s: %.0f values as defined, the same bits on both decompositions\n", what, cnt);
+out:
+    tq_field_destroy(fa);
+    tq_field_destroy(fb);
+    tq_field_destroy(fc);
+    free(ha);
+    free(hb);
+    free(hc);
+}
+
 static void check_errors(tq_lattice *lat4)
 {
     expect_create_error(lat4, (tq_field_params){TQ_FIELD_GAUGE, TQ_DOUBLE, TQ_EVEN, 18, 0}, TQ_ERR_INVALID_ARG, "gauge even");
@@ -562,6 +638,13 @@ int main(int argc, char **argv)
             for (int s = 0; s < 3; s++)
                 for (int nd = 12; nd <= 48; nd += 36) check_vector_roundtrip(lats[l], TQ_FIELD_COARSE, precs[p], subsets[s], nd);
     check_coarse_blas(lats[1]);
+    /* random fields: lats[0] and lats[1] are one lattice in two decompositions */
+    for (int p = 0; p < 3; p++)
+        for (int s = 0; s < 3; s++) check_random_field(lats[0], lats[1], TQ_FIELD_SPINOR, precs[p], subsets[s], 0);
+    check_random_field(lats[1], lats[0], TQ_FIELD_STAGGERED, TQ_SINGLE, TQ_FULL, 0);
+    check_random_field(lats[0], lats[1], TQ_FIELD_COARSE, TQ_DOUBLE, TQ_FULL, 48);
+    check_random_field(lats[0], lats[1], TQ_FIELD_COARSE, TQ_HALF, TQ_ODD, 24);
+    CHECK_ERR(tq_internal_field_random(NULL, 1, 0x500), TQ_ERR_INVALID_ARG);
 
     int recons[3] = {18, 12, 8};
     for (int l = 0; l < 3; l++) {

@@ -2,6 +2,7 @@
  * codelets/kernels/field_layout.h; import/export from the API's lexicographic host order. */
 #include "core/field_internal.h"
 #include "tq_tasks.h"
+#include "random_field.h"
 #ifdef TQ_HAVE_CUDA
 #include "face_sync.h"
 #endif
@@ -372,6 +373,32 @@ tq_status tq_field_export(const tq_field *f, double *host)
 {
     if (!f || !host) return tq_error(TQ_ERR_INVALID_ARG, "tq_field_export: NULL argument");
     return transfer(f, host, NULL);
+}
+
+tq_status tq_internal_field_random(tq_field *f, uint64_t seed, uint32_t stream)
+{
+    const char *who = "random field";
+    if (!f) return tq_error(TQ_ERR_INVALID_ARG, "%s: NULL field", who);
+    if (!tq_field_kind_is_vector(f->p.kind)) return tq_error(TQ_ERR_INVALID_ARG, "%s: not a vector field", who);
+    const tq_lattice *lat = f->lat;
+    tq_random_field_args a = {.L = f->layout, .rows = f->rows, .block_cb = lat->block_cb, .stream = stream};
+    tq_rng_key(a.key, seed);
+    for (int mu = 0; mu < 4; mu++) {
+        a.B[mu] = lat->block[mu];
+        a.global[mu] = lat->dims[mu];
+    }
+    for (int b = 0; b < lat->nblocks; b++) {
+        int bc[4];
+        tq_block_grid_coords(lat, b, bc);
+        for (int mu = 0; mu < 4; mu++) a.origin[mu] = bc[mu] * lat->block[mu];
+        const tq_task_options opt = tq_internal_block_options(lat, b);
+        for (int i = 0; i < f->nparity; i++) {
+            a.parity = f->parity[i];
+            int ret = tq_task_random_field(&opt, &a, tq_field_handle(f, b, i));
+            if (ret) return tq_error(TQ_ERR_RUNTIME, "%s: task submission failed (%d)", who, ret);
+        }
+    }
+    return TQ_SUCCESS;
 }
 
 tq_status tq_internal_field_convert(tq_field *dst, const tq_field *src)

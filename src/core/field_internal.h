@@ -162,6 +162,10 @@ void tq_field_view_release(tq_field *v);
  * round it: gauge links of 18 and 12 reals bitwise as that trip; recon 8's parameters are
  * copied, not rebuilt from the links. */
 tq_status tq_internal_field_convert(tq_field *dst, const tq_field *src);
+/* f = uniform random reals in (-1, 1) (codelets/random_field.h), made by tasks on the blocks'
+ * owners: each real a function of seed, stream and the global site only, the same bits on
+ * every device, decomposition and rank grid. Vector fields (spinor, coarse). */
+tq_status tq_internal_field_random(tq_field *f, uint64_t seed, uint32_t stream);
 /* One site's four links: the host's 4 x 18 reals <-> the stored recon x 4 (18, 12 or 8
  * reals per link; src/core/gauge_field.c). */
 void tq_gauge_pack_site(int recon, const double *links72, double *stored);

@@ -24,6 +24,7 @@ enum {
     TQ_RNG_STREAM_GAUGE_WEAK = 0x200,       /* + mu */
     TQ_RNG_STREAM_GAUGE_TRANSFORM = 0x300,
     TQ_RNG_STREAM_GAUSSIAN_SITES = 0x400,   /* tq_host_gaussian_sites */
+    TQ_RNG_STREAM_UNIFORM_SITES = 0x500,    /* tq_internal_field_random */
     TQ_RNG_STREAM_USER = 0x10000            /* first id free for other fields */
 };
 
