@@ -17,6 +17,8 @@
 #   dslash rows, big: the 64^4 ones and the 64^4 solve on 1, 2 and 4 blocks, het: the --where any rows and the one-source solves,
 #   blocks: the 32^4 rows of several blocks on the GPU alone: M_pc, one solve, 12 sources;
 #   a part appends to the table of an earlier part in the same $OUT)
+#   SIMULATED=FILE: the predictions printed beside the measured rows (default
+#   doc/data/simulated-h200gpu.tsv, bench/simgrid-predict.sh's PRED_TSV).
 #   SCALING_TAG=-x: appended to every row's name (the same rows under another setting in one
 #   table, e.g. TQ_CHAIN=0 SCALING_TAG=-nochain).
 set -u
@@ -195,5 +197,11 @@ dslash "wilson-96x192-${ng}ranks" $ng --dim $d --dslash-type wilson $g --no-chec
 fi
 
 echo "== scaling (commit $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo '?'))"
-# (the GPU machine has no column(1))
-awk -F '\t' '{ printf "%-26s %-22s %12s %s\n", $1, $2, $3, $4 }' "$table"
+# (the GPU machine has no column(1)); beside each row StarPU SimGrid's prediction where
+# SIMULATED (default doc/data/simulated-h200gpu.tsv, from bench/simgrid-predict.sh) has it
+sim=${SIMULATED:-$top/doc/data/simulated-h200gpu.tsv}
+[ -f "$sim" ] || sim=/dev/null
+awk -F '\t' 'FNR == NR { if (FNR > 1) p[$1 FS $2] = $3; next }
+              FNR == 1 { printf "%-26s %-22s %12s %-4s %10s %8s\n", $1, $2, $3, $4, "simulated", "error"; next }
+              { k = $1 FS $2; s = (k in p) ? p[k] : ""; e = (s != "" && $3 > 0) ? sprintf("%+.1f %%", 100 * (s - $3) / $3) : ""
+                printf "%-26s %-22s %12s %-4s %10s %8s\n", $1, $2, $3, $4, s, e }' "$sim" "$table"

@@ -25,6 +25,10 @@
 # GPU, together and one after another; 2 and 4 GPUs with each system on one GPU, and on 2
 # with every system over both, TQ_SYSTEM_OWNERS=0; about 15 minutes), all (default, the
 # parts before systems; about 15 minutes on 2 cores).
+# The dslash and solve rows also go into PRED_TSV (default $TMPDIR/simgrid-predict.tsv) in
+# bench/scaling.sh's table format and row names (wilson-L-Ngpu, solve48-Ngpu: a block per
+# simulated GPU), for SIMULATED=FILE of bench/scaling.sh and --simulated of
+# bench/plot-scaling.py (kept: doc/data/simulated-h200gpu.tsv).
 # Usage: [FORM=default|handles] bash bench/simgrid-predict.sh [dslash|solve|stalls|systems|all] [BUILD_DIR]   (default build-simgrid)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,6 +50,8 @@ for n in 2 4; do
     [ -f "$STARPU_PERF_MODEL_DIR/bus/$h.platform.v4.xml" ] ||
         python3 "$top/scripts/simgrid-expand-gpus" "$STARPU_PERF_MODEL_DIR" "$h1" "$h" "$n" --peer-gbps 450 --dup-models
 done
+pred=${PRED_TSV:-${TMPDIR:-/tmp}/simgrid-predict.tsv}
+printf 'row\tsetting\tvalue\tunit\n' > "$pred"
 matpc() {   # HOST L BLOCK [taskqcd dslash options]: simulated ms per M_pc, single and half
     local h=$1 L=$2 blk=$3; shift 3
     STARPU_HOSTNAME=$h timeout 600 "$tool" dslash --dim $L $L $L $L --block $blk --test matpc --where cuda --niter 50 \
@@ -56,7 +62,15 @@ printf '%-10s %-6s %-14s %s\n' machine L blocks "simulated ms per M_pc (single, 
 for c in "$h1:32:32 32 32 32" "$h1:32:32 32 32 16" "$h2:32:32 32 32 16" "$h1:32:32 32 16 16" "$h4:32:32 32 16 16" \
          "$h1:64:64 64 64 64" "$h1:64:64 64 64 32" "$h2:64:64 64 64 32" "$h1:64:64 64 32 32" "$h4:64:64 64 32 32"; do
     IFS=: read -r h L blk <<< "$c"
-    printf '%-10s %-6s %-14s %s\n' "$h" "$L^4" "$(echo $blk | tr ' ' x)" "$(matpc $h $L "$blk")"
+    t=$(matpc $h $L "$blk")
+    printf '%-10s %-6s %-14s %s\n' "$h" "$L^4" "$(echo $blk | tr ' ' x)" "$t"
+    # a block per simulated GPU: the row bench/scaling.sh measures on that many GPUs
+    n=${h%%h*}; n=${n#tq-}; n=${n:-1}
+    nb=$(( (L / ${blk%% *}) * (L / $(echo $blk | cut -d' ' -f2)) * (L / $(echo $blk | cut -d' ' -f3)) * (L / ${blk##* }) ))
+    if [ "$nb" -eq "$n" ]; then
+        read -r ts th <<< "$t"
+        printf 'wilson-%s-%sgpu\tsingle recon 12\t%s\tms\nwilson-%s-%sgpu\thalf recon 12\t%s\tms\n' $L $n "$ts" $L $n "$th" >> "$pred"
+    fi
 done
 fi
 if [ "$part" = all ] || [ "$part" = solve ]; then
@@ -66,6 +80,9 @@ for c in "$h1:48 48 48 48" "$h1:48 48 48 24" "$h2:48 48 48 24" "$h1:48 48 24 24"
     t=$(STARPU_HOSTNAME=$h timeout 600 "$tool" propagator --dim 48 48 48 48 --weak-field 0.2 --nsrc 1 --where cuda --ncpus 4 \
         --maxiter 71 --block $blk 2>/dev/null | sed -n 's/.*solve  0 .*iterations \([0-9.]*\) s,.*/\1/p')
     printf '%-10s %-14s %s\n' "$h" "$(echo $blk | tr ' ' x)" "$t"
+    n=${h%%h*}; n=${n#tq-}; n=${n:-1}
+    nb=$(( (48 / ${blk%% *}) * (48 / $(echo $blk | cut -d' ' -f2)) * (48 / $(echo $blk | cut -d' ' -f3)) * (48 / ${blk##* }) ))
+    [ "$nb" -eq "$n" ] && printf 'solve48-%sgpu\tsum of iteration times\t%s\ts\n' $n "$t" >> "$pred"
 done
 fi
 if [ "$part" = all ] || [ "$part" = stalls ]; then
