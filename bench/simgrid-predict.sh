@@ -28,7 +28,8 @@
 # The dslash and solve rows also go into PRED_TSV (default $TMPDIR/simgrid-predict.tsv) in
 # bench/scaling.sh's table format and row names (wilson-L-Ngpu, solve48-Ngpu: a block per
 # simulated GPU), for SIMULATED=FILE of bench/scaling.sh and --simulated of
-# bench/plot-scaling.py (kept: doc/data/simulated-h200gpu.tsv).
+# bench/plot-scaling.py (kept: doc/data/simulated-h200gpu.tsv: `dslash`, then `solve`, into
+# one PRED_TSV; the rows are added to what the file holds: remove it to start afresh).
 # Usage: [FORM=default|handles] bash bench/simgrid-predict.sh [dslash|solve|stalls|systems|all] [BUILD_DIR]   (default build-simgrid)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,7 +52,7 @@ for n in 2 4; do
         python3 "$top/scripts/simgrid-expand-gpus" "$STARPU_PERF_MODEL_DIR" "$h1" "$h" "$n" --peer-gbps 450 --dup-models
 done
 pred=${PRED_TSV:-${TMPDIR:-/tmp}/simgrid-predict.tsv}
-printf 'row\tsetting\tvalue\tunit\n' > "$pred"
+[ -s "$pred" ] || printf 'row\tsetting\tvalue\tunit\n' > "$pred"   # parts run one by one add to it
 matpc() {   # HOST L BLOCK [taskqcd dslash options]: simulated ms per M_pc, single and half
     local h=$1 L=$2 blk=$3; shift 3
     STARPU_HOSTNAME=$h timeout 600 "$tool" dslash --dim $L $L $L $L --block $blk --test matpc --where cuda --niter 50 \
