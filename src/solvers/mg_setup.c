@@ -396,7 +396,7 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
  * the chunk hashes' bytes in order through FNV-1a (version 2: fnv1a over every byte). */
 enum { CHECK_CHUNK = 4096 };
 typedef struct {
-    const uint64_t *w;
+    const double *a;
     int64_t nwords;
     uint64_t *hash;
 } chunk_hashes;
@@ -407,7 +407,11 @@ static void hash_chunks(int64_t begin, int64_t end, void *arg)
     for (int64_t k = begin; k < end; k++) {
         const int64_t lo = k * CHECK_CHUNK, hi = lo + CHECK_CHUNK < c->nwords ? lo + CHECK_CHUNK : c->nwords;
         uint64_t h = 0xcbf29ce484222325ull;
-        for (int64_t i = lo; i < hi; i++) h = (h ^ c->w[i]) * 0x100000001b3ull;
+        for (int64_t i = lo; i < hi; i++) {
+            uint64_t w;   /* the double's bytes as a word (memcpy: no aliasing of a double as an integer) */
+            memcpy(&w, &c->a[i], sizeof w);
+            h = (h ^ w) * 0x100000001b3ull;
+        }
         c->hash[k] = h;
     }
 }
@@ -419,7 +423,7 @@ static tq_status data_checksum(uint64_t *sum, const double *a, int64_t n, uint32
         return TQ_SUCCESS;
     }
     const int64_t nchunks = (n + CHECK_CHUNK - 1) / CHECK_CHUNK;
-    chunk_hashes c = {(const uint64_t *)a, n, malloc(sizeof(uint64_t) * (size_t)(nchunks ? nchunks : 1))};
+    chunk_hashes c = {a, n, malloc(sizeof(uint64_t) * (size_t)(nchunks ? nchunks : 1))};
     if (!c.hash) return tq_error(TQ_ERR_NOMEM, "multigrid set-up file: out of memory");
     tq_host_parallel_for(nchunks, hash_chunks, &c);
     *sum = fnv1a(*sum, c.hash, sizeof(uint64_t) * (size_t)nchunks);
