@@ -40,17 +40,23 @@ static void run_entry(const tq_chain_op *op, const int16_t *map, void *buffers[]
 
 #ifdef TQ_HAVE_CUDA
 /* Side streams of this CUDA worker (its thread), made at its first chain that needs them:
- * entries of a group after the first run there, forked from and joined back to the
- * worker's stream with events, so the chain stays one ordered piece of the worker's stream
- * for StarPU. The urgent stream has the GPU's highest priority: a group's packs go there,
+ * entries of a group after the first run there, forked from the worker's stream and
+ * joined back to it at the segment's end with events, so the chain stays one ordered piece
+ * of the worker's stream for StarPU; in between, an entry waits with an event for each
+ * stream that holds an earlier entry it conflicts with (TQ_CHAIN_JOIN=1: for every entry
+ * of the groups before, as until 2026-11-30). The urgent stream has the GPU's highest priority: a group's packs go there,
  * so that their few thread blocks are not queued behind an interior kernel's waves while
  * another GPU waits for the face they write. */
 enum { SIDE_STREAMS = 7 };
+/* The streams an entry may go to, by number: the worker's, the side streams, the urgent one. */
+enum { STREAM_MAIN = 0, STREAM_URGENT = SIDE_STREAMS + 1, NSTREAMS = SIDE_STREAMS + 2 };
 static _Thread_local struct {
     int made;
     cudaStream_t s[SIDE_STREAMS], urgent;
-    cudaEvent_t fork, join[SIDE_STREAMS], urgent_join;
+    cudaEvent_t done[NSTREAMS];   /* done[k]: stream k's work up to its last group's end (the
+                                     worker's: up to the start of the last group that forked) */
 } side;
+static _Thread_local int join_groups;           /* TQ_CHAIN_JOIN=1: every group waits for all before it (comparisons) */
 static _Thread_local cudaStream_t stream_now;   /* tq_cuda_stream(): NULL, the worker's */
 static _Thread_local int parts_apart;           /* TQ_CHAIN_PARTS=0: 0, every part conflicts (comparisons) */
 static _Thread_local int lead_first;            /* TQ_CHAIN_LEAD=0: 0, every urgent entry launched first (comparisons) */
@@ -67,89 +73,145 @@ static int side_streams(void)
     parts_apart = !(parts_env && parts_env[0] == '0');
     const char *lead_env = getenv("TQ_CHAIN_LEAD");
     lead_first = !(lead_env && lead_env[0] == '0');
+    const char *join_env = getenv("TQ_CHAIN_JOIN");
+    join_groups = join_env && join_env[0] == '1';
     int least = 0, greatest = 0;
     if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) return 0;
     const char *urgent_env = getenv("TQ_URGENT_STREAM");   /* 0: packs at normal priority, for comparisons */
     if (urgent_env && urgent_env[0] == '0') greatest = least;
-    if (cudaEventCreateWithFlags(&side.fork, cudaEventDisableTiming) != cudaSuccess ||
-        cudaEventCreateWithFlags(&side.urgent_join, cudaEventDisableTiming) != cudaSuccess ||
-        cudaStreamCreateWithPriority(&side.urgent, cudaStreamNonBlocking, greatest) != cudaSuccess)
+    if (cudaStreamCreateWithPriority(&side.urgent, cudaStreamNonBlocking, greatest) != cudaSuccess)
         return 0;
     for (int k = 0; k < SIDE_STREAMS; k++)
-        if (cudaStreamCreateWithFlags(&side.s[k], cudaStreamNonBlocking) != cudaSuccess ||
-            cudaEventCreateWithFlags(&side.join[k], cudaEventDisableTiming) != cudaSuccess)
-            return 0;
+        if (cudaStreamCreateWithFlags(&side.s[k], cudaStreamNonBlocking) != cudaSuccess) return 0;
+    for (int k = 0; k < NSTREAMS; k++)
+        if (cudaEventCreateWithFlags(&side.done[k], cudaEventDisableTiming) != cudaSuccess) return 0;
     side.made = 1;
     return 1;
 }
 
-/* Whether entry b touches a buffer entry a writes, or writes one a touches, unless both
- * write it in different parts of its sites (and read there only what they write). A
- * scratch has no parts: two entries using it (a block's interior and exterior reductions)
- * always conflict. */
+/* Whether two parts of a block's sites (tq_task_part bits, 0: all) share a site. */
+static int parts_meet(int p, int q) { return !p || !q || (p & q) != 0; }
+
+/* Whether entry b touches a buffer entry a writes, or writes one a touches, at a site both
+ * touch: an entry writes a buffer only in its part (and reads there only that part), and
+ * reads the others only in its read part. A scratch has no parts: two entries using it (a
+ * block's interior and exterior reductions) always conflict. */
 static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const int16_t *map, const uint8_t *writes)
 {
-    const int apart = parts_apart && a->part && b->part && a->part != b->part;
     for (int i = 0; i < a->nbuf; i++)
         for (int j = 0; j < b->nbuf; j++) {
             if (map[a->map_offset + i] != map[b->map_offset + j]) continue;
             const int wa = writes[a->map_offset + i], wb = writes[b->map_offset + j];
             if (wa == TQ_CHAIN_WRITES_SCRATCH || wb == TQ_CHAIN_WRITES_SCRATCH) return 1;
-            if ((wa || wb) && !(wa && wb && apart)) return 1;
+            if (!wa && !wb) continue;
+            if (!parts_apart || parts_meet(wa ? a->part : a->read_part, wb ? b->part : b->read_part)) return 1;
         }
     return 0;
 }
 
-/* Entries first .. end-1 side by side, after what the worker's stream holds so far: those
- * of a priority above the group's lowest one after the other on the urgent stream; of the
- * others the first on the worker's stream, the rest on side streams. The worker's stream
- * then waits for them all. Launched in this order: the urgent entries of the first
- * entry's codelet, if it is urgent (a hop's packs, which other GPUs wait for), the others, then the rest of
- * the urgent ones (the exteriors, queued behind waits for other GPUs): launched before the
- * interior kernel, their launches and stream waits held its start back by 15-20 us per hop
- * on two H200s (doc/performance.md). The entries of a group are independent of each other,
- * and the urgent stream keeps them in recorded order within each kind; a kind launched
- * earlier only signals sooner (peer mode: doc/design.md). Making the long entries also
- * wait for the lead ones to end was slower (32^4 M_pc on two H200s 0.171-0.180 ms against
- * 0.158): a pack may wait for another GPU, and the interior then with it. */
-static void run_group(const tq_chain_op *op, int first, int end, const int16_t *map, void *buffers[], void *cl_arg)
+/* Where a segment's entries went since its last join (the worker's stream waiting for
+ * every other): an entry waits only for the streams that hold an earlier group's entry it
+ * conflicts with, so a group's entries start as soon as what they need is done (the
+ * second hop's deep band right after the first hop's interior, beside its exterior), not
+ * when the whole group before ends. */
+typedef struct {
+    int8_t *on;       /* per entry: its stream; valid from `since` on */
+    int since;        /* the first entry after the last join */
+    unsigned used;    /* the other streams holding entries since then (bits) */
+    int main_new;     /* the worker's stream got work since side.done[STREAM_MAIN] was recorded */
+} launches;
+
+static cudaStream_t stream_of(int k)
+{
+    return k == STREAM_MAIN ? starpu_cuda_get_local_stream() : k == STREAM_URGENT ? side.urgent : side.s[k - 1];
+}
+
+/* The worker's stream waits for the others' work so far (the entries from `next` on start
+ * from there). */
+static void join_all(launches *L, int next)
 {
     cudaStream_t main_stream = starpu_cuda_get_local_stream();
+    for (int k = 1; k < NSTREAMS; k++)
+        if (L->used >> k & 1) cudaStreamWaitEvent(main_stream, side.done[k], 0);
+    L->used = 0;
+    L->since = next;
+    L->main_new = 1;
+}
+
+/* Entry i (of the group from `first`) on stream k, after waiting there for the worker's
+ * stream (the stream's first use since the join: the fork) and for each other stream that
+ * holds an entry of an earlier group it conflicts with (that stream's work up to its last
+ * group's end). */
+static void launch_on(const tq_chain_op *op, int i, int first, int k, launches *L, unsigned *group, const int16_t *map,
+                      const uint8_t *writes, void *buffers[], void *cl_arg)
+{
+    cudaStream_t st = stream_of(k);
+    unsigned waited = 1u << k;
+    if (k != STREAM_MAIN && !((L->used | *group) >> k & 1)) {
+        cudaStreamWaitEvent(st, side.done[STREAM_MAIN], 0);
+        waited |= 1u << STREAM_MAIN;
+    }
+    for (int j = first - 1; j >= L->since && ((L->used | 1u << STREAM_MAIN) & ~waited); j--) {
+        const int kj = L->on[j];
+        if ((waited >> kj & 1) || !entries_conflict(&op[j], &op[i], map, writes)) continue;
+        cudaStreamWaitEvent(st, side.done[kj], 0);
+        waited |= 1u << kj;
+    }
+    stream_now = k == STREAM_MAIN ? NULL : st;
+    run_entry(&op[i], map, buffers, cl_arg, 1);
+    stream_now = NULL;
+    L->on[i] = (int8_t)k;
+    *group |= 1u << k;
+    if (k == STREAM_MAIN) L->main_new = 1;
+}
+
+/* Entries first .. end-1, independent of each other, side by side: those of a priority
+ * above the group's lowest one after the other on the urgent stream; of the others the
+ * first on the worker's stream, the rest on side streams. Each waits only for what it
+ * conflicts with (launch_on); the segment's end joins them all. Launched in this order:
+ * the urgent entries of the first entry's codelet, if it is urgent (a hop's packs, which
+ * other GPUs wait for), the others, then the rest of the urgent ones (the exteriors,
+ * queued behind waits for other GPUs): launched before the interior kernel, their launches
+ * and stream waits held its start back by 15-20 us per hop on two H200s
+ * (doc/performance.md). The entries of a group are independent of each other, and the
+ * urgent stream keeps them in recorded order within each kind; a kind launched earlier
+ * only signals sooner (peer mode: doc/design.md). Making the long entries also wait for
+ * the lead ones to end was slower (32^4 M_pc on two H200s 0.171-0.180 ms against 0.158): a
+ * pack may wait for another GPU, and the interior then with it. */
+static void run_group(const tq_chain_op *op, int first, int end, const int16_t *map, const uint8_t *writes, void *buffers[],
+                      void *cl_arg, launches *L)
+{
     int lowest = op[first].priority, nurgent = 0;
     for (int i = first + 1; i < end; i++)
         if (op[i].priority < lowest) lowest = op[i].priority;
     for (int i = first; i < end; i++) nurgent += op[i].priority > lowest;
-    const int nrest = end - first - nurgent;   /* at least one: the lowest */
-    const int nside = nrest - 1 < SIDE_STREAMS ? nrest - 1 : SIDE_STREAMS;
-    cudaEventRecord(side.fork, main_stream);
-    if (nurgent) cudaStreamWaitEvent(side.urgent, side.fork, 0);
-    for (int k = 0; k < nside; k++) cudaStreamWaitEvent(side.s[k], side.fork, 0);
+    unsigned group = 0;
+    /* entries on other streams wait for the worker's stream up to here, at most (the
+     * fork, and the earlier groups' entries there they conflict with) */
+    if ((end - first > 1 || nurgent) && L->main_new) {
+        cudaEventRecord(side.done[STREAM_MAIN], starpu_cuda_get_local_stream());
+        L->main_new = 0;
+    }
     /* the lead kind: that of the urgent entries recorded before the group's first long one
      * (a hop's packs); none where a long one comes first (after an exterior that packed
-     * the next hop's faces ahead, that hop's group is an interior and its exterior) */
+     * the next hop's faces ahead, that hop's group is its interior and exterior) */
     const struct starpu_codelet *lead = NULL;
     for (int i = first; i < end && !lead && op[i].priority > lowest; i++) lead = op[i].cl;
-    stream_now = side.urgent;
     for (int i = first; i < end && nurgent; i++)
-        if (op[i].priority > lowest && (!lead_first || op[i].cl == lead)) run_entry(&op[i], map, buffers, cl_arg, 1);
+        if (op[i].priority > lowest && (!lead_first || op[i].cl == lead))
+            launch_on(op, i, first, STREAM_URGENT, L, &group, map, writes, buffers, cl_arg);
     for (int i = first, k = 0; i < end; i++) {
         if (op[i].priority > lowest) continue;
-        stream_now = k == 0 ? NULL : side.s[(k - 1) % SIDE_STREAMS];
-        run_entry(&op[i], map, buffers, cl_arg, 1);
+        launch_on(op, i, first, k == 0 ? STREAM_MAIN : 1 + (k - 1) % SIDE_STREAMS, L, &group, map, writes, buffers, cl_arg);
         k++;
     }
-    stream_now = side.urgent;
     for (int i = first; i < end && nurgent && lead_first; i++)
-        if (op[i].priority > lowest && op[i].cl != lead) run_entry(&op[i], map, buffers, cl_arg, 1);
-    stream_now = NULL;
-    if (nurgent) {
-        cudaEventRecord(side.urgent_join, side.urgent);
-        cudaStreamWaitEvent(main_stream, side.urgent_join, 0);
-    }
-    for (int k = 0; k < nside; k++) {
-        cudaEventRecord(side.join[k], side.s[k]);
-        cudaStreamWaitEvent(main_stream, side.join[k], 0);
-    }
+        if (op[i].priority > lowest && op[i].cl != lead)
+            launch_on(op, i, first, STREAM_URGENT, L, &group, map, writes, buffers, cl_arg);
+    for (int k = 1; k < NSTREAMS; k++)
+        if (group >> k & 1) cudaEventRecord(side.done[k], stream_of(k));
+    L->used |= group & ~(1u << STREAM_MAIN);
+    if (join_groups) join_all(L, end);
 }
 #endif
 
@@ -164,31 +226,41 @@ static void run_segment(void *buffers[], void *seg, int on_cuda)
         const uint8_t *writes = (const uint8_t *)(map + h->nmap);
         const int timed = tq_entry_times_on();   /* entries one by one, each timed */
         const int groups = !timed && side_streams();
+        static _Thread_local int8_t *on;
+        static _Thread_local int on_cap;
+        if (groups && h->nops > on_cap) {
+            int8_t *grown = realloc(on, (size_t)h->nops);
+            if (grown) { on = grown; on_cap = h->nops; }
+        }
+        launches L = {on, 0, 0, 1};
+        const int tracked = groups && h->nops <= on_cap;   /* else one by one on the worker's stream */
         for (int i = 0; i < h->nops;) {
             /* the longest run of asynchronous entries from i that are independent of each
              * other (a block's kernels beside the other blocks' of the same operation) */
             int end = i + 1;
             const int async = (op[i].cl->cuda_flags[0] & STARPU_CUDA_ASYNC) != 0;
-            while (groups && async && end < h->nops && (op[end].cl->cuda_flags[0] & STARPU_CUDA_ASYNC)) {
+            while (tracked && async && end < h->nops && (op[end].cl->cuda_flags[0] & STARPU_CUDA_ASYNC)) {
                 int free_of = 1;
                 for (int j = i; j < end && free_of; j++) free_of = !entries_conflict(&op[j], &op[end], map, writes);
                 if (!free_of) break;
                 end++;
             }
-            if (end - i > 1) {
-                run_group(op, i, end, map, buffers, seg);
+            if (tracked && async) {
+                run_group(op, i, end, map, writes, buffers, seg, &L);
             } else if (timed) {
                 tq_entry_times_begin();
                 run_entry(&op[i], map, buffers, seg, 1);
                 tq_entry_times_end(&op[i], map, op[i].arg_offset ? (char *)seg + op[i].arg_offset : NULL);
                 if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
             } else {
+                if (tracked) join_all(&L, i + 1);   /* it sees everything before it */
                 run_entry(&op[i], map, buffers, seg, 1);
                 /* an entry StarPU would have synchronised after: the same here */
                 if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
             }
             i = end;
         }
+        if (tracked) join_all(&L, h->nops);
         return;
     }
 #endif

@@ -32,6 +32,7 @@ typedef struct {
     uint16_t nbuf, map_offset;
     int32_t priority;   /* the recorded task's StarPU priority */
     uint8_t part;       /* the sites it writes (tq_task_options.part): 0 all */
+    uint8_t read_part;  /* the sites it only reads (tq_task_options.read_part): 0 all */
 } tq_chain_op;
 
 /* Buffers: the union of the recorded tasks' handles (modes merged); argument: above. On a
@@ -39,8 +40,10 @@ typedef struct {
  * blocks, one BLAS operation's blocks, a face pack beside an interior) run side by side on
  * several streams; those of a higher priority than the group's lowest (packs, exteriors)
  * on a stream of the GPU's highest priority, so that their thread blocks go first. Two
- * entries that both write a buffer but different nonzero parts of its sites (a split
- * block's interior and exterior stencil work) may also run side by side. */
+ * entries that both write a buffer but disjoint parts of its sites (a split block's
+ * interior and exterior stencil work), or one reading a part of it the other does not
+ * write (a deep band), may also run side by side. An entry waits only for the earlier
+ * entries it conflicts with, not for whole groups before it. */
 extern struct starpu_codelet tq_cl_chain;
 
 #ifdef __cplusplus

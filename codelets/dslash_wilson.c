@@ -142,8 +142,10 @@ static void dslash_wilson_interior_cpu(void *buffers[], void *cl_arg)
     }
     if (a->epi.guard > 0 && tq_epilogue_frozen(&a->epi, (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_guard(a)])))
         return;
+    const tq_site_ranges r = tq_interior_ranges(a);
 #define INTERIOR(P, R, D)                                                                          \
-    for (int64_t s = 0; s < a->cb; s++) {                                                       \
+    for (int64_t i = 0; i < r.n[0] + r.n[1]; i++) {                                              \
+        const int64_t s = i < r.n[0] ? r.lo[0] + i : r.lo[1] + (i - r.n[0]);                      \
         if (P == 8) tq_dslash_wilson_interior_site(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->direct, TQ_EPI_NONE, NULL, NULL, NULL); \
         else tq_dslash_wilson_interior_site_f(a, in, gp, gq, x, k, out, s, P, R, D, a->clover, a->direct, TQ_EPI_NONE, NULL, NULL, NULL); \
     }

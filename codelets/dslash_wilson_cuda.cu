@@ -38,10 +38,11 @@ template <int PREC, int RECON, int DAG, int CLOVER, int DIRECT = 0>
 __global__ void __launch_bounds__(TQ_DSLASH_WILSON_THREADS, PREC == 2 ? (DIRECT ? TQ_HALF_DIRECT_MIN_BLOCKS : TQ_HALF_MIN_BLOCKS)
                                                           : PREC == 4 && DIRECT ? TQ_SINGLE_DIRECT_MIN_BLOCKS : 1)
 dslash_wilson_interior_kernel(tq_dslash_wilson_args a, const void *in, const void *gp, const void *gq,
-                       const void *x, const void *k, void *out, const double *go)
+                       const void *x, const void *k, void *out, const double *go, tq_site_ranges r)
 {
-    const int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (s >= a.cb || (go && *go == 0.0)) return;   /* go: a solver's guard, shut */
+    const int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= r.n[0] + r.n[1] || (go && *go == 0.0)) return;   /* go: a solver's guard, shut */
+    const int64_t s = i < r.n[0] ? r.lo[0] + i : r.lo[1] + (i - r.n[0]);   /* tq_interior_ranges */
     if constexpr (PREC == 8) tq_dslash_wilson_interior_site(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, TQ_EPI_NONE, NULL, NULL, NULL);
     else tq_dslash_wilson_interior_site_f(&a, in, gp, gq, x, k, out, s, PREC, RECON, DAG, CLOVER, DIRECT, TQ_EPI_NONE, NULL, NULL, NULL);
 }
@@ -417,11 +418,13 @@ extern "C" void tq_dslash_wilson_interior_cuda(void *buffers[], void *cl_arg)
         interior_epilogue_cuda(buffers, a, in, gp, gq, x, k, out, stream);
         return;
     }
-    if (a->cb == 0) return;
+    const tq_site_ranges r = tq_interior_ranges(a);
+    const int64_t n = r.n[0] + r.n[1];
+    if (n == 0) return;
     /* a solver's guarded application: the kernel reads the guard and does nothing when shut */
     const double *go = a->epi.guard > 0 ? (const double *)STARPU_VECTOR_GET_PTR(buffers[tq_dslash_wilson_buf_guard(a)]) + a->epi.guard - 1
                                         : NULL;
-#define LAUNCH_D(P, R, D, C, DI) dslash_wilson_interior_kernel<P, R, D, C, DI><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go)
+#define LAUNCH_D(P, R, D, C, DI) dslash_wilson_interior_kernel<P, R, D, C, DI><<<grid_for(n), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, k, out, go, r)
 #define LAUNCH_K(P, R, D, C) do { if (a->direct) LAUNCH_D(P, R, D, C, 1); else LAUNCH_D(P, R, D, C, 0); } while (0)
 #define LAUNCH(P, R, D) do { if (a->clover) LAUNCH_K(P, R, D, 1); else LAUNCH_K(P, R, D, 0); } while (0)
     TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);
@@ -556,7 +559,8 @@ extern "C" int tq_dslash_wilson_interior_bare_cuda(const tq_dslash_wilson_args *
     if (err != cudaSuccess) return (int)err;
     cudaEventCreate(&t0);
     cudaEventCreate(&t1);
-#define LAUNCH(P, R, D) dslash_wilson_interior_kernel<P, R, D, 0><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, NULL, out, NULL)
+    const tq_site_ranges r = {{0, 0}, {a->cb, 0}};
+#define LAUNCH(P, R, D) dslash_wilson_interior_kernel<P, R, D, 0><<<grid_for(a->cb), TQ_DSLASH_WILSON_THREADS, 0, stream>>>(*a, in, gp, gq, x, NULL, out, NULL, r)
     for (int it = 0; it < 3; it++) TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);   /* warm-up */
     cudaEventRecord(t0, stream);
     for (int it = 0; it < niter; it++) TQ_DSLASH_WILSON_DISPATCH(a->L_in.prec, a->recon, a->dagger, LAUNCH);

@@ -28,6 +28,8 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     /* in place, a partial needs the entries (the face sites' part), and only it has them */
     if (epi && a->direct && tq_epilogue_partial(&a->epi) != (a->epi.entries != 0)) return -EINVAL;
     if (epi && a->epi.entries && (!a->direct || !e->entries)) return -EINVAL;
+    const int split = a->split[0] || a->split[1] || a->split[2] || a->split[3];
+    if (a->band && (epi || a->direct || !split)) return -EINVAL;   /* a band only of a plain split interior */
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;
@@ -51,7 +53,10 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     /* a split block's interior skips the sites on its split faces (unless it reads the
      * neighbours in place): the exterior writes those, side by side with it */
     tq_task_options o = *opt;
-    o.part = !a->direct && (a->split[0] || a->split[1] || a->split[2] || a->split[3]) ? TQ_PART_INSIDE : TQ_PART_ALL;
+    o.part = a->band == TQ_BAND_DEEP ? TQ_PART_DEEP : a->band == TQ_BAND_RIM ? TQ_PART_RIM
+           : !a->direct && split ? TQ_PART_INSIDE : TQ_PART_ALL;
+    /* the deep band's neighbours are all inside: it needs none of an exterior's sites */
+    o.read_part = a->band == TQ_BAND_DEEP ? TQ_PART_INSIDE : TQ_PART_ALL;
     /* an epilogue's reduction gates the solver's next step */
     return tq_task_submit_descr(&o, &tq_cl_dslash_wilson_interior, a, sizeof *a, d, n, epi ? STARPU_MAX_PRIO : STARPU_DEFAULT_PRIO);
 }

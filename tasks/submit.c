@@ -479,7 +479,7 @@ typedef struct {
     size_t asize;
     int nbuf, first;   /* its buffers: map[first .. first + nbuf - 1] */
     int priority;      /* the recorded task's: a GPU runs the higher ones of a group first */
-    int part;          /* the recorded task's tq_task_options.part */
+    int part, read_part;   /* the recorded task's tq_task_options.part and read_part */
 } chain_entry;
 
 typedef struct {
@@ -500,7 +500,7 @@ typedef struct {
     struct starpu_codelet *cl;
     void *arg;
     size_t asize;
-    int nbuf, first, priority, worker, part;
+    int nbuf, first, priority, worker, part, read_part;
     tq_where where;
     int alone;   /* goes as a task of its own (too many buffers, or placed by the scheduler) */
 } recorded_task;
@@ -632,6 +632,7 @@ static tq_chain_head *builder_segment(const chain_builder *c, const int16_t *rem
         op[i].map_offset = (uint16_t)t->first;
         op[i].priority = t->priority;
         op[i].part = (uint8_t)t->part;
+        op[i].read_part = (uint8_t)t->read_part;
         op[i].arg_offset = t->asize ? (uint32_t)at : 0;
         if (t->asize) memcpy(blob + at, t->arg, t->asize);
         at += (t->asize + align - 1) / align * align;
@@ -760,7 +761,7 @@ static int builder_add(chain_builder *c, recorded_task *t)
         c->map[c->nmap + i] = (int16_t)idx[i];
         c->writes[c->nmap + i] = d[i].mode == STARPU_SCRATCH ? TQ_CHAIN_WRITES_SCRATCH : (d[i].mode & STARPU_W) ? 1 : 0;
     }
-    c->task[c->ntasks++] = (chain_entry){t->cl, t->arg, t->asize, n, c->nmap, t->priority, t->part};
+    c->task[c->ntasks++] = (chain_entry){t->cl, t->arg, t->asize, n, c->nmap, t->priority, t->part, t->read_part};
     t->arg = NULL;
     c->nmap += n;
     if (c->ntasks == 1 || t->priority > c->priority) c->priority = t->priority;
@@ -1061,7 +1062,8 @@ static int record_task(const tq_task_options *opt, struct starpu_codelet *cl, co
         memcpy(copy, arg, asize);
     }
     memcpy(rec.buf + rec.nbuf, d, (size_t)n * sizeof *d);
-    rec.task[rec.ntasks++] = (recorded_task){cl, copy, asize, n, rec.nbuf, priority, opt->worker, opt->part, opt->where, alone};
+    rec.task[rec.ntasks++] = (recorded_task){cl, copy, asize, n, rec.nbuf, priority, opt->worker, opt->part, opt->read_part,
+                                                 opt->where, alone};
     rec.nbuf += n;
     return 0;
 }

@@ -18,14 +18,20 @@ typedef struct tq_task_options {
                          programs) */
     uint64_t ranks;   /* the ranks of its data, a bit per rank (a lattice over a group of
                          ranks: the group's); 0: every rank */
-    int part;         /* the sites of the buffers it writes: 0 all, else a tq_task_part
+    int part;         /* the sites of the buffers it writes: 0 all, else tq_task_part bits
                          (set by the insert functions): in a chain on a GPU, two tasks
-                         writing different parts of one buffer run side by side */
+                         writing disjoint parts of one buffer run side by side */
+    int read_part;    /* the sites of the buffers it only reads, likewise (0 all): a task
+                         reading a part another writes none of need not wait for it */
 } tq_task_options;
 
-/* Parts of a block's sites a stencil task writes (tq_task_options.part): a split block's
- * interior task writes the sites off its split faces, its exterior task those on them. */
-typedef enum { TQ_PART_ALL = 0, TQ_PART_INSIDE = 1, TQ_PART_FACES = 2 } tq_task_part;
+/* Parts of a block's sites (tq_task_options.part, read_part; bits, 0 meaning all): a split
+ * block's interior task writes the sites off its split faces, its exterior task those on
+ * them; an interior in two bands (kernels/dslash_wilson_site.h, tq_interior_band) writes
+ * the deep sites, reading only the inside of its input, and then the rim. */
+typedef enum {
+    TQ_PART_ALL = 0, TQ_PART_DEEP = 1, TQ_PART_RIM = 2, TQ_PART_INSIDE = 3, TQ_PART_FACES = 4
+} tq_task_part;
 
 /* Ranks: every rank submits every task, in the same order, with the same options, and
  * tq_task_submit_descr runs a task only on opt->rank (all ranks for -1). Before it, the
@@ -181,7 +187,8 @@ typedef struct tq_epilogue_handles {
  * for TQ_EPI_AXPY_NORM2 (read-write). Without an epilogue but with a->epi.guard > 0 the
  * solver scalars e->scalars (R): the task does nothing when its guard is shut. With
  * a->direct, the nnbr (3 per split direction, at most 12) neighbour handles nbr after all
- * those (R). */
+ * those (R). a->band (a split block through faces, no epilogue): only that band's sites,
+ * writing part TQ_PART_DEEP (reading only TQ_PART_INSIDE) or TQ_PART_RIM. */
 int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_wilson_args *a, starpu_data_handle_t in,
                             starpu_data_handle_t gp, starpu_data_handle_t gq,
                             starpu_data_handle_t out, starpu_data_handle_t x, starpu_data_handle_t K,

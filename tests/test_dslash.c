@@ -9,6 +9,8 @@
 #include "tq_test.h"
 #include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
+#include "core/stencil.h"           /* tq_internal_force_bands, tq_internal_stencil_banded */
+#include "dirac/dirac_internal.h"   /* tq_internal_force_faces */
 
 #include <math.h>
 #include <stdio.h>
@@ -164,6 +166,81 @@ static void test_decomposition(const int dims[4], const tq_host_gauge *hg, const
         free(first);
         free(out);
     }
+}
+
+/* M_pc's second hop in two bands (core/stencil.h, TQ_STENCIL_BANDS: the deep sites, then the
+ * rim) against one interior task: the same bits, through faces, for every precision, dagger,
+ * Wilson and clover, on blocks split in t only (a band is whole t planes) and in z and t
+ * (the rim also has sites inside the t planes), each split extent 6 (the deep band two
+ * planes). STEPS applications in a row (each one's output the next one's input): on a GPU
+ * the chain runs the bands, exteriors and the next application's packs on several streams,
+ * and a missing wait between them would show as other bits. The bands must have been used. */
+#ifdef TQ_TEST_CUDA
+enum { BAND_STEPS = 8, BAND_XY = 16 };
+#else
+enum { BAND_STEPS = 2, BAND_XY = 4 };
+#endif
+static void test_bands(void)
+{
+    const int dims[4] = {BAND_XY, BAND_XY, 12, 12};
+    static const int blocks[2][4] = {{BAND_XY, BAND_XY, 12, 6}, {BAND_XY, BAND_XY, 6, 6}};
+    const int64_t vol = ref_volume(dims), n = 24 * vol;
+    tq_host_gauge hg;
+    CHECK_OK(tq_host_gauge_alloc(&hg, dims));
+    CHECK_OK(tq_host_gauge_random(&hg, 99));
+    double *psi = malloc(n * sizeof *psi), *out[2] = {calloc(n, sizeof(double)), calloc(n, sizeof(double))};   /* odd sites stay 0 */
+    ref_spinor_random(psi, vol, 17);
+    double *poison = malloc(n * sizeof *poison);
+    for (int64_t i = 0; i < n; i++) poison[i] = 7.0;
+    tq_internal_force_faces(1);
+    int cases = 0, same = 0;
+    for (int bl = 0; bl < 2; bl++)
+        for (int clover = 0; clover < 2; clover++)
+            for (int ip = 0; ip < 3; ip++) {
+                tq_dirac_params dp;
+                memset(&dp, 0, sizeof dp);
+                dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
+                dp.kappa = 0.12;
+                dp.csw = 1.1;
+                setup S;
+                if (setup_make_op(&S, dims, blocks[bl], &hg, precs[ip], TQ_RECON_12, dp.kappa, &dp) != 0) {
+                    setup_free(&S);
+                    continue;
+                }
+                tq_field *fi = spinor(&S, precs[ip], TQ_EVEN, psi);
+                for (int dagger = 0; dagger < 2; dagger++) {
+                    long used = 0;
+                    for (int bands = 0; bands < 2; bands++) {
+                        /* the outputs set to 7 everywhere first: a site left out keeps it */
+                        tq_field *fo = spinor(&S, precs[ip], TQ_EVEN, poison), *f2 = spinor(&S, precs[ip], TQ_EVEN, poison);
+                        tq_internal_force_bands(bands);
+                        const long before = tq_internal_stencil_banded();
+                        CHECK_OK(tq_dirac_matpc(S.dirac, fo, fi, TQ_EVEN, dagger));
+                        for (int k = 1; k < BAND_STEPS; k++)
+                            CHECK_OK(tq_dirac_matpc(S.dirac, k % 2 ? f2 : fo, k % 2 ? fo : f2, TQ_EVEN, dagger));
+                        CHECK_OK(tq_field_export(BAND_STEPS % 2 ? fo : f2, out[bands]));
+                        if (bands) used = tq_internal_stencil_banded() - before;
+                        tq_field_destroy(fo);
+                        tq_field_destroy(f2);
+                    }
+                    cases++;
+                    const int eq = memcmp(out[0], out[1], n * sizeof(double)) == 0;
+                    same += eq;
+                    CHECK(used > 0, "bands: blocks %dx%dx%dx%d: the interiors were not split", blocks[bl][0],
+                          blocks[bl][1], blocks[bl][2], blocks[bl][3]);
+                    CHECK(eq, "bands: %s %s dagger %d, blocks %dx%dx%dx%d: M_pc differs from one interior (error %.3g)",
+                          clover ? "clover" : "Wilson", tq_precision_name(precs[ip]), dagger, blocks[bl][0],
+                          blocks[bl][1], blocks[bl][2], blocks[bl][3], rel_err(out[1], out[0], dims, 0));
+                }
+                tq_field_destroy(fi);
+                setup_free(&S);
+            }
+    printf("  M_pc with the second hop's interior in two bands: %d of %d cases the same bits as one interior\n", same,
+           cases);
+    tq_internal_force_bands(-1);
+    tq_internal_force_faces(-1);
+    free(psi); free(poison); free(out[0]); free(out[1]);
+    tq_host_gauge_free(&hg);
 }
 
 /* gamma5 D gamma5 = D^dag and <chi, D psi> = <D^dag chi, psi>, through the library. */
@@ -334,6 +411,7 @@ int main(void)
     test_free_field(dims, split_all);
     test_free_field(dims, whole);
     test_errors(dims, &hg);
+    test_bands();
     tq_host_gauge_free(&hg);
     free(psi);
 

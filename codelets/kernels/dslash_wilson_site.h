@@ -58,6 +58,8 @@ typedef struct tq_dslash_wilson_args {
     int dagger;
     int recon;              /* gauge compression: 18, 12 or 8 */
     int split[4];           /* direction mu crosses blocks: hops out of the block use faces */
+    int band;               /* interior task of a split block: TQ_BAND_ALL (0), or the part of
+                               its sites it does (tq_interior_band); no epilogue then */
     double phase_lo[4];     /* boundary factor of hops leaving through the lower face in mu */
     double phase_hi[4];     /* ... and through the upper face (1 unless it is the global boundary) */
     double a;               /* out = a D in, or x + a D in when xpay */
@@ -273,6 +275,49 @@ TQ_HD int tq_face_entries_of(const tq_dslash_wilson_args *a, const int *x, int64
         base += 2 * fs;
     }
     return n;
+}
+
+/* Bands of a split block's interior (tq_dslash_wilson_args.band): the deep sites, at least
+ * two planes from every split face, read no face site, so a hop's deep band needs only the
+ * previous hop's interior, not its exterior, and can run beside that exterior; the rim is
+ * the rest of the interior (doc/design.md). */
+enum { TQ_BAND_ALL = 0, TQ_BAND_DEEP = 1, TQ_BAND_RIM = 2 };
+
+/* Site x's band, or 0 when it lies on a split face. */
+TQ_HD int tq_interior_band(const int *B, const int *split, const int *x)
+{
+    int band = TQ_BAND_DEEP;
+    TQ_UNROLL
+    for (int mu = 0; mu < 4; mu++) {
+        if (!split[mu]) continue;
+        const int d = x[mu] < B[mu] - 1 - x[mu] ? x[mu] : B[mu] - 1 - x[mu];
+        if (d == 0) return 0;
+        if (d == 1) band = TQ_BAND_RIM;
+    }
+    return band;
+}
+
+/* The site indices an interior loop or kernel covers: [lo[0], lo[0] + n[0]), then [lo[1],
+ * lo[1] + n[1]); the sites of them outside the task's part are skipped one by one. t
+ * varies slowest in the index, so in a block split in t these are whole t planes: the
+ * face planes are left out, and a band is the planes it lies in. */
+typedef struct tq_site_ranges { int64_t lo[2], n[2]; } tq_site_ranges;
+
+TQ_HD tq_site_ranges tq_interior_ranges(const tq_dslash_wilson_args *a)
+{
+    tq_site_ranges r = {{0, 0}, {a->cb, 0}};
+    const int T = a->B[3];
+    if (!a->split[3] || a->direct || T < 2) return r;
+    const int64_t plane = a->cb / T;
+    const int others = a->split[0] || a->split[1] || a->split[2];
+    if (a->band == TQ_BAND_DEEP) {
+        r.lo[0] = 2 * plane; r.n[0] = T >= 4 ? (T - 4) * plane : 0;
+    } else if (a->band == TQ_BAND_RIM && !others && T >= 4) {
+        r.lo[0] = plane; r.n[0] = plane; r.lo[1] = (T - 2) * plane; r.n[1] = plane;
+    } else {
+        r.lo[0] = plane; r.n[0] = (T - 2) * plane;
+    }
+    return r;
 }
 
 /* Whether site s (output parity) lies on a split face. */

@@ -358,8 +358,9 @@ TQ_HD void TQ_RF(tq_dslash_wilson_site)(const tq_dslash_wilson_args *a, const vo
     }
 }
 
-/* Interior: site s unless it lies on a split face (the exterior task does those; direct:
- * every site, a->nbr_in and a->nbr_g giving the neighbour blocks' data). With an
+/* Interior: site s unless it lies on a split face (the exterior task does those) or outside
+ * the task's band (a->band); direct: every site, a->nbr_in and a->nbr_g giving the
+ * neighbour blocks' data. With an
  * epilogue (epi, its coefficient ecoef (re, im), what it reads ef; only on unsplit blocks),
  * the site's contributions to the reductions are added to res. */
 TQ_HD void TQ_RF(tq_dslash_wilson_interior_site)(const tq_dslash_wilson_args *a, const void *in, const void *gp,
@@ -369,9 +370,10 @@ TQ_HD void TQ_RF(tq_dslash_wilson_interior_site)(const tq_dslash_wilson_args *a,
 {
     int x[4];
     tq_block_coords(a->B, a->parity, s, x);
-    TQ_UNROLL
-    for (int mu = 0; mu < 4; mu++)
-        if (a->split[mu] && !direct && (x[mu] == 0 || x[mu] == a->B[mu] - 1)) return;
+    if (!direct) {
+        const int band = tq_interior_band(a->B, a->split, x);
+        if (band == 0 || (a->band && band != a->band)) return;
+    }
     const void *const none[4][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
     TQ_RF(tq_dslash_wilson_site)(a, in, gp, gq, xb, kb, none, out, x, s, prec, recon, dagger, clover, direct, epi, ecoef, ef,
                                  res);

@@ -218,6 +218,11 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
 static long packs_ahead;   /* tq_internal_stencil_packs_ahead */
 long tq_internal_stencil_packs_ahead(void) { return __atomic_load_n(&packs_ahead, __ATOMIC_RELAXED); }
 
+static int bands_forced = -1;   /* tq_internal_force_bands */
+static long banded;             /* tq_internal_stencil_banded */
+void tq_internal_force_bands(int on) { __atomic_store_n(&bands_forced, on < 0 ? -1 : on ? 1 : 0, __ATOMIC_RELAXED); }
+long tq_internal_stencil_banded(void) { return __atomic_load_n(&banded, __ATOMIC_RELAXED); }
+
 /* The order of block b's peer faces in application n: as the writer of its own faces
  * (pack: wait until their readers are done with application n - 2, which used the same
  * set; then signal n + 1) or as the reader of its neighbours' (exterior: wait for n + 1,
@@ -285,6 +290,12 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
     if (ahead_off < 0) ahead_off = getenv("TQ_PACK_AHEAD") && getenv("TQ_PACK_AHEAD")[0] == '0';
     const int pack_next = peer && (ops->ahead & TQ_STENCIL_PACK_NEXT) && !ahead_off;
     const int packed = peer && (ops->ahead & TQ_STENCIL_PACKED);
+    int bands_mode = __atomic_load_n(&bands_forced, __ATOMIC_RELAXED);
+    if (bands_mode < 0) bands_mode = getenv("TQ_BANDS") && getenv("TQ_BANDS")[0] == '0' ? 0 : 2;
+    int bands = (ops->ahead & TQ_STENCIL_BANDS) && ops->interior_band && !direct && nf &&
+                (bands_mode == 1 || (bands_mode == 2 && peer));
+    for (int mu = 0; mu < 4; mu++)
+        if (st->split[mu] && st->lat->block[mu] < 6) bands = 0;   /* a deep band needs 2 planes */
     for (int mu = 0; mu < 4; mu++)
         if (st->split[mu]) dir_of_face[nd++] = mu, dir_of_face[nd++] = mu;
     /* faces first: they gate the neighbours' exterior work (unless the previous
@@ -321,7 +332,13 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
             if (st->split[mu])
                 nn += ops->neighbours(ctx, b, mu, tq_stencil_neighbour(st, b, mu, -1), tq_stencil_neighbour(st, b, mu, 1),
                                       nbr + nn);
-        ret = ops->interior(ctx, b, nbr, nn);
+        if (bands) {
+            __atomic_fetch_add(&banded, 1, __ATOMIC_RELAXED);
+            ret = ops->interior_band(ctx, b, TQ_BAND_DEEP);
+            if (!ret) ret = ops->interior_band(ctx, b, TQ_BAND_RIM);
+        } else {
+            ret = ops->interior(ctx, b, nbr, nn);
+        }
         if (ret || !nf || direct) continue;
         /* the faces this block reads: from the block below (its upper face) and from the
          * block above (its lower face), per split direction */

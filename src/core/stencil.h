@@ -92,8 +92,11 @@ typedef struct tq_stencil_ops {
      * ahead gives (as pack's sync) */
     int (*exterior)(void *ctx, int b, starpu_data_handle_t *from, int nfrom, const tq_face_sync *sync,
                     const tq_face_sync *ahead);
-    /* TQ_STENCIL_PACK_NEXT, TQ_STENCIL_PACKED or both (0: neither) */
+    /* TQ_STENCIL_PACK_NEXT, TQ_STENCIL_PACKED, TQ_STENCIL_BANDS (0: none) */
     unsigned ahead;
+    /* block b's interior in one band (TQ_BAND_DEEP or TQ_BAND_RIM of
+     * kernels/dslash_wilson_site.h); NULL: the operator has no bands */
+    int (*interior_band)(void *ctx, int b, int band);
 } tq_stencil_ops;
 /* Packing ahead (peer faces only): the caller's next application of this stencil reads what
  * this one writes, with the same pack (M_pc's second hop: its input is the first hop's
@@ -104,6 +107,18 @@ typedef struct tq_stencil_ops {
  * peer faces; the same blocks on every rank). TQ_PACK_AHEAD=0: never, for comparisons. */
 #define TQ_STENCIL_PACK_NEXT 1u
 #define TQ_STENCIL_PACKED 2u
+/* An interior in two bands (with peer faces, every split extent at least 6; through faces
+ * only, not in place): the deep
+ * sites, whose neighbours are all off the split faces, then the rim. The input of M_pc's
+ * second hop is the first hop's output: its deep band needs only the first hop's
+ * interior, so on a GPU it runs beside the first hop's exterior, which waits for the
+ * other GPUs' faces (codelets/chain.c; doc/design.md). The same bits: the sites are only
+ * partitioned. TQ_BANDS=0: never, for comparisons. */
+#define TQ_STENCIL_BANDS 4u
+/* Bands (tests): 1 wherever TQ_STENCIL_BANDS asks, peer faces or not; 0 never; -1 as the
+ * environment says. And the interiors submitted in bands so far. */
+void tq_internal_force_bands(int on);
+long tq_internal_stencil_banded(void);
 /* Exterior tasks submitted so far that pack ahead (the tests check that it happens). */
 long tq_internal_stencil_packs_ahead(void);
 #define TQ_STENCIL_MAX_NEIGHBOURS 16   /* in-place handles per direction and block, at most */

@@ -131,10 +131,11 @@ static void peer_partial_everywhere(const tq_dslash_wilson_args *a, const tq_epi
     if (a->psync.npeer && eh->partial) tq_task_data_on_every_rank(eh->partial);
 }
 
-static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
+/* Block b's interior task, or one band of it (band, TQ_STENCIL_BANDS: no epilogue). */
+static int interior_task(const hop_ctx *c, int b, int band, starpu_data_handle_t *nbr, int nnbr)
 {
-    const hop_ctx *c = (const hop_ctx *)ctx;
     hop_block h = block_operands(c, b);
+    h.a.band = band;
     h.a.epi.entries = (signed char)c->in_parts;   /* the face sites' results kept by entry */
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
@@ -145,6 +146,13 @@ static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
     peer_partial_everywhere(&h.a, &eh);
     return ret;
 }
+
+static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
+{
+    return interior_task((const hop_ctx *)ctx, b, TQ_BAND_ALL, nbr, nnbr);
+}
+
+static int hop_interior_band(void *ctx, int b, int band) { return interior_task((const hop_ctx *)ctx, b, band, NULL, 0); }
 
 /* Block b's exterior task: from the faces (from, sync), or after an interior in place with
  * a split epilogue (in_parts): the sum of the face sites' results the interior kept, the
@@ -218,7 +226,11 @@ tq_status tq_dslash_wilson_submit(const char *who, const tq_dirac *d, tq_field *
     /* packing the next hop ahead: only an exterior without a reduction's part (its kernel
      * is the plain one) */
     if (e && (e->args.kind != TQ_EPI_NONE || c.in_parts)) ahead &= ~TQ_STENCIL_PACK_NEXT;
-    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior, ahead};
+    /* the second hop's interior in two bands: only without a reduction (its sums would
+     * take a third part) */
+    if ((ahead & TQ_STENCIL_PACKED) && !(e && e->args.kind != TQ_EPI_NONE) && mode == TQ_STENCIL_FACES)
+        ahead |= TQ_STENCIL_BANDS;
+    const tq_stencil_ops ops = {hop_pack, hop_neighbours, hop_interior, hop_exterior, ahead, hop_interior_band};
     return tq_stencil_submit(&d->stencil, mode, &ops, &c, who);
 }
 
