@@ -30,6 +30,8 @@ int tq_task_dslash_wilson_interior(const tq_task_options *opt, const tq_dslash_w
     if (epi && a->epi.entries && (!a->direct || !e->entries)) return -EINVAL;
     const int split = a->split[0] || a->split[1] || a->split[2] || a->split[3];
     if (a->band && (epi || a->direct || !split)) return -EINVAL;   /* a band only of a plain split interior */
+    if (a->band_t[0] < 0 || a->band_t[1] > a->B[3] || (a->band_t[1] > a->band_t[0] && a->band != TQ_BAND_DEEP))
+        return -EINVAL;
     d[0].handle = in; d[0].mode = STARPU_R;
     d[1].handle = gp; d[1].mode = STARPU_R;
     d[2].handle = gq; d[2].mode = STARPU_R;

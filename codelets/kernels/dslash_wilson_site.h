@@ -60,6 +60,8 @@ typedef struct tq_dslash_wilson_args {
     int split[4];           /* direction mu crosses blocks: hops out of the block use faces */
     int band;               /* interior task of a split block: TQ_BAND_ALL (0), or the part of
                                its sites it does (tq_interior_band); no epilogue then */
+    int band_t[2];          /* a deep band's task: only its sites in the t planes [band_t[0],
+                               band_t[1]) (equal: all of them), a band in two tasks */
     double phase_lo[4];     /* boundary factor of hops leaving through the lower face in mu */
     double phase_hi[4];     /* ... and through the upper face (1 unless it is the global boundary) */
     double a;               /* out = a D in, or x + a D in when xpay */
@@ -307,8 +309,13 @@ TQ_HD tq_site_ranges tq_interior_ranges(const tq_dslash_wilson_args *a)
 {
     tq_site_ranges r = {{0, 0}, {a->cb, 0}};
     const int T = a->B[3];
-    if (!a->split[3] || a->direct || T < 2) return r;
+    if (a->direct || T < 2) return r;
     const int64_t plane = a->cb / T;
+    if (a->band == TQ_BAND_DEEP && a->band_t[1] > a->band_t[0]) {
+        r.lo[0] = a->band_t[0] * plane; r.n[0] = (a->band_t[1] - a->band_t[0]) * plane;
+        return r;
+    }
+    if (!a->split[3]) return r;
     const int others = a->split[0] || a->split[1] || a->split[2];
     if (a->band == TQ_BAND_DEEP) {
         r.lo[0] = 2 * plane; r.n[0] = T >= 4 ? (T - 4) * plane : 0;

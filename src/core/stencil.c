@@ -218,6 +218,22 @@ int tq_stencil_use_peer_faces(tq_stencil *st)
 static long packs_ahead;   /* tq_internal_stencil_packs_ahead */
 long tq_internal_stencil_packs_ahead(void) { return __atomic_load_n(&packs_ahead, __ATOMIC_RELAXED); }
 
+/* The t planes [*t0, *t1) of the deep band and where its first task ends (*mid; *t1: one
+ * task, the default). TQ_DEEP_EARLY=N: the first task N planes, so that the rim and the
+ * exterior, ready when the first hop's exterior ends, may start at the second task's start
+ * instead of after the whole band (a kernel of one wave holds every SM until it ends). On
+ * two H200 it did not pay: 32^4 M_pc 0.127-0.128 ms with one task, 0.129-0.132 with 4, 7 or
+ * 10 planes first; 32^3x64 0.202 against 0.203-0.215 (doc/performance.md). */
+static void deep_planes(const tq_stencil *st, int *t0, int *mid, int *t1)
+{
+    const int T = st->lat->block[3];
+    *t0 = st->split[3] ? 2 : 0;
+    *t1 = st->split[3] ? T - 2 : T;
+    const char *env = getenv("TQ_DEEP_EARLY");
+    const int early = env && *env ? atoi(env) : 0;
+    *mid = early <= 0 || early >= *t1 - *t0 ? *t1 : *t0 + early;
+}
+
 static int bands_forced = -1;   /* tq_internal_force_bands */
 static long banded;             /* tq_internal_stencil_banded */
 void tq_internal_force_bands(int on) { __atomic_store_n(&bands_forced, on < 0 ? -1 : on ? 1 : 0, __ATOMIC_RELAXED); }
@@ -332,10 +348,12 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
             if (st->split[mu])
                 nn += ops->neighbours(ctx, b, mu, tq_stencil_neighbour(st, b, mu, -1), tq_stencil_neighbour(st, b, mu, 1),
                                       nbr + nn);
+        int t0 = 0, mid = 0, t1 = 0;
         if (bands) {
             __atomic_fetch_add(&banded, 1, __ATOMIC_RELAXED);
-            ret = ops->interior_band(ctx, b, TQ_BAND_DEEP);
-            if (!ret) ret = ops->interior_band(ctx, b, TQ_BAND_RIM);
+            deep_planes(st, &t0, &mid, &t1);
+            ret = ops->interior_band(ctx, b, TQ_BAND_DEEP, t0, mid);
+            if (!ret) ret = ops->interior_band(ctx, b, TQ_BAND_RIM, 0, 0);
         } else {
             ret = ops->interior(ctx, b, nbr, nn);
         }
@@ -363,6 +381,7 @@ tq_status tq_stencil_submit(const tq_stencil *st, tq_stencil_mode mode, const tq
         }
         st->packed[b] = ahead_here ? n + 2 : 0;
         ret = ops->exterior(ctx, b, from, nf, has_peer ? &sync : NULL, ahead_here ? &ahead : NULL);
+        if (!ret && bands && mid < t1) ret = ops->interior_band(ctx, b, TQ_BAND_DEEP, mid, t1);
         /* faces from another owner or rank start towards this block's owner as soon as
          * they are packed, not when its exterior is let go after its interior (their
          * transfer would then stand between the two) */

@@ -95,8 +95,9 @@ typedef struct tq_stencil_ops {
     /* TQ_STENCIL_PACK_NEXT, TQ_STENCIL_PACKED, TQ_STENCIL_BANDS (0: none) */
     unsigned ahead;
     /* block b's interior in one band (TQ_BAND_DEEP or TQ_BAND_RIM of
-     * kernels/dslash_wilson_site.h); NULL: the operator has no bands */
-    int (*interior_band)(void *ctx, int b, int band);
+     * kernels/dslash_wilson_site.h), the deep one's sites in t planes [t0, t1) (equal: all
+     * of them); NULL: the operator has no bands */
+    int (*interior_band)(void *ctx, int b, int band, int t0, int t1);
 } tq_stencil_ops;
 /* Packing ahead (peer faces only): the caller's next application of this stencil reads what
  * this one writes, with the same pack (M_pc's second hop: its input is the first hop's
@@ -107,13 +108,14 @@ typedef struct tq_stencil_ops {
  * peer faces; the same blocks on every rank). TQ_PACK_AHEAD=0: never, for comparisons. */
 #define TQ_STENCIL_PACK_NEXT 1u
 #define TQ_STENCIL_PACKED 2u
-/* An interior in two bands (with peer faces, every split extent at least 6; through faces
- * only, not in place): the deep
- * sites, whose neighbours are all off the split faces, then the rim. The input of M_pc's
- * second hop is the first hop's output: its deep band needs only the first hop's
- * interior, so on a GPU it runs beside the first hop's exterior, which waits for the
- * other GPUs' faces (codelets/chain.c; doc/design.md). The same bits: the sites are only
- * partitioned. TQ_BANDS=0: never, for comparisons. */
+/* An interior in bands (with peer faces, every split extent at least 6; through faces
+ * only): the deep sites, whose neighbours are all off the split faces, then the rim. The
+ * input of M_pc's second hop is the first hop's output: its deep band needs only the
+ * first hop's interior, so on a GPU it runs beside the first hop's exterior, which waits
+ * for the other GPUs' faces; the rim and the exterior need that exterior
+ * (codelets/chain.c; doc/design.md). The same bits: the sites are only partitioned.
+ * TQ_BANDS=0: one interior task; TQ_DEEP_EARLY=N: the deep band as two tasks, N t planes
+ * and then, after the rim and the exterior, the rest (stencil.c, deep_planes). */
 #define TQ_STENCIL_BANDS 4u
 /* Bands (tests): 1 wherever TQ_STENCIL_BANDS asks, peer faces or not; 0 never; -1 as the
  * environment says. And the interiors submitted in bands so far. */

@@ -131,11 +131,14 @@ static void peer_partial_everywhere(const tq_dslash_wilson_args *a, const tq_epi
     if (a->psync.npeer && eh->partial) tq_task_data_on_every_rank(eh->partial);
 }
 
-/* Block b's interior task, or one band of it (band, TQ_STENCIL_BANDS: no epilogue). */
-static int interior_task(const hop_ctx *c, int b, int band, starpu_data_handle_t *nbr, int nnbr)
+/* Block b's interior task, or one band of it (band, TQ_STENCIL_BANDS: no epilogue; the
+ * deep band's t planes [t0, t1), all of them when equal). */
+static int interior_task(const hop_ctx *c, int b, int band, int t0, int t1, starpu_data_handle_t *nbr, int nnbr)
 {
     hop_block h = block_operands(c, b);
     h.a.band = band;
+    h.a.band_t[0] = t0;
+    h.a.band_t[1] = t1;
     h.a.epi.entries = (signed char)c->in_parts;   /* the face sites' results kept by entry */
     const tq_task_options opt = tq_internal_block_options(c->d->lat, b);
     const int q = 1 - c->parity;
@@ -149,10 +152,13 @@ static int interior_task(const hop_ctx *c, int b, int band, starpu_data_handle_t
 
 static int hop_interior(void *ctx, int b, starpu_data_handle_t *nbr, int nnbr)
 {
-    return interior_task((const hop_ctx *)ctx, b, TQ_BAND_ALL, nbr, nnbr);
+    return interior_task((const hop_ctx *)ctx, b, TQ_BAND_ALL, 0, 0, nbr, nnbr);
 }
 
-static int hop_interior_band(void *ctx, int b, int band) { return interior_task((const hop_ctx *)ctx, b, band, NULL, 0); }
+static int hop_interior_band(void *ctx, int b, int band, int t0, int t1)
+{
+    return interior_task((const hop_ctx *)ctx, b, band, t0, t1, NULL, 0);
+}
 
 /* Block b's exterior task: from the faces (from, sync), or after an interior in place with
  * a split epilogue (in_parts): the sum of the face sites' results the interior kept, the
