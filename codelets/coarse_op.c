@@ -7,7 +7,7 @@
  *   exterior:  the same with out (RW), then the faces read (R) x nfaces less the peer faces
  *   hat:       links of one parity (R), the even-odd form's links of that parity (W)
  * (the argument's nfaces: a codelet may run inside a chain task, whose buffers are more).
- * CUDA versions: codelets/mg_cuda.cu (hat for n <= TQ_COARSE_HAT_GPU_MAX_N). */
+ * CUDA versions: codelets/mg_cuda.cu (hat where tq_coarse_hat_fits_gpus). */
 #include "config.h"
 #include "tq_codelets.h"
 #include "kernels/coarse_op_site.h"
@@ -66,6 +66,14 @@ static void hat_cpu(void *buffers[], void *cl_arg)
 static struct starpu_perfmodel pack_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_pack_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel interior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_interior_v1", .footprint = tq_footprint_bytes};
 static struct starpu_perfmodel exterior_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_exterior_v1", .footprint = tq_footprint_bytes};
+
+#ifndef TQ_HAVE_CUDA
+int tq_coarse_hat_fits_gpus(int n)
+{
+    (void)n;
+    return 0;
+}
+#endif
 
 static struct starpu_perfmodel hat_model = {.type = STARPU_HISTORY_BASED, .symbol = "tq_coarse_hat_v1", .footprint = tq_footprint_bytes};
 

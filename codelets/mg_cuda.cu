@@ -352,9 +352,11 @@ static void coarse_launch(const tq_coarse_args *a, const void *in_same, const vo
 /* The even-odd form's links of one site per thread block (tq_coarse_hat_site's arithmetic,
  * the block's threads sharing each step): X of the site and the identity in shared memory,
  * Gauss-Jordan elimination with partial pivoting (the pivot the first largest |x_ik|, as on
- * the CPU; each row update's factors read before the rows change), then hat_m = X^-1 Y_m
- * (m = 0: the identity), each entry summed over k in order. A singular X gives NaN links,
- * as on the CPU. Links single or double. */
+ * the CPU; each row update's factors, a column of n, read before the rows change), then
+ * hat_m = X^-1 Y_m (m = 0: the identity), each entry summed over k in order, Y_m staged
+ * where X was (eliminated by then): 4 n^2 + 2 n doubles, so n = 84 (42 null vectors) fits
+ * an H100's or H200's 227 KB. A singular X gives NaN links, as on the CPU. Links single or
+ * double. */
 #define HAT_THREADS 256
 __global__ void __launch_bounds__(HAT_THREADS) coarse_hat_kernel(tq_coarse_args a, const void *links, void *hat)
 {
@@ -362,7 +364,7 @@ __global__ void __launch_bounds__(HAT_THREADS) coarse_hat_kernel(tq_coarse_args 
     __shared__ int pivot_row, singular;
     __shared__ double pivot_norm;
     const int n = a.n, per_row = n / 12, t = threadIdx.x, lane = t & 31;
-    double *x = staged, *inv = x + 2 * n * n, *y = inv + 2 * n * n;
+    double *x = staged, *inv = x + 2 * n * n, *factor = inv + 2 * n * n, *y = x;
     const int64_t s = blockIdx.x;
     for (int q = t; q < n * per_row; q += blockDim.x) {
         double v[24];
@@ -408,11 +410,11 @@ __global__ void __launch_bounds__(HAT_THREADS) coarse_hat_kernel(tq_coarse_args 
             e[0] = er, e[1] = ei, f[0] = fr, f[1] = fi;
         }
         for (int i = t; i < n; i += blockDim.x)   /* the factors (row k's own is not used: row k is being scaled) */
-            if (i != k) y[2 * i] = x[2 * (i * n + k)], y[2 * i + 1] = x[2 * (i * n + k) + 1];
+            if (i != k) factor[2 * i] = x[2 * (i * n + k)], factor[2 * i + 1] = x[2 * (i * n + k) + 1];
         __syncthreads();
         for (int q = t; q < n * n; q += blockDim.x) {   /* row i -= x_ik row k */
             const int i = q / n, j = q % n;
-            const double cr = y[2 * i], ci = y[2 * i + 1];
+            const double cr = factor[2 * i], ci = factor[2 * i + 1];
             if (i == k || (cr == 0 && ci == 0)) continue;
             const double *e = x + 2 * (k * n + j), *f = inv + 2 * (k * n + j);
             x[2 * (i * n + j)] -= cr * e[0] - ci * e[1];
@@ -450,8 +452,27 @@ __global__ void __launch_bounds__(HAT_THREADS) coarse_hat_kernel(tq_coarse_args 
     }
 }
 
-/* Shared memory of coarse_hat_kernel: X, its inverse and one Y_m, n x n complex each. */
-static size_t hat_shared_bytes(int n) { return sizeof(double) * 6 * (size_t)n * (size_t)n; }
+/* Shared memory of coarse_hat_kernel: X (then one Y_m) and its inverse, n x n complex
+ * each, and a column of factors; with its static shared variables, at most `most` bytes. */
+static size_t hat_shared_bytes(int n) { return sizeof(double) * (4 * (size_t)n * (size_t)n + 2 * (size_t)n); }
+static int hat_fits(int n, int most) { return hat_shared_bytes(n) + 2 * sizeof(int) + sizeof(double) <= (size_t)most; }
+
+extern "C" int tq_coarse_hat_fits_gpus(int n)
+{
+    static int least = -1;   /* the smallest opt-in shared memory per thread block of the GPUs */
+    if (least < 0) {
+        int count = 0, found = 0;
+        if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+        for (int d = 0; d < count; d++) {
+            int most = 0;
+            if (cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, d) != cudaSuccess) most = 0;
+            found = d == 0 || most < found ? most : found;
+        }
+        cudaGetLastError();   /* no device is not an error here */
+        least = found;
+    }
+    return hat_fits(n, least);
+}
 
 extern "C" void tq_coarse_hat_cuda(void *buffers[], void *cl_arg)
 {
@@ -460,7 +481,7 @@ extern "C" void tq_coarse_hat_cuda(void *buffers[], void *cl_arg)
     int dev = 0, most = 0;
     cudaGetDevice(&dev);
     cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    if (smem > (size_t)most || a->L_links.prec == 2) {   /* the host sends only what fits (tq_mg_coarse_op_prepare_eo) */
+    if (!hat_fits(a->n, most) || a->L_links.prec == 2) {   /* the host sends only what fits (tq_mg_coarse_op_prepare_eo) */
         fprintf(stderr, "taskqcd: the even-odd coarse links of %d complex per site do not fit a GPU's thread block\n", a->n);
         /* NaN links (all bits set): the solves that use them fail with a breakdown, as after a singular X */
         const cudaError_t err = cudaMemsetAsync(PTR(1), 0xff, (size_t)tq_layout_bytes(&a->L_links), tq_cuda_stream());

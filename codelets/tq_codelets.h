@@ -116,6 +116,10 @@ extern struct starpu_codelet tq_cl_mg_orthonormalise;
 /* Multigrid coarse operator of one block and parity: pack, interior, exterior, and the
  * even-odd form's links (hat) (codelets/coarse_op.c documents the buffers). */
 extern struct starpu_codelet tq_cl_coarse_hat;
+/* Whether every GPU of this process can make the even-odd links of n complex per coarse
+ * site (one site's matrices in a thread block's shared memory: n = 84 on H100 and H200);
+ * 0 without GPUs. Where not, the hat task goes to CPU workers. */
+int tq_coarse_hat_fits_gpus(int n);
 extern struct starpu_codelet tq_cl_coarse_pack;
 extern struct starpu_codelet tq_cl_coarse_interior;
 extern struct starpu_codelet tq_cl_coarse_exterior;

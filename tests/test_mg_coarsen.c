@@ -64,6 +64,37 @@ static void check_hat(tq_mg_coarse_op *op)
     free(H);
 }
 
+/* The even-odd links of large coarse sites (n 72, 84, 96: 36, 42, 48 null vectors) from
+ * random links whose X is diagonally dominant: X hat_m = Y_m at every site (check_hat). On
+ * GPUs the sites whose matrices fit a thread block's shared memory are made there (84 on
+ * H100 and H200), the others on CPU workers. */
+static void check_hat_sizes(void)
+{
+    static const int dims[4] = {2, 2, 2, 4};
+    static const int sizes[3] = {72, 84, 96};
+    for (int k = 0; k < 3; k++) {
+        const int n = sizes[k];
+        tq_lattice *lat = tq_test_lattice(dims, NULL);
+        tq_mg_coarse_op *op = NULL;
+        if (lat) CHECK_OK(tq_mg_coarse_op_create("test", lat, n, TQ_DOUBLE, TQ_DOUBLE, &op));
+        if (!op) { tq_lattice_destroy(lat); continue; }
+        const int64_t per_site = 2 * 9 * (int64_t)n * n, nr = lat->local_volume * per_site;
+        double *L = malloc(sizeof(double) * (size_t)nr);
+        if (!L) { CHECK(0, "out of memory"); tq_mg_coarse_op_destroy(op); tq_lattice_destroy(lat); continue; }
+        for (int64_t i = 0; i < nr; i++) L[i] = 0.5 * urand();
+        for (int64_t s = 0; s < lat->local_volume; s++)
+            for (int i = 0; i < n; i++) L[s * per_site + 2 * (i * n + i)] += n + 1;   /* X dominated by its diagonal */
+        CHECK_OK(tq_field_import(op->links, L));
+        printf("  even-odd links of %d complex per site (%s)\n", n,
+               tq_coarse_hat_fits_gpus(n) ? "fits a GPU thread block" : "on CPU workers");
+        CHECK_OK(tq_mg_coarse_op_prepare_eo(op));
+        if (op->hat) check_hat(op);
+        free(L);
+        tq_mg_coarse_op_destroy(op);
+        tq_lattice_destroy(lat);
+    }
+}
+
 /* D_c x = c by GCR and BiCGstab on the coarse level (tq_mg_coarse_solve), and by GCR on the
  * even-odd Schur complement (tq_mg_level_solve_eo, in fewer iterations than on D_c): the
  * true residual |c - D_c x| / |c| below 1e-9. hc: c on the host; dx, h: work (ncr reals). */
@@ -399,6 +430,7 @@ int main(void)
     const int fb[2][4] = {{8, 4, 4, 8}, {4, 4, 4, 4}};
     for (int cl = 0; cl < 2; cl++)
         for (int b = 0; b < 2; b++) check_fine_op(d, fb[b], cl);
+    check_hat_sizes();
     printf("errors:\n");
     check_errors();
     tq_finalize();

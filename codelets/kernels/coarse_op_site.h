@@ -21,9 +21,6 @@
 #include <stdint.h>
 
 #define TQ_COARSE_MAX_N 128   /* complex per coarse site: 2 x TQ_MG_MAX_NVEC */
-/* The largest n whose even-odd links a GPU makes (codelets/mg_cuda.cu: three n x n complex
- * matrices in one thread block's shared memory, 110 KB at 48); larger ones on CPU workers. */
-#define TQ_COARSE_HAT_GPU_MAX_N 48
 
 typedef struct tq_coarse_args {
     int B[4], split[4];

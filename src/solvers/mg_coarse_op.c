@@ -195,9 +195,9 @@ tq_status tq_mg_coarse_op_prepare_eo(tq_mg_coarse_op *op)
     TQ_CHECK(tq_field_create(op->lat, &op->links->p, &op->hat));
     tq_coarse_args a = coarse_base(op, op->links, op->links, op->links);
     for (int b = 0; b < op->lat->nblocks; b++) {
-        /* where the level runs; on CPU workers when a site's three n x n matrices would not
-         * fit a GPU thread block's shared memory (codelets/mg_cuda.cu) */
-        const tq_task_options o = op->n <= TQ_COARSE_HAT_GPU_MAX_N ? tq_mg_cycle_options(op->lat, b) : tq_mg_block_options(op->lat, b);
+        /* where the level runs; on CPU workers when a site's matrices would not fit a GPU
+         * thread block's shared memory (codelets/mg_cuda.cu) */
+        const tq_task_options o = tq_coarse_hat_fits_gpus(op->n) ? tq_mg_cycle_options(op->lat, b) : tq_mg_block_options(op->lat, b);
         for (int p = 0; p < 2; p++) {
             a.parity = p;
             const int rc = tq_task_coarse_hat(&o, &a, tq_field_handle(op->links, b, p), tq_field_handle(op->hat, b, p));
