@@ -43,6 +43,17 @@ typedef struct setup {
     double bc[4];
 } setup;
 
+/* The Wilson (clover 0) or clover operator's parameters. */
+static inline tq_dirac_params wilson_or_clover(int clover, double kappa, double csw)
+{
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
+    dp.kappa = kappa;
+    dp.csw = csw;
+    return dp;
+}
+
 /* Lattice, gauge field (imported from hg) and the operator dp (NULL: Wilson with kappa). */
 static inline int setup_make_op(setup *S, const int dims[4], const int *block, const tq_host_gauge *hg,
                          tq_precision prec, tq_recon recon, double kappa, const tq_dirac_params *op)

@@ -199,11 +199,7 @@ static void test_bands(void)
     for (int bl = 0; bl < 2; bl++)
         for (int clover = 0; clover < 2; clover++)
             for (int ip = 0; ip < 3; ip++) {
-                tq_dirac_params dp;
-                memset(&dp, 0, sizeof dp);
-                dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
-                dp.kappa = 0.12;
-                dp.csw = 1.1;
+                const tq_dirac_params dp = wilson_or_clover(clover, 0.12, 1.1);
                 setup S;
                 if (setup_make_op(&S, dims, blocks[bl], &hg, precs[ip], TQ_RECON_12, dp.kappa, &dp) != 0) {
                     setup_free(&S);

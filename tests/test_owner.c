@@ -33,11 +33,7 @@ static void run_all(const tq_host_gauge *hg, const double *src, results *r, cons
 {
     const int dims[4] = {8, 8, 8, 8};
     for (int clover = 0; clover < 2; clover++) {
-        tq_dirac_params dp;
-        memset(&dp, 0, sizeof dp);
-        dp.type = clover ? TQ_DSLASH_CLOVER : TQ_DSLASH_WILSON;
-        dp.kappa = 0.12;
-        dp.csw = 1.0;
+        const tq_dirac_params dp = wilson_or_clover(clover, 0.12, 1.0);
         setup S;
         if (setup_make_op(&S, dims, block, hg, TQ_DOUBLE, TQ_RECON_12, 0.12, &dp)) return;
         tq_field *in = spinor(&S, TQ_DOUBLE, TQ_EVEN, src), *out = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL);
