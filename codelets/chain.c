@@ -44,9 +44,9 @@ static void run_entry(const tq_chain_op *op, const int16_t *map, void *buffers[]
  * joined back to it at the segment's end with events, so the chain stays one ordered piece
  * of the worker's stream for StarPU; in between, an entry waits with an event for each
  * stream that holds an earlier entry it conflicts with (TQ_CHAIN_JOIN=1: for every entry
- * of the groups before, as until 2026-11-30). The urgent stream has the GPU's highest priority: a group's packs go there,
- * so that their few thread blocks are not queued behind an interior kernel's waves while
- * another GPU waits for the face they write. */
+ * of the groups before, as until 2026-11-30). The urgent stream has the GPU's highest
+ * priority: a group's packs go there, so that their few thread blocks are not queued
+ * behind an interior kernel's waves while another GPU waits for the face they write. */
 enum { SIDE_STREAMS = 7 };
 /* The streams an entry may go to, by number: the worker's, the side streams, the urgent one. */
 enum { STREAM_MAIN = 0, STREAM_URGENT = SIDE_STREAMS + 1, NSTREAMS = SIDE_STREAMS + 2 };
