@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Summary of a GPU timeline recorded by bench/cupti_trace.c (TQ_CUPTI_TRACE file).
 
-Usage: python3 bench/gpu-timeline.py TRACE [--last FRACTION | --first SECONDS] [--png OUT.png --span US]
+Usage: python3 bench/gpu-timeline.py TRACE [--last FRACTION | --first SECONDS] [--png OUT.png --span US] [--list N]
 The window is the last FRACTION (default 0.5) of the GPU activity, past warm-up, or with
 --first its first SECONDS (a run's start: a multigrid set-up, say). Prints,
 per GPU: busy time (union of kernels, copies and memsets), idle gaps (count, median, sum);
 per kernel name: count, mean and median duration; per host thread: time inside CUDA runtime
 calls and the calls' counts and mean durations. With --png, draws the last SPAN us (default
-1000) as one row per GPU stream."""
+1000) as one row per GPU stream. With --list, prints N consecutive kernels of each GPU from
+the middle of the window, each with its stream, start and end (us from the first) and
+duration: where one operator application's kernels lie against each other."""
 import csv
 import statistics
 import sys
@@ -33,6 +35,9 @@ def main():
         i = args.index("--png"); png = args[i + 1]; del args[i:i + 2]
     if "--span" in args:
         i = args.index("--span"); span = float(args[i + 1]); del args[i:i + 2]
+    listed = 0
+    if "--list" in args:
+        i = args.index("--list"); listed = int(args[i + 1]); del args[i:i + 2]
     with open(args[0]) as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     for r in rows:
@@ -93,6 +98,13 @@ def main():
             calls[(r["stream"], r["name"])].append(r["end"] - r["start"])
         for (thr, name), d in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:24]:
             print(f"{thr:>10s} {name:40s} {len(d):7d} {statistics.mean(d):8.2f} {sum(d) / 1e3:8.3f}")
+    for dev in sorted({r["device"] for r in win}, key=int) if listed else []:
+        kern = sorted((r for r in win if r["device"] == dev and r["kind"] == "kernel"), key=lambda r: r["start"])
+        part = kern[len(kern) // 2:len(kern) // 2 + listed]
+        print(f"GPU {dev}: {len(part)} kernels from the middle of the window (us from the first)")
+        for r in part:
+            print(f"  stream {r['stream']:>6s} {r['start'] - part[0]['start']:8.1f} - {r['end'] - part[0]['start']:8.1f}"
+                  f" ({r['end'] - r['start']:6.1f})  {short(r['name'])}")
     if not png:
         return
     import matplotlib
