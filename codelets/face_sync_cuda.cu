@@ -45,11 +45,54 @@ static void report(CUresult r)
     if (r != CUDA_SUCCESS) STARPU_CUDA_REPORT_ERROR((cudaError_t)r);
 }
 
-/* The memory operations ops[0..n) on the calling codelet's stream, in order: one batch. */
+/* Where a codelet's signals go: a stream of their own beside the codelet's stream, after
+ * an event at the point of the codelet's stream where they were asked for, so that the
+ * other GPU hears as soon as the data is there and what follows on the codelet's stream (a
+ * chain's next entries and joins) does not queue behind the write and its fence (32^4 M_pc
+ * on two H200: 0.119-0.121 ms against 0.125-0.127; doc/performance.md). One signal stream
+ * per codelet stream: signals from different streams must not queue behind each other (one
+ * stream for all of a worker's hung the staggered multi-shift solve on two GPUs: a signal
+ * waited behind one whose kernel waited for the other GPU, which waited for the first). The
+ * event orders the write after the kernel, whose memory writes it then covers.
+ * TQ_SIGNAL_APART=0: on the codelet's stream (comparisons); so too past SIGNAL_STREAMS
+ * codelet streams on one worker. */
+enum { SIGNAL_STREAMS = 16 };
+static CUstream signal_stream(CUstream stream)
+{
+    static thread_local int state;   /* 0 not yet known, 1 apart, -1 on the codelet's stream */
+    static thread_local int n;
+    static thread_local struct { CUstream of; cudaStream_t apart; cudaEvent_t at; } pair[SIGNAL_STREAMS];
+    if (!state) {
+        const char *env = getenv("TQ_SIGNAL_APART");
+        state = env && env[0] == '0' ? -1 : 1;
+    }
+    if (state < 0) return stream;
+    int k = 0;
+    while (k < n && pair[k].of != stream) k++;
+    if (k == n) {
+        if (n == SIGNAL_STREAMS) return stream;
+        if (cudaStreamCreateWithFlags(&pair[k].apart, cudaStreamNonBlocking) != cudaSuccess) return stream;
+        if (cudaEventCreateWithFlags(&pair[k].at, cudaEventDisableTiming) != cudaSuccess) {
+            cudaStreamDestroy(pair[k].apart);
+            return stream;
+        }
+        pair[k].of = stream;
+        n++;
+    }
+    cudaEventRecord(pair[k].at, (cudaStream_t)stream);
+    cudaStreamWaitEvent(pair[k].apart, pair[k].at, 0);
+    return (CUstream)pair[k].apart;
+}
+
+/* The memory operations ops[0..n) on the calling codelet's stream (signals alone: on
+ * signal_stream's), in order: one batch. */
 static void memops(CUstreamBatchMemOpParams *ops, unsigned n)
 {
     if (!n) return;
     CUstream stream = (CUstream)tq_cuda_stream();
+    int writes = 1;
+    for (unsigned i = 0; i < n; i++) writes &= ops[i].operation == CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    if (writes) stream = signal_stream(stream);
     if (batch_memop && n > 1) {
         report(batch_memop(stream, n, ops, 0));
         return;
