@@ -53,7 +53,11 @@ static void report(CUresult r)
  * per codelet stream: signals from different streams must not queue behind each other (one
  * stream for all of a worker's hung the staggered multi-shift solve on two GPUs: a signal
  * waited behind one whose kernel waited for the other GPU, which waited for the first). The
- * event orders the write after the kernel, whose memory writes it then covers.
+ * event orders the write after the kernel, whose memory writes it then covers. A counter
+ * written from two codelet streams (a face set's, two applications apart) is still
+ * written in order: the later writer's task first waits for the reader's answer to the
+ * earlier write (face_sync.h: a pack waits for `consumed`, which the reader raises only
+ * after it saw `ready`), so the earlier write has landed before the later one is made.
  * TQ_SIGNAL_APART=0: on the codelet's stream (comparisons); so too past SIGNAL_STREAMS
  * codelet streams on one worker. */
 enum { SIGNAL_STREAMS = 16 };
