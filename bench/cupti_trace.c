@@ -1,7 +1,8 @@
 /* A GPU timeline without Nsight Systems (the GPU machine has none): a library that CUDA
  * loads into any program through CUDA_INJECTION64_PATH and that records, with CUPTI's
  * activity API, every kernel, memory copy and memset (device, stream, start, end, name) and
- * every runtime API call (thread, start, end, name), then writes them as a table to the
+ * every runtime API call (thread, start, end, name), kernels and calls with CUPTI's
+ * correlation id (a kernel's and its launch call's are equal), then writes them as a table to the
  * file named by TQ_CUPTI_TRACE (default cupti-trace.tsv) when the process exits.
  * bench/gpu-timeline.py summarises it (per-GPU busy time and idle gaps, kernel durations).
  * Times are CUPTI's: nanoseconds on one clock for every GPU and the host.
@@ -37,8 +38,8 @@ static void write_record(const CUpti_Activity *r)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const CUpti_ActivityKernel10 *)r;
-        fprintf(trace, "kernel\t%u\t%u\t%llu\t%llu\t%s\t%d\n", k->deviceId, k->streamId, (unsigned long long)k->start,
-                (unsigned long long)k->end, k->name ? k->name : "?", k->gridX * k->gridY * k->gridZ);
+        fprintf(trace, "kernel\t%u\t%u\t%llu\t%llu\t%s\t%d\t%u\n", k->deviceId, k->streamId, (unsigned long long)k->start,
+                (unsigned long long)k->end, k->name ? k->name : "?", k->gridX * k->gridY * k->gridZ, k->correlationId);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -65,8 +66,8 @@ static void write_record(const CUpti_Activity *r)
         const CUpti_ActivityAPI *a = (const CUpti_ActivityAPI *)r;
         const CUpti_CallbackDomain dom =
             r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-        fprintf(trace, "%s\t-\t%u\t%llu\t%llu\t%s\t0\n", r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "runtime" : "driver",
-                a->threadId, (unsigned long long)a->start, (unsigned long long)a->end, api_name(dom, a->cbid));
+        fprintf(trace, "%s\t-\t%u\t%llu\t%llu\t%s\t0\t%u\n", r->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "runtime" : "driver",
+                a->threadId, (unsigned long long)a->start, (unsigned long long)a->end, api_name(dom, a->cbid), a->correlationId);
         break;
     }
     default: break;
@@ -102,7 +103,7 @@ int InitializeInjection(void)
     const char *path = getenv("TQ_CUPTI_TRACE");
     trace = fopen(path && *path ? path : "cupti-trace.tsv", "w");
     if (!trace) return 0;
-    fprintf(trace, "kind\tdevice\tstream\tstart\tend\tname\textra\n");
+    fprintf(trace, "kind\tdevice\tstream\tstart\tend\tname\textra\tcorrelation\n");
     if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return 0;
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY);

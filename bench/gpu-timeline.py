@@ -6,7 +6,8 @@ The window is the last FRACTION (default 0.5) of the GPU activity, past warm-up,
 --first its first SECONDS (a run's start: a multigrid set-up, say). Prints,
 per GPU: busy time (union of kernels, copies and memsets), idle gaps (count, median, sum);
 per kernel name: count, mean and median duration; per host thread: time inside CUDA runtime
-calls and the calls' counts and mean durations. With --png, draws the last SPAN us (default
+calls and the calls' counts and mean durations, and how long after its launch call each GPU's kernels
+started (the host's lead; traces with the correlation column). With --png, draws the last SPAN us (default
 1000) as one row per GPU stream. With --list, prints N consecutive kernels of each GPU from
 the middle of the window, each with its stream, start and end (us from the first) and
 duration: where one operator application's kernels lie against each other."""
@@ -98,6 +99,14 @@ def main():
             calls[(r["stream"], r["name"])].append(r["end"] - r["start"])
         for (thr, name), d in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:24]:
             print(f"{thr:>10s} {name:40s} {len(d):7d} {statistics.mean(d):8.2f} {sum(d) / 1e3:8.3f}")
+        # how far ahead the host launched each kernel (its launch call has its correlation id)
+        launch = {r.get("correlation"): r for r in rows if r["kind"] == "runtime" and r.get("correlation")}
+        for dev in sorted({r["device"] for r in win if r["kind"] == "kernel"}, key=int):
+            lag = [k["start"] - launch[k["correlation"]]["end"] for k in win
+                   if k["kind"] == "kernel" and k["device"] == dev and k.get("correlation") in launch]
+            if lag:
+                print(f"GPU {dev}: kernels started {statistics.median(lag):.0f} us (median), {min(lag):.0f} us (least)"
+                      f" after their launch call returned ({len(lag)} kernels)")
     for dev in sorted({r["device"] for r in win}, key=int) if listed else []:
         kern = sorted((r for r in win if r["device"] == dev and r["kind"] == "kernel"), key=lambda r: r["start"])
         part = kern[len(kern) // 2:len(kern) // 2 + listed]

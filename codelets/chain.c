@@ -41,53 +41,79 @@ static void run_entry(const tq_chain_op *op, const int16_t *map, void *buffers[]
 #ifdef TQ_HAVE_CUDA
 /* Side streams of this CUDA worker (its thread), made at its first chain that needs them:
  * entries of a group after the first run there, forked from the worker's stream and
- * joined back to it at the segment's end with events, so the chain stays one ordered piece
- * of the worker's stream for StarPU; in between, an entry waits with an event for each
- * stream that holds an earlier entry it conflicts with (TQ_CHAIN_JOIN=1: for every entry
- * of the groups before, as until 2026-11-30). The urgent stream has the GPU's highest
- * priority: a group's packs go there, so that their few thread blocks are not queued
- * behind an interior kernel's waves while another GPU waits for the face they write. */
+ * joined back to it with events at the chain task's end, so the chain stays one ordered
+ * piece of the worker's stream for StarPU; in between, an entry waits with an event for
+ * each stream that holds an earlier entry it conflicts with, up to that entry's group's end
+ * there (TQ_CHAIN_JOIN=1: for every entry of the groups before, as until 2026-11-30). The
+ * segments of a chain task (runs that joined it while it waited: one operator application
+ * each, say) follow each other without a join, so that an application starts as soon as
+ * what it conflicts with of the one before is done, not when all of it is
+ * (TQ_CHAIN_OPEN=0: a join at each segment's end, as until 2026-11-30). The urgent stream
+ * has the GPU's highest priority: a group's packs go there, so that their few thread
+ * blocks are not queued behind an interior kernel's waves while another GPU waits for the
+ * face they write. */
 enum { SIDE_STREAMS = 7 };
 /* The streams an entry may go to, by number: the worker's, the side streams, the urgent one. */
 enum { STREAM_MAIN = 0, STREAM_URGENT = SIDE_STREAMS + 1, NSTREAMS = SIDE_STREAMS + 2 };
+/* Marks: events recorded at a group's end on each stream it used, a ring. Between two
+ * joins at most MARKS - NSTREAMS are recorded (a join comes first), so a mark an entry
+ * since the last join refers to is never recorded again before that entry's readers wait
+ * for it. Segments stay open until OPEN_WINDOW entries since the last join (then the
+ * segment's end joins): the scan for conflicting entries stays short. */
+enum { MARKS = 256, OPEN_WINDOW = 96 };
 static _Thread_local struct {
     int made;
     cudaStream_t s[SIDE_STREAMS], urgent;
-    cudaEvent_t done[NSTREAMS];   /* done[k]: stream k's work up to its last group's end (the
-                                     worker's: up to the start of the last group that forked) */
+    cudaEvent_t fork;          /* the worker's stream at the start of the last group that forked */
+    cudaEvent_t mark[MARKS];
+    int next_mark;
 } side;
 static _Thread_local int join_groups;           /* TQ_CHAIN_JOIN=1: every group waits for all before it (comparisons) */
+static _Thread_local int open_segments;         /* TQ_CHAIN_OPEN=0: 0, a join at each segment's end (comparisons) */
+static _Thread_local int overlap_entries;       /* TQ_CHAIN_OVERLAP=0: 0, TQ_CHAIN_OP_OVERLAP ignored (comparisons) */
 static _Thread_local cudaStream_t stream_now;   /* tq_cuda_stream(): NULL, the worker's */
 static _Thread_local int parts_apart;           /* TQ_CHAIN_PARTS=0: 0, every part conflicts (comparisons) */
 static _Thread_local int lead_first;            /* TQ_CHAIN_LEAD=0: 0, every urgent entry launched first (comparisons) */
 
 cudaStream_t tq_cuda_stream(void) { return stream_now ? stream_now : starpu_cuda_get_local_stream(); }
 
+static int env_is(const char *name, char c)
+{
+    const char *v = getenv(name);
+    return v && v[0] == c;
+}
+
 static int side_streams(void)
 {
     if (side.made) return side.made > 0;
     side.made = -1;
-    const char *env = getenv("TQ_CHAIN_STREAMS");   /* 0: one stream, for comparisons */
-    if (env && env[0] == '0') return 0;
-    const char *parts_env = getenv("TQ_CHAIN_PARTS");
-    parts_apart = !(parts_env && parts_env[0] == '0');
-    const char *lead_env = getenv("TQ_CHAIN_LEAD");
-    lead_first = !(lead_env && lead_env[0] == '0');
-    const char *join_env = getenv("TQ_CHAIN_JOIN");
-    join_groups = join_env && join_env[0] == '1';
+    if (env_is("TQ_CHAIN_STREAMS", '0')) return 0;   /* one stream, for comparisons */
+    parts_apart = !env_is("TQ_CHAIN_PARTS", '0');
+    lead_first = !env_is("TQ_CHAIN_LEAD", '0');
+    join_groups = env_is("TQ_CHAIN_JOIN", '1');
+    open_segments = !env_is("TQ_CHAIN_OPEN", '0');
+    overlap_entries = !env_is("TQ_CHAIN_OVERLAP", '0');
     int least = 0, greatest = 0;
     if (cudaDeviceGetStreamPriorityRange(&least, &greatest) != cudaSuccess) return 0;
-    const char *urgent_env = getenv("TQ_URGENT_STREAM");   /* 0: packs at normal priority, for comparisons */
-    if (urgent_env && urgent_env[0] == '0') greatest = least;
+    if (env_is("TQ_URGENT_STREAM", '0')) greatest = least;   /* packs at normal priority, for comparisons */
     if (cudaStreamCreateWithPriority(&side.urgent, cudaStreamNonBlocking, greatest) != cudaSuccess)
         return 0;
     for (int k = 0; k < SIDE_STREAMS; k++)
         if (cudaStreamCreateWithFlags(&side.s[k], cudaStreamNonBlocking) != cudaSuccess) return 0;
-    for (int k = 0; k < NSTREAMS; k++)
-        if (cudaEventCreateWithFlags(&side.done[k], cudaEventDisableTiming) != cudaSuccess) return 0;
+    if (cudaEventCreateWithFlags(&side.fork, cudaEventDisableTiming) != cudaSuccess) return 0;
+    for (int k = 0; k < MARKS; k++)
+        if (cudaEventCreateWithFlags(&side.mark[k], cudaEventDisableTiming) != cudaSuccess) return 0;
     side.made = 1;
     return 1;
 }
+
+/* An entry with its segment's buffer map and write flags (entries of different segments
+ * of one chain task share the task's buffer numbers). */
+typedef struct {
+    const tq_chain_op *op;
+    const int16_t *map;
+    const uint8_t *writes;
+} entry_ref;
 
 /* Whether two parts of a block's sites (tq_task_part bits, 0: all) share a site. */
 static int parts_meet(int p, int q) { return !p || !q || (p & q) != 0; }
@@ -96,29 +122,37 @@ static int parts_meet(int p, int q) { return !p || !q || (p & q) != 0; }
  * touch: an entry writes a buffer only in its part (and reads there only that part), and
  * reads the others only in its read part. A scratch has no parts: two entries using it (a
  * block's interior and exterior reductions) always conflict. */
-static int entries_conflict(const tq_chain_op *a, const tq_chain_op *b, const int16_t *map, const uint8_t *writes)
+static int entries_conflict(const entry_ref *a, const entry_ref *b, int apart)
 {
-    for (int i = 0; i < a->nbuf; i++)
-        for (int j = 0; j < b->nbuf; j++) {
-            if (map[a->map_offset + i] != map[b->map_offset + j]) continue;
-            const int wa = writes[a->map_offset + i], wb = writes[b->map_offset + j];
+    for (int i = 0; i < a->op->nbuf; i++)
+        for (int j = 0; j < b->op->nbuf; j++) {
+            if (a->map[a->op->map_offset + i] != b->map[b->op->map_offset + j]) continue;
+            const int wa = a->writes[a->op->map_offset + i], wb = b->writes[b->op->map_offset + j];
             if (wa == TQ_CHAIN_WRITES_SCRATCH || wb == TQ_CHAIN_WRITES_SCRATCH) return 1;
             if (!wa && !wb) continue;
-            if (!parts_apart || parts_meet(wa ? a->part : a->read_part, wb ? b->part : b->read_part)) return 1;
+            if (!apart || parts_meet(wa ? a->op->part : a->op->read_part, wb ? b->op->part : b->op->read_part)) return 1;
         }
     return 0;
 }
 
-/* Where a segment's entries went since its last join (the worker's stream waiting for
+/* Where a chain task's entries went since the last join (the worker's stream waiting for
  * every other): an entry waits only for the streams that hold an earlier group's entry it
- * conflicts with, so a group's entries start as soon as what they need is done (the
- * second hop's deep band right after the first hop's interior, beside its exterior), not
- * when the whole group before ends. */
+ * conflicts with, up to that group's end there, so a group's entries start as soon as what
+ * they need is done (the second hop's deep band right after the first hop's interior,
+ * beside its exterior; the next application's first hop right after the second hop's
+ * interior, beside its exterior), not when the whole group before ends. Entries are
+ * numbered over the task's segments. */
 typedef struct {
-    int8_t *on;       /* per entry: its stream; valid from `since` on */
+    entry_ref *ref;   /* per entry */
+    int8_t *on;       /* its stream; valid from `since` on */
+    int16_t *mark;    /* the mark recorded at its group's end on its stream */
+    int n;            /* entries so far */
     int since;        /* the first entry after the last join */
+    int marks;        /* marks recorded since the last join */
     unsigned used;    /* the other streams holding entries since then (bits) */
-    int main_new;     /* the worker's stream got work since side.done[STREAM_MAIN] was recorded */
+    int last[NSTREAMS];   /* each stream's latest mark */
+    int main_new;     /* the worker's stream got work since side.fork was recorded */
+    int tail[NSTREAMS];   /* the last entry on each stream (TQ_CHAIN_AFFINITY=1) */
 } launches;
 
 static cudaStream_t stream_of(int k)
@@ -132,43 +166,44 @@ static void join_all(launches *L, int next)
 {
     cudaStream_t main_stream = starpu_cuda_get_local_stream();
     for (int k = 1; k < NSTREAMS; k++)
-        if (L->used >> k & 1) cudaStreamWaitEvent(main_stream, side.done[k], 0);
+        if (L->used >> k & 1) cudaStreamWaitEvent(main_stream, side.mark[L->last[k]], 0);
     L->used = 0;
     L->since = next;
+    L->marks = 0;
     L->main_new = 1;
 }
 
 /* Entry i (of the group from `first`) on stream k, after waiting there for the worker's
  * stream (the stream's first use since the join: the fork) and for each other stream that
- * holds an entry of an earlier group it conflicts with (that stream's work up to its last
- * group's end). */
-static void launch_on(const tq_chain_op *op, int i, int first, int k, launches *L, unsigned *group, const int16_t *map,
-                      const uint8_t *writes, void *buffers[], void *cl_arg)
+ * holds an entry of an earlier group it conflicts with (up to the latest such entry's
+ * group's end there). */
+static void launch_on(int i, int first, int k, launches *L, unsigned *group, void *buffers[], void *cl_arg)
 {
     cudaStream_t st = stream_of(k);
     unsigned waited = 1u << k;
     if (k != STREAM_MAIN && !((L->used | *group) >> k & 1)) {
-        cudaStreamWaitEvent(st, side.done[STREAM_MAIN], 0);
+        cudaStreamWaitEvent(st, side.fork, 0);
         waited |= 1u << STREAM_MAIN;
     }
     for (int j = first - 1; j >= L->since && ((L->used | 1u << STREAM_MAIN) & ~waited); j--) {
         const int kj = L->on[j];
-        if ((waited >> kj & 1) || !entries_conflict(&op[j], &op[i], map, writes)) continue;
-        cudaStreamWaitEvent(st, side.done[kj], 0);
+        if ((waited >> kj & 1) || !entries_conflict(&L->ref[j], &L->ref[i], parts_apart)) continue;
+        cudaStreamWaitEvent(st, side.mark[L->mark[j]], 0);
         waited |= 1u << kj;
     }
     stream_now = k == STREAM_MAIN ? NULL : st;
-    run_entry(&op[i], map, buffers, cl_arg, 1);
+    run_entry(L->ref[i].op, L->ref[i].map, buffers, cl_arg, 1);
     stream_now = NULL;
     L->on[i] = (int8_t)k;
+    L->tail[k] = i;
     *group |= 1u << k;
     if (k == STREAM_MAIN) L->main_new = 1;
 }
 
-/* Entries first .. end-1, independent of each other, side by side: those of a priority
- * above the group's lowest one after the other on the urgent stream; of the others the
- * first on the worker's stream, the rest on side streams. Each waits only for what it
- * conflicts with (launch_on); the segment's end joins them all. Launched in this order:
+/* Entries first .. end-1 (of one segment, argument cl_arg), independent of each other,
+ * side by side: those of a priority above the group's lowest one after the other on the
+ * urgent stream; of the others the first on the worker's stream, the rest on side
+ * streams. Each waits only for what it conflicts with (launch_on). Launched in this order:
  * the urgent entries of the first entry's codelet, if it is urgent (a hop's packs, which
  * other GPUs wait for), the others, then the rest of the urgent ones (the exteriors,
  * queued behind waits for other GPUs): launched before the interior kernel, their launches
@@ -178,99 +213,162 @@ static void launch_on(const tq_chain_op *op, int i, int first, int k, launches *
  * only signals sooner (peer mode: doc/design.md). Making the long entries also wait for
  * the lead ones to end was slower (32^4 M_pc on two H200s 0.171-0.180 ms against 0.158): a
  * pack may wait for another GPU, and the interior then with it. */
-static void run_group(const tq_chain_op *op, int first, int end, const int16_t *map, const uint8_t *writes, void *buffers[],
-                      void *cl_arg, launches *L)
+/* The stream of a long entry marked TQ_CHAIN_OP_OVERLAP: that of the latest earlier entry
+ * it conflicts with (outside the urgent stream), where the stream's order is the
+ * dependency, unless this group (`taken`) already uses that stream or something was queued
+ * there after it; else the free stream used least recently, so that independent work (the
+ * next M_pc application, with its intermediate by turns) runs beside the work before it
+ * instead of queueing behind it. */
+static int long_stream(const launches *L, int i, int first, unsigned taken)
 {
-    int lowest = op[first].priority, nurgent = 0;
+    for (int j = first - 1; j >= L->since; j--) {
+        const int kj = L->on[j];
+        if (kj == STREAM_URGENT || !entries_conflict(&L->ref[j], &L->ref[i], parts_apart)) continue;
+        if (!(taken >> kj & 1) && L->tail[kj] == j) return kj;   /* nothing queued after it there */
+        break;
+    }
+    int best = STREAM_MAIN;   /* the free stream used least recently */
+    for (int k = 0; k < 1 + SIDE_STREAMS; k++)
+        if (!(taken >> k & 1) && ((taken >> best & 1) || L->tail[k] < L->tail[best])) best = k;
+    return best;
+}
+
+static void run_group(int first, int end, void *buffers[], void *cl_arg, launches *L)
+{
+    if (L->marks + NSTREAMS > MARKS - NSTREAMS) join_all(L, first);   /* the ring's marks since the join stay distinct */
+    const entry_ref *r = L->ref;
+    int lowest = r[first].op->priority, nurgent = 0;
     for (int i = first + 1; i < end; i++)
-        if (op[i].priority < lowest) lowest = op[i].priority;
-    for (int i = first; i < end; i++) nurgent += op[i].priority > lowest;
+        if (r[i].op->priority < lowest) lowest = r[i].op->priority;
+    for (int i = first; i < end; i++) nurgent += r[i].op->priority > lowest;
     unsigned group = 0;
     /* entries on other streams wait for the worker's stream up to here, at most (the
      * fork, and the earlier groups' entries there they conflict with) */
     if ((end - first > 1 || nurgent) && L->main_new) {
-        cudaEventRecord(side.done[STREAM_MAIN], starpu_cuda_get_local_stream());
+        cudaEventRecord(side.fork, starpu_cuda_get_local_stream());
         L->main_new = 0;
     }
     /* the lead kind: that of the urgent entries recorded before the group's first long one
      * (a hop's packs); none where a long one comes first (after an exterior that packed
      * the next hop's faces ahead, that hop's group is its interior and exterior) */
     const struct starpu_codelet *lead = NULL;
-    for (int i = first; i < end && !lead && op[i].priority > lowest; i++) lead = op[i].cl;
+    for (int i = first; i < end && !lead && r[i].op->priority > lowest; i++) lead = r[i].op->cl;
     for (int i = first; i < end && nurgent; i++)
-        if (op[i].priority > lowest && (!lead_first || op[i].cl == lead))
-            launch_on(op, i, first, STREAM_URGENT, L, &group, map, writes, buffers, cl_arg);
+        if (r[i].op->priority > lowest && (!lead_first || r[i].op->cl == lead))
+            launch_on(i, first, STREAM_URGENT, L, &group, buffers, cl_arg);
     for (int i = first, k = 0; i < end; i++) {
-        if (op[i].priority > lowest) continue;
-        launch_on(op, i, first, k == 0 ? STREAM_MAIN : 1 + (k - 1) % SIDE_STREAMS, L, &group, map, writes, buffers, cl_arg);
+        if (r[i].op->priority > lowest) continue;
+        int to = k == 0 ? STREAM_MAIN : 1 + (k - 1) % SIDE_STREAMS;
+        if (overlap_entries && (r[i].op->flags & TQ_CHAIN_OP_OVERLAP)) to = long_stream(L, i, first, group);
+        else if (group >> to & 1) to = long_stream(L, i, first, group | 1u << STREAM_URGENT);   /* taken by one that did */
+        launch_on(i, first, to, L, &group, buffers, cl_arg);
         k++;
     }
     for (int i = first; i < end && nurgent && lead_first; i++)
-        if (op[i].priority > lowest && op[i].cl != lead)
-            launch_on(op, i, first, STREAM_URGENT, L, &group, map, writes, buffers, cl_arg);
-    for (int k = 1; k < NSTREAMS; k++)
-        if (group >> k & 1) cudaEventRecord(side.done[k], stream_of(k));
+        if (r[i].op->priority > lowest && r[i].op->cl != lead)
+            launch_on(i, first, STREAM_URGENT, L, &group, buffers, cl_arg);
+    for (int k = 0; k < NSTREAMS; k++) {
+        if (!(group >> k & 1)) continue;
+        const int m = side.next_mark;
+        side.next_mark = (m + 1) % MARKS;
+        cudaEventRecord(side.mark[m], stream_of(k));
+        L->last[k] = m;
+        L->marks++;
+        for (int i = first; i < end; i++)
+            if (L->on[i] == k) L->mark[i] = (int16_t)m;
+    }
     L->used |= group & ~(1u << STREAM_MAIN);
     if (join_groups) join_all(L, end);
 }
-#endif
 
-/* One segment's entries, in order (on a GPU: independent neighbours side by side). */
-static void run_segment(void *buffers[], void *seg, int on_cuda)
+/* One segment's entries on a GPU, in order, independent neighbours side by side (L: the
+ * chain task's launches so far; NULL: one by one on the worker's stream). */
+static void run_segment_cuda(void *buffers[], void *seg, launches *L)
 {
     const tq_chain_head *h = (const tq_chain_head *)seg;
     const tq_chain_op *op = chain_ops(seg);
     const int16_t *map = (const int16_t *)(op + h->nops);
+    const uint8_t *writes = (const uint8_t *)(map + h->nmap);
+    const int timed = tq_entry_times_on();   /* entries one by one, each timed */
+    const int base = L ? L->n : 0;
+    if (L)
+        for (int i = 0; i < h->nops; i++) L->ref[base + i] = (entry_ref){&op[i], map, writes};
+    for (int i = 0; i < h->nops;) {
+        /* the longest run of asynchronous entries from i that are independent of each
+         * other (a block's kernels beside the other blocks' of the same operation) */
+        int end = i + 1;
+        const int async = (op[i].cl->cuda_flags[0] & STARPU_CUDA_ASYNC) != 0;
+        while (L && async && end < h->nops && (op[end].cl->cuda_flags[0] & STARPU_CUDA_ASYNC)) {
+            int free_of = 1;
+            for (int j = i; j < end && free_of; j++)
+                free_of = !entries_conflict(&L->ref[base + j], &L->ref[base + end], parts_apart);
+            if (!free_of) break;
+            end++;
+        }
+        if (L && async) {
+            run_group(base + i, base + end, buffers, seg, L);
+            L->n = base + end;
+        } else if (timed) {
+            tq_entry_times_begin();
+            run_entry(&op[i], map, buffers, seg, 1);
+            tq_entry_times_end(&op[i], map, op[i].arg_offset ? (char *)seg + op[i].arg_offset : NULL);
+            if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
+        } else {
+            if (L) join_all(L, base + i);   /* it sees everything before it */
+            run_entry(&op[i], map, buffers, seg, 1);
+            if (L) {   /* and everything after it sees it: on the worker's stream, untracked */
+                L->n = base + end;
+                L->since = L->n;
+                L->main_new = 1;
+            }
+            /* an entry StarPU would have synchronised after: the same here */
+            if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
+        }
+        i = end;
+    }
+}
+
+static void run_chain_cuda(void *buffers[], void *cl_arg)
+{
+    static _Thread_local entry_ref *ref;
+    static _Thread_local int8_t *on;
+    static _Thread_local int16_t *mark;
+    static _Thread_local int cap;
+    int total = 0;
+    for (tq_chain_head *seg = cl_arg; seg; seg = seg->next) total += seg->nops;
+    const int groups = !tq_entry_times_on() && side_streams();
+    if (groups && total > cap) {
+        entry_ref *r = realloc(ref, (size_t)total * sizeof *r);
+        if (r) ref = r;
+        int8_t *o = r ? realloc(on, (size_t)total) : NULL;
+        if (o) on = o;
+        int16_t *m = o ? realloc(mark, (size_t)total * sizeof *m) : NULL;
+        if (m) { mark = m; cap = total; }
+    }
+    launches L = {ref, on, mark, 0, 0, 0, 0, {0}, 1, {0}};
+    for (int k = 0; k < NSTREAMS; k++) L.tail[k] = -1;
+    launches *tracked = groups && total <= cap ? &L : NULL;   /* else one by one on the worker's stream */
+    for (tq_chain_head *seg = cl_arg; seg; seg = seg->next) {
+        run_segment_cuda(buffers, seg, tracked);
+        if (tracked && (!open_segments || L.n - L.since > OPEN_WINDOW)) join_all(tracked, L.n);
+    }
+    if (tracked) join_all(tracked, L.n);
+}
+#endif
+
+static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
+{
 #ifdef TQ_HAVE_CUDA
     if (on_cuda) {
-        const uint8_t *writes = (const uint8_t *)(map + h->nmap);
-        const int timed = tq_entry_times_on();   /* entries one by one, each timed */
-        const int groups = !timed && side_streams();
-        static _Thread_local int8_t *on;
-        static _Thread_local int on_cap;
-        if (groups && h->nops > on_cap) {
-            int8_t *grown = realloc(on, (size_t)h->nops);
-            if (grown) { on = grown; on_cap = h->nops; }
-        }
-        launches L = {on, 0, 0, 1};
-        const int tracked = groups && h->nops <= on_cap;   /* else one by one on the worker's stream */
-        for (int i = 0; i < h->nops;) {
-            /* the longest run of asynchronous entries from i that are independent of each
-             * other (a block's kernels beside the other blocks' of the same operation) */
-            int end = i + 1;
-            const int async = (op[i].cl->cuda_flags[0] & STARPU_CUDA_ASYNC) != 0;
-            while (tracked && async && end < h->nops && (op[end].cl->cuda_flags[0] & STARPU_CUDA_ASYNC)) {
-                int free_of = 1;
-                for (int j = i; j < end && free_of; j++) free_of = !entries_conflict(&op[j], &op[end], map, writes);
-                if (!free_of) break;
-                end++;
-            }
-            if (tracked && async) {
-                run_group(op, i, end, map, writes, buffers, seg, &L);
-            } else if (timed) {
-                tq_entry_times_begin();
-                run_entry(&op[i], map, buffers, seg, 1);
-                tq_entry_times_end(&op[i], map, op[i].arg_offset ? (char *)seg + op[i].arg_offset : NULL);
-                if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
-            } else {
-                if (tracked) join_all(&L, i + 1);   /* it sees everything before it */
-                run_entry(&op[i], map, buffers, seg, 1);
-                /* an entry StarPU would have synchronised after: the same here */
-                if (!async) cudaStreamSynchronize(starpu_cuda_get_local_stream());
-            }
-            i = end;
-        }
-        if (tracked) join_all(&L, h->nops);
+        run_chain_cuda(buffers, cl_arg);
         return;
     }
 #endif
     (void)on_cuda;
-    for (int i = 0; i < h->nops; i++) run_entry(&op[i], map, buffers, seg, 0);
-}
-
-static void run_chain(void *buffers[], void *cl_arg, int on_cuda)
-{
-    for (tq_chain_head *seg = cl_arg; seg; seg = seg->next) run_segment(buffers, seg, on_cuda);
+    for (tq_chain_head *seg = cl_arg; seg; seg = seg->next) {
+        const tq_chain_op *op = chain_ops(seg);
+        for (int i = 0; i < seg->nops; i++) run_entry(&op[i], (const int16_t *)(op + seg->nops), buffers, seg, 0);
+    }
 }
 
 static void chain_cpu(void *buffers[], void *cl_arg) { run_chain(buffers, cl_arg, 0); }

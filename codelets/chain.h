@@ -33,7 +33,12 @@ typedef struct {
     int32_t priority;   /* the recorded task's StarPU priority */
     uint8_t part;       /* the sites it writes (tq_task_options.part): 0 all */
     uint8_t read_part;  /* the sites it only reads (tq_task_options.read_part): 0 all */
+    uint8_t flags;      /* TQ_CHAIN_OP_OVERLAP (tq_task_overlap) */
 } tq_chain_op;
+/* A long entry that goes to the stream of its latest conflicting predecessor, or to the
+ * least recently used free one, so that it can run beside the earlier work it does not
+ * conflict with (the next application of an operator beside the one before). */
+#define TQ_CHAIN_OP_OVERLAP 1
 
 /* Buffers: the union of the recorded tasks' handles (modes merged); argument: above. On a
  * GPU, consecutive entries that touch no buffer another of them writes (one operator's

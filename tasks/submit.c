@@ -72,6 +72,7 @@ typedef struct {
     starpu_data_handle_t handle;
     int mode;
     int16_t index;   /* the chain task's buffer */
+    int16_t held;    /* held (tq_task_hold): no entry touched it so far */
 } pending_buffer;
 
 typedef struct pending_chain {
@@ -123,7 +124,7 @@ static int by_pending_handle(const void *a, const void *b)
 
 static const pending_buffer *pending_find(const pending_chain *p, starpu_data_handle_t h)
 {
-    const pending_buffer key = {h, 0, 0};
+    const pending_buffer key = {h, 0, 0, 0};
     return bsearch(&key, p->h, (size_t)p->nh, sizeof *p->h, by_pending_handle);
 }
 
@@ -161,16 +162,17 @@ static int chain_extend_on(void)
 #endif
 }
 
-/* The chain task about to be submitted with buffers d[0 .. n-1], as a candidate to join;
- * NULL when out of memory (it then goes without). */
-static pending_chain *pending_new(const struct starpu_data_descr *d, int n, tq_where where, int worker)
+/* The chain task about to be submitted with buffers d[0 .. n-1], d[held ..] held without
+ * an entry touching them, as a candidate to join; NULL when out of memory (it then goes
+ * without). */
+static pending_chain *pending_new(const struct starpu_data_descr *d, int n, int held, tq_where where, int worker)
 {
     pending_chain *p = calloc(1, sizeof *p);
     if (!p || !(p->h = malloc((size_t)(n ? n : 1) * sizeof *p->h))) {
         free(p);
         return NULL;
     }
-    for (int i = 0; i < n; i++) p->h[i] = (pending_buffer){d[i].handle, (int)d[i].mode, (int16_t)i};
+    for (int i = 0; i < n; i++) p->h[i] = (pending_buffer){d[i].handle, (int)d[i].mode, (int16_t)i, (int16_t)(i >= held)};
     qsort(p->h, (size_t)n, sizeof *p->h, by_pending_handle);
     p->nh = n;
     p->refs = 2;
@@ -480,6 +482,7 @@ typedef struct {
     int nbuf, first;   /* its buffers: map[first .. first + nbuf - 1] */
     int priority;      /* the recorded task's: a GPU runs the higher ones of a group first */
     int part, read_part;   /* the recorded task's tq_task_options.part and read_part */
+    int flags;         /* tq_chain_op.flags */
 } chain_entry;
 
 typedef struct {
@@ -503,6 +506,7 @@ typedef struct {
     int nbuf, first, priority, worker, part, read_part;
     tq_where where;
     int alone;   /* goes as a task of its own (too many buffers, or placed by the scheduler) */
+    int flags;   /* tq_chain_op.flags (tq_task_overlap) */
 } recorded_task;
 
 /* A face to send on once the run holding its writer (a recorded task) is submitted. */
@@ -511,14 +515,24 @@ typedef struct {
     int node, writer;
 } recorded_prefetch;
 
+/* A handle the chain tasks of one owner hold without an entry touching it (tq_task_hold). */
+typedef struct {
+    starpu_data_handle_t h;
+    tq_where where;
+    int worker;
+} recorded_hold;
+
 static _Thread_local struct {
     int depth, off;   /* off: TQ_CHAIN=0 when the outermost chain began (tasks go alone) */
+    int overlap;      /* tq_task_overlap */
     int ntasks, cap_tasks;
     recorded_task *task;
     int nbuf, cap_buf;
     struct starpu_data_descr *buf;
     int npf, cap_pf;
     recorded_prefetch *pf;
+    int nhold, cap_hold;
+    recorded_hold *hold;
     /* handles received from another rank since the last flush: a recorded task that reads
      * one starts a new run, so the transfer never holds up the recorded work before it */
     int nrecv, cap_recv;
@@ -563,6 +577,7 @@ void tq_task_thread_finish(void)
     free(rec.task);
     free(rec.buf);
     free(rec.pf);
+    free(rec.hold);
     free(rec.recv);
     free(rec.b.task);
     free(rec.b.map);
@@ -633,6 +648,7 @@ static tq_chain_head *builder_segment(const chain_builder *c, const int16_t *rem
         op[i].priority = t->priority;
         op[i].part = (uint8_t)t->part;
         op[i].read_part = (uint8_t)t->read_part;
+        op[i].flags = (uint8_t)t->flags;
         op[i].arg_offset = t->asize ? (uint32_t)at : 0;
         if (t->asize) memcpy(blob + at, t->arg, t->asize);
         at += (t->asize + align - 1) / align * align;
@@ -656,7 +672,8 @@ static int builder_join_pending(const chain_builder *c)
     int fits = p && !p->closed;
     for (int i = 0; i < c->nh && fits; i++) {
         const pending_buffer *b = pending_find(p, c->h[i].handle);
-        fits = b && merged_mode(b->mode, (int)c->h[i].mode) == b->mode;
+        /* a held buffer's value is not there: only a run that writes it first fits */
+        fits = b && (b->held ? c->h[i].mode == STARPU_W : merged_mode(b->mode, (int)c->h[i].mode) == b->mode);
         if (fits) remap[i] = b->index;
     }
     size_t size = 0;
@@ -675,6 +692,7 @@ static int builder_join_pending(const chain_builder *c)
         }
         p->tail->next = seg;
         p->tail = seg;
+        for (int i = 0; i < c->nh; i++) ((pending_buffer *)pending_find(p, c->h[i].handle))->held = 0;   /* written now */
         /* StarPU reads the priority when it schedules the task, after the prologue */
         if (c->priority > p->task->priority) p->task->priority = c->priority;
         __atomic_add_fetch(&chains_extended, 1, __ATOMIC_RELAXED);
@@ -705,6 +723,21 @@ static int builder_submit(chain_builder *c)
         c->h[c->nh].handle = seq;
         c->h[c->nh].mode = STARPU_RW;   /* no entry's map points here */
     }
+    int nheld = 0;   /* after the sequencer: the owner's held handles its entries do not use */
+    for (int k = 0; k < rec.nhold && c->ntasks > 1; k++) {
+        const recorded_hold *hd = &rec.hold[k];
+        int present = hd->where != c->where || hd->worker != c->worker || hd->h == seq;
+        for (int i = 0; i < c->nh + (seq != NULL) + nheld && !present; i++) present = c->h[i].handle == hd->h;
+        if (present) continue;
+        const int at = c->nh + (seq != NULL) + nheld;
+        if (grow((void **)&c->h, &c->cap_h, at + 1, sizeof *c->h)) {
+            builder_clear(c);
+            return -ENOMEM;
+        }
+        c->h[at].handle = hd->h;
+        c->h[at].mode = STARPU_W;   /* its value is not needed (nor made: StarPU fetches nothing) */
+        nheld++;
+    }
     if (c->ntasks == 1 && !seq) {
         chain_entry *t = &c->task[0];
         struct starpu_data_descr d[TQ_CHAIN_MAX_OP_BUFFERS];
@@ -717,8 +750,8 @@ static int builder_submit(chain_builder *c)
         if (!blob) {
             ret = -ENOMEM;
         } else {
-            const int nh = c->nh + (seq != NULL);
-            pending_chain *p = joinable ? pending_new(c->h, nh, c->where, c->worker) : NULL;
+            const int nh = c->nh + (seq != NULL) + nheld;
+            pending_chain *p = joinable ? pending_new(c->h, nh, nh - nheld, c->where, c->worker) : NULL;
             ret = submit_task(&tq_cl_chain, blob, size, 1, c->h, nh, c->priority, c->where, c->worker, p);
             /* counted: chains of several tasks (a sequenced task alone is one only for its sequencer) */
             if (!ret && c->ntasks > 1) __atomic_fetch_add(&chains_submitted, 1, __ATOMIC_RELAXED);
@@ -761,7 +794,7 @@ static int builder_add(chain_builder *c, recorded_task *t)
         c->map[c->nmap + i] = (int16_t)idx[i];
         c->writes[c->nmap + i] = d[i].mode == STARPU_SCRATCH ? TQ_CHAIN_WRITES_SCRATCH : (d[i].mode & STARPU_W) ? 1 : 0;
     }
-    c->task[c->ntasks++] = (chain_entry){t->cl, t->arg, t->asize, n, c->nmap, t->priority, t->part, t->read_part};
+    c->task[c->ntasks++] = (chain_entry){t->cl, t->arg, t->asize, n, c->nmap, t->priority, t->part, t->read_part, t->flags};
     t->arg = NULL;
     c->nmap += n;
     if (c->ntasks == 1 || t->priority > c->priority) c->priority = t->priority;
@@ -794,7 +827,7 @@ static int prefetch_now(starpu_data_handle_t h, int node)
 static void record_clear(void)
 {
     for (int i = 0; i < rec.ntasks; i++) free(rec.task[i].arg);
-    rec.ntasks = rec.nbuf = rec.npf = rec.nrecv = 0;
+    rec.ntasks = rec.nbuf = rec.npf = rec.nrecv = rec.nhold = 0;
 }
 
 #ifdef TQ_HAVE_MPI   /* a rank's receives (transfers between ranks) */
@@ -1063,7 +1096,7 @@ static int record_task(const tq_task_options *opt, struct starpu_codelet *cl, co
     }
     memcpy(rec.buf + rec.nbuf, d, (size_t)n * sizeof *d);
     rec.task[rec.ntasks++] = (recorded_task){cl, copy, asize, n, rec.nbuf, priority, opt->worker, opt->part, opt->read_part,
-                                                 opt->where, alone};
+                                                 opt->where, alone, rec.overlap ? TQ_CHAIN_OP_OVERLAP : 0};
     rec.nbuf += n;
     return 0;
 }
@@ -1080,6 +1113,24 @@ int tq_task_chain_end(void)
 {
     if (rec.depth <= 0) return -EINVAL;
     return --rec.depth || rec.off ? 0 : record_flush();
+}
+
+int tq_task_overlap(int on)
+{
+    const int was = rec.overlap;
+    rec.overlap = on;
+    return was;
+}
+
+int tq_task_hold(const tq_task_options *opt, starpu_data_handle_t h)
+{
+    /* owned blocks of this rank only: a run without an owner may hold other blocks' data */
+    if (rec.depth <= 0 || rec.off || !h || opt->worker < 0 || (opt->rank >= 0 && opt->rank != my_rank)) return 0;
+    for (int k = 0; k < rec.nhold; k++)
+        if (rec.hold[k].h == h && rec.hold[k].where == opt->where && rec.hold[k].worker == opt->worker) return 0;
+    if (grow((void **)&rec.hold, &rec.cap_hold, rec.nhold + 1, sizeof *rec.hold)) return -ENOMEM;
+    rec.hold[rec.nhold++] = (recorded_hold){h, opt->where, opt->worker};
+    return 0;
 }
 
 int tq_task_transfer(const tq_task_options *opt, starpu_data_handle_t h)

@@ -89,6 +89,21 @@ int tq_task_prefetch(const tq_task_options *opt, starpu_data_handle_t h);
  * to StarPU before a face or partial sum moves between ranks. */
 void tq_task_chain_begin(void);
 int tq_task_chain_end(void);
+/* Tasks recorded from now on (on: 1) may run on a GPU beside the earlier work of their
+ * chain task they do not conflict with, each on the stream of its latest conflicting
+ * predecessor or a free one (codelets/chain.h, TQ_CHAIN_OP_OVERLAP), instead of the
+ * worker's stream; for independent work in a row (the next M_pc application with its
+ * intermediate by turns). Returns the previous setting. */
+int tq_task_overlap(int on);
+/* While a chain is recorded: the chain tasks of opt's owner (opt->where, opt->worker) made
+ * from this recording also hold h (as written: its value is lost), where no entry of
+ * theirs uses it. A later run of that owner joins a chain task that still waits only if
+ * the task holds every buffer of the run (tasks/submit.c), and a held one only if the run
+ * writes it first; work that takes two work buffers by turns (M_pc's intermediate) holds
+ * the other one, so that the next turn can join. Returns 0 or
+ * -ENOMEM; nothing outside a recording, for a task without an owner (opt->worker < 0) or
+ * of another rank. */
+int tq_task_hold(const tq_task_options *opt, starpu_data_handle_t h);
 /* Code that registers an asynchronous access to a handle outside the task functions here
  * (starpu_data_acquire_*_cb, starpu_data_unregister_submit) calls this first: a chain task
  * that still waits for its dependencies takes later runs of its owner (tasks/submit.c), and

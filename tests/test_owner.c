@@ -12,7 +12,8 @@
  * one-block lattice each go to their own owner (three CPU workers each run a system's
  * tasks) and give the bits of the same systems solved one at a time without owners. The
  * generator's blocks are owned the same way (check_generator_owners). Applications that
- * follow a chain task still waiting for its data join it (check_joined_applications). */
+ * follow a chain task still waiting for its data join it (check_joined_applications), also
+ * with M_pc's intermediates by turns on two blocks (check_joins_by_turns). */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "core/placement.h"
@@ -90,6 +91,51 @@ static void check_joined_applications(const tq_host_gauge *hg, const double *src
     free(once); free(joined);
     tq_field_destroy(in); tq_field_destroy(out);
     setup_free(&S);
+}
+
+/* The same on two blocks of one owner, with M_pc's intermediates by turns
+ * (TQ_MATPC_TURNS=1, src/dirac/dirac_forms.c) and without: every application's chain tasks
+ * hold the intermediate they do not use (tq_task_hold), so as many applications join the
+ * waiting chain tasks by turns as with one intermediate, and the bits are one
+ * application's. Returns the joins. */
+static long joins_on_two_blocks(const tq_host_gauge *hg, const double *src, const char *turns, double *result)
+{
+    enum { NAPPLY = 6 };
+    const int dims[4] = {8, 8, 8, 8}, block[4] = {8, 8, 8, 4};
+    tq_dirac_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.type = TQ_DSLASH_WILSON;
+    dp.kappa = 0.12;
+    setenv("TQ_MATPC_TURNS", turns, 1);
+    tq_internal_placement_system(0);   /* both blocks on one owner: one run per application */
+    setup S;
+    if (setup_make_op(&S, dims, block, hg, TQ_DOUBLE, TQ_RECON_12, 0.12, &dp)) return -1;
+    tq_field *in = spinor(&S, TQ_DOUBLE, TQ_EVEN, src), *out = spinor(&S, TQ_DOUBLE, TQ_EVEN, NULL);
+    tq_wait_all();
+    starpu_data_handle_t gate[2] = {tq_field_handle(S.gauge, 0, 0), tq_field_handle(S.gauge, 1, 0)};
+    for (int b = 0; b < 2; b++) CHECK(starpu_data_acquire(gate[b], STARPU_RW) == 0, "acquiring a gauge handle failed");
+    const long before = tq_internal_chains_extended();
+    for (int k = 0; k < NAPPLY; k++) CHECK_OK(tq_dirac_matpc(S.dirac, out, in, TQ_EVEN, 0));
+    const long joins = tq_internal_chains_extended() - before;
+    for (int b = 0; b < 2; b++) starpu_data_release(gate[b]);
+    CHECK_OK(tq_field_export(out, result));
+    unsetenv("TQ_MATPC_TURNS");
+    tq_field_destroy(in); tq_field_destroy(out);
+    setup_free(&S);
+    tq_internal_placement_system(-1);
+    return joins;
+}
+
+static void check_joins_by_turns(const tq_host_gauge *hg, const double *src)
+{
+    double *one = calloc(NSPIN, sizeof *one), *turns = calloc(NSPIN, sizeof *turns);
+    const long j0 = joins_on_two_blocks(hg, src, "0", one), j1 = joins_on_two_blocks(hg, src, "1", turns);
+    printf("M_pc on 2 blocks behind held gauge handles: %ld joins with one intermediate, %ld by turns\n", j0, j1);
+    const char *chain = getenv("TQ_CHAIN"), *ext = getenv("TQ_CHAIN_EXTEND");
+    const int off = (chain && chain[0] == '0') || (ext && ext[0] == '0');
+    CHECK(off ? j0 == 0 && j1 == 0 : j0 > 0 && j1 == j0, "joins: %ld with one intermediate, %ld by turns", j0, j1);
+    CHECK(!memcmp(one, turns, NSPIN * sizeof *one), "M_pc with intermediates by turns differs");
+    free(one); free(turns);
 }
 
 enum { NSYS = 3 };
@@ -272,6 +318,7 @@ int main(void)
 
     if (ri.ncuda_workers == 0) tq_internal_pin_cpu_owners(1);
     check_joined_applications(&hg, src);
+    check_joins_by_turns(&hg, src);
     tq_internal_pin_cpu_owners(0);
     if (ri.ncuda_workers == 0) check_generator_owners();
     if (ri.ncuda_workers == 0) check_systems_spread(&hg);

@@ -9,17 +9,21 @@
  * the solvers' fused iterations sent their split partials through peer memory (at least one
  * reduction per CG iteration; none with TQ_PEER=0), with one block per GPU M_pc's first hop
  * packed the second's faces (core/stencil.h, TQ_STENCIL_PACK_NEXT; none with TQ_PEER=0 or
- * TQ_PACK_AHEAD=0) and every task ran on its block's owner. */
+ * TQ_PACK_AHEAD=0) and every task ran on its block's owner. Applications submitted back to
+ * back (M_pc on four inputs into four outputs, no wait between them, with TQ_MATPC_TURNS=1:
+ * their intermediates by turns, src/dirac/dirac_forms.c, and their kernels side by side,
+ * codelets/chain.c) give the bits each gives alone. */
 #include "tq_test.h"
 #include "dirac_test_util.h"
 #include "tq_tasks.h"
 #include "solvers/solver_internal.h"   /* tq_internal_solver_peer_split_reductions */
 #include "core/stencil.h"              /* tq_internal_stencil_packs_ahead */
 
-enum { L = 16, NSITES = L * L * L * L, NSPIN = NSITES * 24 };
+enum { L = 16, NSITES = L * L * L * L, NSPIN = NSITES * 24, BURST = 4 };
 
 typedef struct results {
     double matpc[3][NSPIN], matpc_dag[NSPIN], mat[NSPIN], bicgstab[NSPIN], cg[NSPIN];
+    double lone[BURST][NSPIN], burst[BURST][NSPIN];   /* single precision */
     int bicgstab_iter, cg_iter;
 } results;
 
@@ -59,6 +63,31 @@ static void run(const tq_host_gauge *hg, const double *src, const int block[4], 
             }
             tq_field_destroy(b);
             tq_field_destroy(x);
+        }
+        if (ip == 1) {   /* back to back: each application alone (waited for), then all at once */
+            tq_field *bin[BURST], *bout[BURST];
+            for (int j = 0; j < BURST; j++) {
+                /* the input from burst[j], which the export below overwrites on the even sites only */
+                for (int64_t i = 0; i < NSPIN; i++) r->burst[j][i] = src[(i + 977 * (j + 1)) % NSPIN];
+                bin[j] = spinor(&S, precs[ip], TQ_EVEN, r->burst[j]);
+                memset(r->burst[j], 0, sizeof r->burst[j]);
+                bout[j] = spinor(&S, precs[ip], TQ_EVEN, NULL);
+                CHECK_OK(tq_dirac_matpc(S.dirac, bout[j], bin[j], TQ_EVEN, 0));
+                CHECK_OK(tq_field_export(bout[j], r->lone[j]));
+            }
+            /* by turns whatever the blocks' size (by default only from 2^19 sites per parity) */
+            setenv("TQ_MATPC_TURNS", "1", 1);
+            for (int j = 0; j < BURST; j++) CHECK_OK(tq_dirac_matpc(S.dirac, bout[j], bin[j], TQ_EVEN, j & 1));
+            for (int j = 0; j < BURST; j++) CHECK_OK(tq_dirac_matpc(S.dirac, bout[j], bin[j], TQ_EVEN, 0));
+            unsetenv("TQ_MATPC_TURNS");
+            for (int j = 0; j < BURST; j++) {
+                CHECK_OK(tq_field_export(bout[j], r->burst[j]));
+                CHECK(!memcmp(r->burst[j], r->lone[j], sizeof r->lone[j]),
+                      "M_pc %d of %d back to back differs from it alone (block t %d, %s)", j, BURST, block[3],
+                      clover ? "clover" : "Wilson");
+                tq_field_destroy(bin[j]);
+                tq_field_destroy(bout[j]);
+            }
         }
         tq_field_destroy(in);
         tq_field_destroy(out);

@@ -27,6 +27,11 @@ static tq_status dirac_alloc_work(tq_dirac *d)
     if (tq_stencil_use_peer_faces(&d->stencil) < 0) return TQ_ERR_NOMEM;
     for (int i = 0; i < 2; i++)
         if (temp_spinor(d, i, &d->tmp[i]) != TQ_SUCCESS || temp_spinor(d, i, &d->pc[i]) != TQ_SUCCESS) return TQ_ERR_NOMEM;
+    if (d->lat->nblocks > 1) {
+        if (!(d->turn = calloc(1, sizeof *d->turn))) return TQ_ERR_NOMEM;
+        for (int i = 0; i < 2; i++)
+            if (temp_spinor(d, i, &d->tmp_alt[i]) != TQ_SUCCESS) return TQ_ERR_NOMEM;
+    }
     return TQ_SUCCESS;
 }
 
@@ -79,8 +84,10 @@ void tq_dirac_destroy(tq_dirac *d)
     if (!d) return;
     for (int i = 0; i < 2; i++) {
         tq_field_destroy(d->tmp[i]);
+        tq_field_destroy(d->tmp_alt[i]);
         tq_field_destroy(d->pc[i]);
     }
+    free(d->turn);
     if (!d->shares_clover) {
         tq_field_destroy(d->clover);
         tq_field_destroy(d->clover_inv);

@@ -4,6 +4,7 @@
  * StarPU task per application where the operator is one block). */
 #include "dirac/dirac_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int dagger)
@@ -31,6 +32,38 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
     return tq_internal_chain_end(tq_internal_dirac_can_chain(d), st, who);
 }
 
+/* Whether consecutive M_pc applications of d overlap on a GPU: with several blocks and
+ * chains, blocks of at least TQ_OVERLAP_MIN_SITES sites per parity (TQ_MATPC_TURNS=1: any
+ * size, 0: never). Measured on two H200s (doc/performance.md, "Consecutive applications
+ * side by side"): 32^3x32 and larger blocks 1-4 % faster; 32^3x16 blocks 8 % slower, where
+ * the second application's kernels delay the first's faces, which the other GPU waits for. */
+enum { TQ_OVERLAP_MIN_SITES = 1 << 19 };
+static int matpc_overlaps(const tq_dirac *d)
+{
+    if (!d->turn || !tq_internal_dirac_can_chain(d)) return 0;
+    const char *env = getenv("TQ_MATPC_TURNS");
+    if (env && (env[0] == '0' || env[0] == '1')) return env[0] == '1';
+    return d->lat->block_cb >= TQ_OVERLAP_MIN_SITES;
+}
+
+/* The intermediates of this M_pc application: where applications overlap, tmp and tmp_alt
+ * by turns, the other pair held by the owners' chain tasks (tq_task_hold) so that the next
+ * application joins them; then an application's first hop need not wait for the one
+ * before to finish reading its intermediate (its exterior and rim). */
+static tq_field *const *matpc_intermediates(const tq_dirac *d, int p, int dagger)
+{
+    const unsigned t = __atomic_fetch_add(d->turn, 1u, __ATOMIC_RELAXED);
+    tq_field *const *use = t & 1 ? d->tmp_alt : d->tmp, *const *other = t & 1 ? d->tmp : d->tmp_alt;
+    /* the parities the application uses: q, and p for the clover dagger's first step */
+    const int both = d->clover && d->p.matpc != TQ_MATPC_ASYMMETRIC && dagger;
+    for (int blk = 0; blk < d->lat->nblocks; blk++) {
+        const tq_task_options opt = tq_internal_block_options(d->lat, blk);
+        for (int par = 0; par < 2; par++)
+            if ((par != p || both) && tq_task_hold(&opt, tq_dirac_parity_handle(other[par], blk, par))) return d->tmp;
+    }
+    return use;
+}
+
 /* M_pc (or M_pc^dag) in on parity p. The last kernel is always a hopping term with xpay; an
  * epilogue e goes there, and with TQ_EPI_AXPY_NORM2 that kernel updates e->r instead of
  * writing out (out may still serve as the clover term's intermediate). A guarded epilogue
@@ -41,6 +74,7 @@ static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, 
 {
     const int q = 1 - p;
     const double k2 = d->p.kappa * d->p.kappa;
+    tq_field *const *tmp = matpc_overlaps(d) ? matpc_intermediates(d, p, dagger) : d->tmp;
     tq_field *last = e && e->args.kind == TQ_EPI_AXPY_NORM2 ? e->r : out;
     tq_dirac_epilogue guard;
     const tq_dirac_epilogue *g = NULL;
@@ -53,32 +87,35 @@ static tq_status matpc_tasks(const char *who, const tq_dirac *d, tq_field *out, 
     }
     if (!d->clover) {
         /* M_pc = 1 - kappa^2 D_pq D_qp; the dagger applies D^dag in both hops */
-        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, NULL, g, TQ_STENCIL_PACK_NEXT));
-        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, dagger, -k2, in, NULL, e, TQ_STENCIL_PACKED);
+        TQ_CHECK(tq_dslash_wilson_submit(who, d, tmp[q], in, q, dagger, 1.0, NULL, NULL, g, TQ_STENCIL_PACK_NEXT));
+        return tq_dslash_wilson_submit(who, d, last, tmp[q], p, dagger, -k2, in, NULL, e, TQ_STENCIL_PACKED);
     }
     if (d->p.matpc == TQ_MATPC_ASYMMETRIC) {
         /* A_pp - kappa^2 D_pq A_qq^-1 D_qp (dagger: D^dag in both hops, A Hermitian) */
-        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv, g,
+        TQ_CHECK(tq_dslash_wilson_submit(who, d, tmp[q], in, q, dagger, 1.0, NULL, d->clover_inv, g,
                                          TQ_STENCIL_PACK_NEXT));
         TQ_CHECK(tq_clover_term_submit(who, d, 0, out, in, p, 0.0, NULL, g));
-        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, dagger, -k2, out, NULL, e, TQ_STENCIL_PACKED);
+        return tq_dslash_wilson_submit(who, d, last, tmp[q], p, dagger, -k2, out, NULL, e, TQ_STENCIL_PACKED);
     }
     if (!dagger) {
         /* 1 - kappa^2 A_pp^-1 D_pq A_qq^-1 D_qp: two fused hopping + clover applications */
-        TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], in, q, 0, 1.0, NULL, d->clover_inv, g, TQ_STENCIL_PACK_NEXT));
-        return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, 0, -k2, in, d->clover_inv, e, TQ_STENCIL_PACKED);
+        TQ_CHECK(tq_dslash_wilson_submit(who, d, tmp[q], in, q, 0, 1.0, NULL, d->clover_inv, g, TQ_STENCIL_PACK_NEXT));
+        return tq_dslash_wilson_submit(who, d, last, tmp[q], p, 0, -k2, in, d->clover_inv, e, TQ_STENCIL_PACKED);
     }
     /* dagger: 1 - kappa^2 D^dag_pq A_qq^-1 D^dag_qp A_pp^-1 */
-    TQ_CHECK(tq_clover_term_submit(who, d, 1, d->tmp[p], in, p, 0.0, NULL, g));
-    TQ_CHECK(tq_dslash_wilson_submit(who, d, d->tmp[q], d->tmp[p], q, 1, 1.0, NULL, d->clover_inv, g, TQ_STENCIL_PACK_NEXT));
-    return tq_dslash_wilson_submit(who, d, last, d->tmp[q], p, 1, -k2, in, NULL, e, TQ_STENCIL_PACKED);
+    TQ_CHECK(tq_clover_term_submit(who, d, 1, tmp[p], in, p, 0.0, NULL, g));
+    TQ_CHECK(tq_dslash_wilson_submit(who, d, tmp[q], tmp[p], q, 1, 1.0, NULL, d->clover_inv, g, TQ_STENCIL_PACK_NEXT));
+    return tq_dslash_wilson_submit(who, d, last, tmp[q], p, 1, -k2, in, NULL, e, TQ_STENCIL_PACKED);
 }
 
 static tq_status matpc(const char *who, const tq_dirac *d, tq_field *out, const tq_field *in, int p,
                        int dagger, const tq_dirac_epilogue *e)
 {
     tq_internal_chain_begin(tq_internal_dirac_can_chain(d));   /* as in tq_dirac_mat */
-    return tq_internal_chain_end(tq_internal_dirac_can_chain(d), matpc_tasks(who, d, out, in, p, dagger, e), who);
+    const int was = tq_task_overlap(matpc_overlaps(d));
+    const tq_status st = matpc_tasks(who, d, out, in, p, dagger, e);
+    tq_task_overlap(was);
+    return tq_internal_chain_end(tq_internal_dirac_can_chain(d), st, who);
 }
 
 tq_status tq_dirac_matpc(const tq_dirac *d, tq_field *out, const tq_field *in, tq_subset parity,

@@ -17,6 +17,11 @@ struct tq_dirac {
      * share it. tmp[q]: the intermediate of M_pc on parity q; pc[p]: M_pc in inside
      * M_pc^dag M_pc. */
     tq_field *tmp[2], *pc[2];
+    /* with several blocks, M_pc takes its intermediates from tmp and tmp_alt by turns
+     * (*turn counts the applications), so that an application's first hop need not wait
+     * for the one before to finish reading its intermediate (src/dirac/dirac_forms.c) */
+    tq_field *tmp_alt[2];
+    unsigned *turn;
     /* the hopping term's faces (one site deep, half spinors), made once for the same reason */
     tq_stencil stencil;
     /* clover operators: A and A^-1 on both parities (NULL for Wilson) */
