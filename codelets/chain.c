@@ -54,7 +54,14 @@ static void run_entry(const tq_chain_op *op, const int16_t *map, void *buffers[]
  * face they write. */
 enum { SIDE_STREAMS = 7 };
 /* The streams an entry may go to, by number: the worker's, the side streams, the urgent one. */
-enum { STREAM_MAIN = 0, STREAM_URGENT = SIDE_STREAMS + 1, NSTREAMS = SIDE_STREAMS + 2 };
+enum { STREAM_MAIN = 0, STREAM_URGENT = SIDE_STREAMS + 1 };
+/* Overlapping entries (TQ_CHAIN_OP_OVERLAP) go to streams of two priorities: those that
+ * depend on work of their own segment (the second hop) to the middle ones, those that do
+ * not (the next application's first hop) to the lowest, so that the latter take the SMs
+ * the former leave idle rather than delay them (TQ_CHAIN_TIERS=0: one tier, the worker's
+ * and the side streams). */
+enum { MID_STREAMS = 3, LOW_STREAMS = 2, STREAM_MID = STREAM_URGENT + 1, STREAM_LOW = STREAM_MID + MID_STREAMS,
+       NSTREAMS = STREAM_LOW + LOW_STREAMS };
 /* Marks: events recorded at a group's end on each stream it used, a ring. Between two
  * joins at most MARKS - NSTREAMS are recorded (a join comes first), so a mark an entry
  * since the last join refers to is never recorded again before that entry's readers wait
@@ -63,7 +70,7 @@ enum { STREAM_MAIN = 0, STREAM_URGENT = SIDE_STREAMS + 1, NSTREAMS = SIDE_STREAM
 enum { MARKS = 256, OPEN_WINDOW = 96 };
 static _Thread_local struct {
     int made;
-    cudaStream_t s[SIDE_STREAMS], urgent;
+    cudaStream_t s[SIDE_STREAMS], urgent, mid[MID_STREAMS], low[LOW_STREAMS];
     cudaEvent_t fork;          /* the worker's stream at the start of the last group that forked */
     cudaEvent_t mark[MARKS];
     int next_mark;
@@ -71,6 +78,7 @@ static _Thread_local struct {
 static _Thread_local int join_groups;           /* TQ_CHAIN_JOIN=1: every group waits for all before it (comparisons) */
 static _Thread_local int open_segments;         /* TQ_CHAIN_OPEN=0: 0, a join at each segment's end (comparisons) */
 static _Thread_local int overlap_entries;       /* TQ_CHAIN_OVERLAP=0: 0, TQ_CHAIN_OP_OVERLAP ignored (comparisons) */
+static _Thread_local int tiers;                 /* TQ_CHAIN_TIERS=0: 0, overlapping entries in one tier (comparisons) */
 static _Thread_local cudaStream_t stream_now;   /* tq_cuda_stream(): NULL, the worker's */
 static _Thread_local int parts_apart;           /* TQ_CHAIN_PARTS=0: 0, every part conflicts (comparisons) */
 static _Thread_local int lead_first;            /* TQ_CHAIN_LEAD=0: 0, every urgent entry launched first (comparisons) */
@@ -100,6 +108,12 @@ static int side_streams(void)
         return 0;
     for (int k = 0; k < SIDE_STREAMS; k++)
         if (cudaStreamCreateWithFlags(&side.s[k], cudaStreamNonBlocking) != cudaSuccess) return 0;
+    tiers = !env_is("TQ_CHAIN_TIERS", '0');
+    const int mid_priority = greatest < least ? least - 1 : least;
+    for (int k = 0; k < MID_STREAMS; k++)
+        if (cudaStreamCreateWithPriority(&side.mid[k], cudaStreamNonBlocking, mid_priority) != cudaSuccess) return 0;
+    for (int k = 0; k < LOW_STREAMS; k++)
+        if (cudaStreamCreateWithPriority(&side.low[k], cudaStreamNonBlocking, least) != cudaSuccess) return 0;
     if (cudaEventCreateWithFlags(&side.fork, cudaEventDisableTiming) != cudaSuccess) return 0;
     for (int k = 0; k < MARKS; k++)
         if (cudaEventCreateWithFlags(&side.mark[k], cudaEventDisableTiming) != cudaSuccess) return 0;
@@ -152,12 +166,14 @@ typedef struct {
     unsigned used;    /* the other streams holding entries since then (bits) */
     int last[NSTREAMS];   /* each stream's latest mark */
     int main_new;     /* the worker's stream got work since side.fork was recorded */
-    int tail[NSTREAMS];   /* the last entry on each stream (TQ_CHAIN_AFFINITY=1) */
+    int tail[NSTREAMS];   /* the last entry on each stream */
+    int seg_start;    /* the first entry of the segment being launched */
 } launches;
 
 static cudaStream_t stream_of(int k)
 {
-    return k == STREAM_MAIN ? starpu_cuda_get_local_stream() : k == STREAM_URGENT ? side.urgent : side.s[k - 1];
+    return k == STREAM_MAIN ? starpu_cuda_get_local_stream() : k == STREAM_URGENT ? side.urgent
+         : k >= STREAM_LOW ? side.low[k - STREAM_LOW] : k >= STREAM_MID ? side.mid[k - STREAM_MID] : side.s[k - 1];
 }
 
 /* The worker's stream waits for the others' work so far (the entries from `next` on start
@@ -200,6 +216,31 @@ static void launch_on(int i, int first, int k, launches *L, unsigned *group, voi
     if (k == STREAM_MAIN) L->main_new = 1;
 }
 
+/* The stream of a long entry marked TQ_CHAIN_OP_OVERLAP (tiered: among the middle streams
+ * if it conflicts with an entry of its own segment, else among the low ones; otherwise the
+ * worker's and the side streams): that of the latest earlier entry it conflicts with
+ * (outside the urgent stream), where the stream's order is the dependency, unless this
+ * group (`taken`) already uses that stream, something was queued there after it or it is
+ * not among them; else the free one used least recently, so that independent work (the
+ * next M_pc application, with its intermediate by turns) runs beside the work before it
+ * instead of queueing behind it. */
+static int long_stream(const launches *L, int i, int first, unsigned taken, int tiered)
+{
+    int lo = STREAM_MAIN, hi = SIDE_STREAMS;   /* the streams to choose from */
+    if (tiered) lo = STREAM_LOW, hi = STREAM_LOW + LOW_STREAMS - 1;
+    for (int j = first - 1; j >= L->since; j--) {
+        const int kj = L->on[j];
+        if (kj == STREAM_URGENT || !entries_conflict(&L->ref[j], &L->ref[i], parts_apart)) continue;
+        if (tiered && j >= L->seg_start) lo = STREAM_MID, hi = STREAM_MID + MID_STREAMS - 1;   /* depends on its own segment */
+        if (!(taken >> kj & 1) && L->tail[kj] == j && kj >= lo && kj <= hi) return kj;   /* nothing queued after it there */
+        break;
+    }
+    int best = -1;   /* the free stream used least recently */
+    for (int k = lo; k <= hi; k++)
+        if (!(taken >> k & 1) && (best < 0 || L->tail[k] < L->tail[best])) best = k;
+    return best < 0 ? lo : best;
+}
+
 /* Entries first .. end-1 (of one segment, argument cl_arg), independent of each other,
  * side by side: those of a priority above the group's lowest one after the other on the
  * urgent stream; of the others the first on the worker's stream, the rest on side
@@ -213,26 +254,6 @@ static void launch_on(int i, int first, int k, launches *L, unsigned *group, voi
  * only signals sooner (peer mode: doc/design.md). Making the long entries also wait for
  * the lead ones to end was slower (32^4 M_pc on two H200s 0.171-0.180 ms against 0.158): a
  * pack may wait for another GPU, and the interior then with it. */
-/* The stream of a long entry marked TQ_CHAIN_OP_OVERLAP: that of the latest earlier entry
- * it conflicts with (outside the urgent stream), where the stream's order is the
- * dependency, unless this group (`taken`) already uses that stream or something was queued
- * there after it; else the free stream used least recently, so that independent work (the
- * next M_pc application, with its intermediate by turns) runs beside the work before it
- * instead of queueing behind it. */
-static int long_stream(const launches *L, int i, int first, unsigned taken)
-{
-    for (int j = first - 1; j >= L->since; j--) {
-        const int kj = L->on[j];
-        if (kj == STREAM_URGENT || !entries_conflict(&L->ref[j], &L->ref[i], parts_apart)) continue;
-        if (!(taken >> kj & 1) && L->tail[kj] == j) return kj;   /* nothing queued after it there */
-        break;
-    }
-    int best = STREAM_MAIN;   /* the free stream used least recently */
-    for (int k = 0; k < 1 + SIDE_STREAMS; k++)
-        if (!(taken >> k & 1) && ((taken >> best & 1) || L->tail[k] < L->tail[best])) best = k;
-    return best;
-}
-
 static void run_group(int first, int end, void *buffers[], void *cl_arg, launches *L)
 {
     if (L->marks + NSTREAMS > MARKS - NSTREAMS) join_all(L, first);   /* the ring's marks since the join stay distinct */
@@ -259,8 +280,8 @@ static void run_group(int first, int end, void *buffers[], void *cl_arg, launche
     for (int i = first, k = 0; i < end; i++) {
         if (r[i].op->priority > lowest) continue;
         int to = k == 0 ? STREAM_MAIN : 1 + (k - 1) % SIDE_STREAMS;
-        if (overlap_entries && (r[i].op->flags & TQ_CHAIN_OP_OVERLAP)) to = long_stream(L, i, first, group);
-        else if (group >> to & 1) to = long_stream(L, i, first, group | 1u << STREAM_URGENT);   /* taken by one that did */
+        if (overlap_entries && (r[i].op->flags & TQ_CHAIN_OP_OVERLAP)) to = long_stream(L, i, first, group, tiers);
+        else if (group >> to & 1) to = long_stream(L, i, first, group, 0);   /* taken by one that did */
         launch_on(i, first, to, L, &group, buffers, cl_arg);
         k++;
     }
@@ -291,6 +312,7 @@ static void run_segment_cuda(void *buffers[], void *seg, launches *L)
     const uint8_t *writes = (const uint8_t *)(map + h->nmap);
     const int timed = tq_entry_times_on();   /* entries one by one, each timed */
     const int base = L ? L->n : 0;
+    if (L) L->seg_start = base;
     if (L)
         for (int i = 0; i < h->nops; i++) L->ref[base + i] = (entry_ref){&op[i], map, writes};
     for (int i = 0; i < h->nops;) {
@@ -345,7 +367,7 @@ static void run_chain_cuda(void *buffers[], void *cl_arg)
         int16_t *m = o ? realloc(mark, (size_t)total * sizeof *m) : NULL;
         if (m) { mark = m; cap = total; }
     }
-    launches L = {ref, on, mark, 0, 0, 0, 0, {0}, 1, {0}};
+    launches L = {ref, on, mark, 0, 0, 0, 0, {0}, 1, {0}, 0};
     for (int k = 0; k < NSTREAMS; k++) L.tail[k] = -1;
     launches *tracked = groups && total <= cap ? &L : NULL;   /* else one by one on the worker's stream */
     for (tq_chain_head *seg = cl_arg; seg; seg = seg->next) {
