@@ -34,9 +34,11 @@ tq_status tq_dirac_mat(const tq_dirac *d, tq_field *out, const tq_field *in, int
 
 /* Whether consecutive M_pc applications of d overlap on a GPU: with several blocks and
  * chains, blocks of at least TQ_OVERLAP_MIN_SITES sites per parity (TQ_MATPC_TURNS=1: any
- * size, 0: never). Measured on two H200s (doc/performance.md, "Consecutive applications
- * side by side"): 32^3x32 and larger blocks 1-4 % faster; 32^3x16 blocks 8 % slower, where
- * the second application's kernels delay the first's faces, which the other GPU waits for. */
+ * size, 0: never). Measured on two H200s (doc/performance.md, "Two H200s at fbe0ca6"):
+ * 32^3x32 and larger blocks 1-7 % faster; 32^3x16 blocks 8 % slower, where the second
+ * application's kernels delay the first's faces, which the other GPU waits for. One block
+ * keeps one intermediate: there two stencil kernels side by side lost 1-8 % to one after
+ * the other. */
 enum { TQ_OVERLAP_MIN_SITES = 1 << 19 };
 static int matpc_overlaps(const tq_dirac *d)
 {
