@@ -15,7 +15,7 @@
 #include "tq_test.h"
 #include "../reference/wilson_reference.h"
 #include "dirac_test_util.h"
-#include "solvers/solver_internal.h"   /* tq_internal_solver_fused_iterations */
+#include "solvers/solver_internal.h"   /* tq_internal_solver_fused_iterations, _queued_ahead */
 #include "core/placement.h"           /* tq_internal_blocks_share_worker */
 #include "dirac/dirac_internal.h"     /* tq_internal_dirac_can_fuse, tq_internal_force_faces */
 
@@ -461,26 +461,36 @@ static void test_pipeline(const int dims[4], const tq_host_gauge *hg, const tq_d
     double *h1 = malloc(n * sizeof *h1), *h2 = malloc(n * sizeof *h2);
     tq_field *x = spinor(&S, TQ_DOUBLE, TQ_FULL, NULL), *fb = spinor(&S, TQ_DOUBLE, TQ_FULL, b);
     printf("  pipelined vs one iteration at a time, %s: inverter, mode: iterations (reliable updates) each\n", what);
-    for (int inv = 0; inv < 3; inv++)
+    for (int inv = 0; inv < 5; inv++)
         for (int mode = 0; mode < 3; mode++) {
             tq_solver_params sp;
             tq_solver_params_default(&sp);
-            sp.inverter = inv == 2 ? TQ_INV_MR : inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
+            sp.inverter = inv >= 3 ? TQ_INV_GCR : inv == 2 ? TQ_INV_MR : inv ? TQ_INV_BICGSTAB : TQ_INV_CG;
+            if (inv >= 3) sp.solve_type = TQ_SOLVE_DIRECT_PC;
+            if (inv == 4) sp.precond = TQ_PRECOND_MR;   /* GCR, 8 directions a cycle: restarts too */
             sp.maxiter = 3000;
             if (mode > 0) sp.prec_sloppy = TQ_SINGLE;
             if (mode == 1) { sp.mixed = TQ_MIXED_DEFECT; sp.reliable_delta = 1e-12; }
             tq_solver_result r[2];
+            long ahead[2];
             for (int pipe = 0; pipe < 2; pipe++) {
                 setenv("TQ_SOLVER_PIPELINE", pipe ? "1" : "0", 1);
+                const long before = tq_internal_solver_queued_ahead();
                 CHECK_OK(tq_solve(S.dirac, x, fb, &sp, &r[pipe]));
+                ahead[pipe] = tq_internal_solver_queued_ahead() - before;
                 CHECK_OK(tq_field_export(x, pipe ? h1 : h2));
                 CHECK(r[pipe].true_residual <= 3e-9, "%s %s mode %d pipeline %d: true residual %.3g", what,
                       tq_inverter_name(sp.inverter), mode, pipe, r[pipe].true_residual);
             }
             unsetenv("TQ_SOLVER_PIPELINE");
             const char *mn = mode == 0 ? "double" : mode == 1 ? "single defect delta 1e-12" : "single reliable";
-            printf("    %-8s %-25s %4d (%d) pipelined, %4d (%d) one at a time\n", tq_inverter_name(sp.inverter), mn,
-                   r[1].iterations, r[1].reliable_updates, r[0].iterations, r[0].reliable_updates);
+            printf("    %-8s %-25s %4d (%d) pipelined (%ld queued ahead), %4d (%d) one at a time\n",
+                   inv == 4 ? "GCR+MR" : tq_inverter_name(sp.inverter), mn, r[1].iterations, r[1].reliable_updates,
+                   ahead[1], r[0].iterations, r[0].reliable_updates);
+            /* every iteration but the first after a (re)start is queued ahead of the host */
+            CHECK(ahead[0] == 0 && ahead[1] >= r[1].iterations / 2, "%s %s %s: %ld iterations queued ahead pipelined "
+                  "(of %d), %ld one at a time", what, tq_inverter_name(sp.inverter), mn, ahead[1], r[1].iterations,
+                  ahead[0]);
             if (mode < 2) {
                 double e = sqrt(ref_vdiff2(h1, h2, n) / ref_vnorm2(h2, n));
                 CHECK(e == 0.0 && r[0].iterations == r[1].iterations && r[0].reliable_updates == r[1].reliable_updates,

@@ -1,8 +1,11 @@
 /* GCR, one iteration of the Krylov frame (src/solvers/krylov.c): z = K r (K: none, a
  * fixed number of MR steps, or the caller's, e.g. a multigrid cycle); Az; Az and z orthogonalised against the cycle's earlier (unit)
  * Az_j; normalised; alpha = <Az, r>; x += alpha z; r -= alpha Az; |r|^2. The cycle restarts
- * after nkrylov directions (and at each reliable update). Not pipelined: each iteration
- * needs the directions of the ones before it. */
+ * after nkrylov directions (and at each reliable update). Pipelined unless the caller gives
+ * the preconditioner (a multigrid cycle waits on the host for its own solves): the next
+ * iteration is queued before this one's |r|^2 is read, so a coarse level's solve (latency
+ * bound, 20 iterations per cycle) does not pay the host's turn between iterations; the
+ * direction index therefore advances when an iteration is queued. */
 #include "solvers/krylov_internal.h"
 
 #include <math.h>
@@ -75,23 +78,32 @@ static tq_status gcr_submit_iteration(tq_krylov *k)
 {
     const double one[4] = {1, 1, 1, 1}, minus[4] = {-1, -1, 0, 0};
     const signed char alpha_slots[4] = {GCR_ALPHA + 1, GCR_ALPHA + 2, 0, 0};
+    static const tq_scalar_instr stop_prog[] = {{TQ_SC_STOP_LE, SLOT_GO, GCR_RR, SLOT_STOP2}};
     const int j0 = k->kcycle;
     tq_field *z = k->z[j0], *az = k->az[j0];
-    if (k->precond) TQ_CHECK(k->precond(k->precond_ctx, z, k->rs));
-    else if (k->p.precond == TQ_PRECOND_MR) TQ_CHECK(precondition_mr(k, z, az));
-    else TQ_CHECK(tq_krylov_blas(k, TQ_OP_COPY, k->rs, z, NULL, NULL, 0, NULL, 0));
+    /* z and Az are made whatever the guard: the operator's tasks carry none, and in an
+     * iteration held back behind a converged one they would read a z never written */
+    const int guard = k->sc->guard;
+    k->sc->guard = 0;
+    tq_status st = TQ_SUCCESS;
+    if (k->precond) st = k->precond(k->precond_ctx, z, k->rs);
+    else if (k->p.precond == TQ_PRECOND_MR) st = precondition_mr(k, z, az);
+    else st = tq_krylov_blas(k, TQ_OP_COPY, k->rs, z, NULL, NULL, 0, NULL, 0);
+    k->sc->guard = guard;
+    TQ_CHECK(st);
     TQ_CHECK(tq_linop_apply(k->ops, az, z));
+    k->kcycle = (j0 + 1) % k->nkrylov;
     TQ_CHECK(orthonormalise(k, j0, z, az));
     TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT, az, k->rs, NULL, NULL, GCR_ALPHA, NULL, 0));
     TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, z, k->xs, one, alpha_slots, 0, NULL, 0));
     TQ_CHECK(tq_krylov_blas(k, TQ_OP_CAXPY, az, k->rs, minus, alpha_slots, 0, NULL, 0));
     tq_krylov_last_reduction(k);
-    TQ_CHECK(tq_krylov_blas(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, GCR_RR, NULL, 0));
+    TQ_CHECK(tq_krylov_blas(k, TQ_OP_NORM2, k->rs, NULL, NULL, NULL, GCR_RR, stop_prog, 1));
     k->out.blas_flops += (12.0 * j0 + 20) * k->n_sloppy;
     return TQ_SUCCESS;
 }
 
-/* Breakdown tests; the cycle moves on to its next direction (restarting after nkrylov). */
+/* Breakdown tests (the direction index moved on when the iteration was queued). */
 static tq_status gcr_read_iteration(tq_krylov *k, int it)
 {
     const double *s = k->s;
@@ -101,13 +113,13 @@ static tq_status gcr_read_iteration(tq_krylov *k, int it)
                       "a direction in the span of the earlier ones)", k->who, s[GCR_N2], it);
     else if (!isfinite(s[GCR_RR]))
         st = tq_error(TQ_ERR_BREAKDOWN, "%s: the residual became NaN or Inf at iteration %d", k->who, it);
-    k->kcycle = (k->kcycle + 1) % k->nkrylov;
     return st;
 }
 
 const tq_krylov_method tq_krylov_gcr_method = {
     .name = "GCR",
     .who = "tq_solve (GCR)",
+    .pipelines = 1,
     .fused_form = -1,
     .create_fields = gcr_create_fields,
     .submit_iteration = gcr_submit_iteration,

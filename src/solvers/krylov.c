@@ -50,6 +50,8 @@ void tq_krylov_last_reduction(tq_krylov *k) { k->sc->snap_next = (int)(k->queued
 static long fused_iterations;   /* tq_internal_solver_fused_iterations */
 long tq_internal_solver_fused_iterations(void) { return __atomic_load_n(&fused_iterations, __ATOMIC_RELAXED); }
 void tq_krylov_count_fused_iteration(void) { __atomic_fetch_add(&fused_iterations, 1, __ATOMIC_RELAXED); }
+static long queued_ahead;   /* tq_internal_solver_queued_ahead */
+long tq_internal_solver_queued_ahead(void) { return __atomic_load_n(&queued_ahead, __ATOMIC_RELAXED); }
 static long peer_split_reductions;   /* tq_internal_solver_peer_split_reductions */
 long tq_internal_solver_peer_split_reductions(void) { return __atomic_load_n(&peer_split_reductions, __ATOMIC_RELAXED); }
 
@@ -247,8 +249,9 @@ void tq_krylov_set_preconditioner(tq_krylov *k, tq_status (*fn)(void *ctx, tq_fi
     k->precond_ctx = ctx;
     /* a preconditioner runs solves of its own that wait for their scalars (a multigrid
      * cycle): it must not be recorded into this solver's chain, where nothing goes to
-     * StarPU until the chain ends */
-    if (fn) k->chained = k->chained_restarts = 0;
+     * StarPU until the chain ends; nor queued ahead, where an iteration held back behind a
+     * converged one would still run a whole cycle */
+    if (fn) k->chained = k->chained_restarts = k->pipelined = 0;
 }
 tq_status tq_krylov_status(const tq_krylov *k) { return k->st; }
 const tq_krylov_out *tq_krylov_result(const tq_krylov *k) { return &k->out; }
@@ -264,6 +267,7 @@ static tq_status queue_iteration(tq_krylov *k)
      * the restart may have found the system solved (b = 0) */
     const int guard = k->pipelined || k->restart_pending ? SLOT_GO + 1 : 0;
     k->sc->guard = guard;
+    if (k->queued > k->consumed) __atomic_fetch_add(&queued_ahead, 1, __ATOMIC_RELAXED);
     const int set = k->xs_stale;
     const tq_status st = k->m->submit_iteration(k);
     k->xs_stale = 0;

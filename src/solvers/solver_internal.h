@@ -123,6 +123,8 @@ tq_status tq_field_like(const tq_field *f, tq_field **out);
  * (solve type normop-pc on one block; TQ_SOLVER_FUSE=0 turns it off): lets tests check that
  * the fused path ran. */
 long tq_internal_solver_fused_iterations(void);
+/* Iterations queued while an earlier one of the same solve was not read yet (pipelining). */
+long tq_internal_solver_queued_ahead(void);
 /* Split epilogue reductions (the fused iteration on several blocks) submitted so far whose
  * partial sums went to the other GPUs through peer memory (tests: the path ran). */
 long tq_internal_solver_peer_split_reductions(void);
