@@ -11,7 +11,7 @@
  * not the CPU's order, the same to rounding and for every decomposition). The coarse
  * operator gives a thread to each (site, row, matrix) and adds the nine matrices' parts in
  * the CPU's order (tq_coarse_row_matrix; with half links its products in single precision,
- * coarse_row_matrix_f). A half-precision coarse output site needs all its
+ * tq_coarse_row_matrix_f). A half-precision coarse output site needs all its
  * values for its norm: those go one thread per site. The Galerkin product gives a thread block to each
  * coarse site and matrix, M V made once per fine term in shared memory and each thread
  * summing its entries in the CPU's order (mg_coarsen_kernel); its face pack one thread per
@@ -274,54 +274,6 @@ __device__ static inline int rowm_site_is_mine(const tq_coarse_args &a, int64_t 
     return tq_coarse_on_face(&a, x) == exterior;
 }
 
-/* tq_coarse_load_face_chunk in single precision (the same loads). */
-__device__ __forceinline__ void coarse_face_chunk_f(const void *buf, const tq_layout *L, int64_t site, int c, float *v)
-{
-    const float hs = L->prec == 2 ? tq_half_scale_f(buf, L, site) : 0.0f;
-    const int per = 24 / L->vec;
-    TQ_UNROLL
-    for (int j = 0; j < per; j++) tq_load_chunk_f(buf, L, site, c * per + j, hs, v + j * L->vec);
-}
-
-/* tq_coarse_row_matrix for half links: the products in single precision (a half link
- * carries 15 bits), each chunk's 12 summed in single, the chunks in double, in the same
- * order on every decomposition (interior and exterior alike). Converting every value to
- * double held the 8^4 hop at 78 us (2.1 TB/s); this takes 70 us (doc/performance.md,
- * "Multigrid"). The CPU keeps double products: the two agree to rounding, as in double
- * (where the GPU contracts products into fused multiply-adds). */
-__device__ __forceinline__ void coarse_row_matrix_f(const tq_coarse_args *a, const tq_layout *Ll, const tq_layout *Lin,
-                                                    const void *in_same, const void *in, const void *links,
-                                                    const void *const *from, const int x[4], int64_t s, int i, int m,
-                                                    double *out_re, double *out_im)
-{
-    int64_t site;
-    int face;
-    const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
-    tq_layout Lf = *Lin;
-    if (face) {
-        Lf = a->L_face[(m - 1) / 2];
-        Lf.prec = Lin->prec, Lf.vec = Lin->vec;
-    }
-    const int per_row = a->n / 12;
-    double re = 0, im = 0;
-    for (int c = 0; c < per_row; c++) {
-        float y[24], v[24];
-        tq_load_site_f(links, Ll, (((int64_t)m * a->n + i) * per_row + c) * a->cb + s, y);
-        if (face) coarse_face_chunk_f(buf, &Lf, site, c, v);
-        else tq_load_site_f(buf, Lin, c * a->cb + site, v);
-        float cr = 0, ci = 0;
-        TQ_UNROLL
-        for (int e = 0; e < 12; e++) {
-            cr += y[2 * e] * v[2 * e] - y[2 * e + 1] * v[2 * e + 1];
-            ci += y[2 * e] * v[2 * e + 1] + y[2 * e + 1] * v[2 * e];
-        }
-        re += cr;
-        im += ci;
-    }
-    *out_re = re;
-    *out_im = im;
-}
-
 /* One row of matrix m at site s: single-precision products for half links (PL 2). */
 template <int PL>
 __device__ __forceinline__ void coarse_row_matrix_of(const tq_coarse_args *a, const tq_layout *Ll, const tq_layout *Lin,
@@ -329,7 +281,7 @@ __device__ __forceinline__ void coarse_row_matrix_of(const tq_coarse_args *a, co
                                                      const void *const *from, const int x[4], int64_t s, int i, int m,
                                                      double *re, double *im)
 {
-    if (PL == 2) coarse_row_matrix_f(a, Ll, Lin, in_same, in, links, from, x, s, i, m, re, im);
+    if (PL == 2) tq_coarse_row_matrix_f(a, Ll, Lin, in_same, in, links, from, x, s, i, m, re, im);
     else tq_coarse_row_matrix(a, Ll, Lin, in_same, in, links, from, x, s, i, m, re, im);
 }
 

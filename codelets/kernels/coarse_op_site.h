@@ -136,6 +136,30 @@ TQ_HD void tq_coarse_load_face_chunk(const void *buf, const tq_layout *L, int64_
     for (int j = 0; j < per; j++) tq_load_chunk(buf, L, site, c * per + j, hs, v + j * L->vec);
 }
 
+/* tq_coarse_load_face_chunk in single precision (the same loads). */
+TQ_HD void tq_coarse_load_face_chunk_f(const void *buf, const tq_layout *L, int64_t site, int c, float *v)
+{
+    const float hs = L->prec == 2 ? tq_half_scale_f(buf, L, site) : 0.0f;
+    const int per = 24 / L->vec;
+    TQ_UNROLL
+    for (int j = 0; j < per; j++) tq_load_chunk_f(buf, L, site, c * per + j, hs, v + j * L->vec);
+}
+
+/* tq_coarse_source for the per-row functions below, with the layout to read the vector
+ * with: Lin, or where it comes from a face, the face's layout in Lin's precision. */
+TQ_HD const void *tq_coarse_row_source(const tq_coarse_args *a, const tq_layout *Lin, const void *in_same, const void *in,
+                                       const void *const *from, const int x[4], int m, int64_t *site, int *face,
+                                       tq_layout *Lf)
+{
+    const void *buf = tq_coarse_source(a, in_same, in, from, x, m, site, face);
+    *Lf = *Lin;
+    if (*face) {
+        *Lf = a->L_face[(m - 1) / 2];
+        Lf->prec = Lin->prec, Lf->vec = Lin->vec;
+    }
+    return buf;
+}
+
 /* Matrix m's part of row i at site s (block coordinates x): the row's chunks of Y_m times
  * the vector tq_coarse_source finds, in chunk order, as tq_coarse_site sums them. The
  * links and input layouts come apart from a, with the faces' precision that of Lin, so
@@ -147,12 +171,8 @@ TQ_HD void tq_coarse_row_matrix(const tq_coarse_args *a, const tq_layout *Ll, co
 {
     int64_t site;
     int face;
-    const void *buf = tq_coarse_source(a, in_same, in, from, x, m, &site, &face);
-    tq_layout Lf = *Lin;
-    if (face) {
-        Lf = a->L_face[(m - 1) / 2];
-        Lf.prec = Lin->prec, Lf.vec = Lin->vec;
-    }
+    tq_layout Lf;
+    const void *buf = tq_coarse_row_source(a, Lin, in_same, in, from, x, m, &site, &face, &Lf);
     const int per_row = a->n / 12;
     double re = 0, im = 0;
     for (int c = 0; c < per_row; c++) {
@@ -161,6 +181,41 @@ TQ_HD void tq_coarse_row_matrix(const tq_coarse_args *a, const tq_layout *Ll, co
         if (face) tq_coarse_load_face_chunk(buf, &Lf, site, c, v);
         else tq_load_site(buf, Lin, c * a->cb + site, v);
         tq_coarse_chunk_dot(y, v, &re, &im);
+    }
+    *out_re = re;
+    *out_im = im;
+}
+
+/* tq_coarse_row_matrix for half links, the GPU kernels' (codelets/mg_cuda.cu): the
+ * products in single precision (a half link carries 15 bits), each chunk's 12 summed in
+ * single, the chunks in double, in the same order on every decomposition (interior and
+ * exterior alike). Converting every value to double held the 8^4 hop at 78 us (2.1 TB/s);
+ * this takes 71 us (doc/performance.md, "Multigrid"). The CPU keeps double products: the
+ * two agree to rounding, as in double (where the GPU contracts products into fused
+ * multiply-adds). */
+TQ_HD void tq_coarse_row_matrix_f(const tq_coarse_args *a, const tq_layout *Ll, const tq_layout *Lin, const void *in_same,
+                                  const void *in, const void *links, const void *const *from, const int x[4], int64_t s,
+                                  int i, int m, double *out_re, double *out_im)
+{
+    int64_t site;
+    int face;
+    tq_layout Lf;
+    const void *buf = tq_coarse_row_source(a, Lin, in_same, in, from, x, m, &site, &face, &Lf);
+    const int per_row = a->n / 12;
+    double re = 0, im = 0;
+    for (int c = 0; c < per_row; c++) {
+        float y[24], v[24];
+        tq_load_site_f(links, Ll, (((int64_t)m * a->n + i) * per_row + c) * a->cb + s, y);
+        if (face) tq_coarse_load_face_chunk_f(buf, &Lf, site, c, v);
+        else tq_load_site_f(buf, Lin, c * a->cb + site, v);
+        float cr = 0, ci = 0;
+        TQ_UNROLL
+        for (int e = 0; e < 12; e++) {
+            cr += y[2 * e] * v[2 * e] - y[2 * e + 1] * v[2 * e + 1];
+            ci += y[2 * e] * v[2 * e + 1] + y[2 * e + 1] * v[2 * e];
+        }
+        re += cr;
+        im += ci;
     }
     *out_re = re;
     *out_im = im;
