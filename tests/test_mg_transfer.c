@@ -4,7 +4,8 @@
  * several block decompositions, a coarse level as the fine one (vectors of 12 and 24
  * complex per site), and clear errors for bad transfers and fields.
  * test_mg_transfer_cuda (this file with TQ_TEST_CUDA): the same with R and P on a GPU (the
- * blocks' owner; the basis is made on CPU workers). */
+ * blocks' owner; the basis is made on CPU workers), and also 4^4 aggregates, the fine level's
+ * in the benchmarks (a thread block of 256 fine sites per aggregate on the GPU). */
 #include "tq_test.h"
 #ifdef TQ_TEST_CUDA
 #define TEST_NAME "test_mg_transfer_cuda"
@@ -251,6 +252,13 @@ int main(void)
     check_geometry("coarse ndof 12 8^4, agg 2^4, nvec 6", d8, agg2, 12, 6, 1, b8, 2);
     const int d4[4] = {4, 4, 4, 8}, b4[1][4] = {{4, 4, 4, 4}};
     check_geometry("coarse ndof 24 4x4x4x8, agg 2^4, nvec 12", d4, agg2, 24, 12, 1, b4, 1);
+#ifdef TQ_TEST_CUDA
+    /* aggregates 4^4 (a full thread block per aggregate on the GPU), one block and two */
+    const int d16[4] = {16, 8, 8, 8}, agg4[4] = {4, 4, 4, 4};
+    const int b16[2][4] = {{16, 8, 8, 8}, {8, 8, 8, 8}};
+    check_geometry("spinor 16x8x8x8, agg 4^4, nvec 12", d16, agg4, 12, 12, 0, b16, 2);
+    check_geometry("coarse ndof 24 16x8x8x8, agg 4^4, nvec 6", d16, agg4, 24, 6, 1, b16, 2);
+#endif
     printf("errors:\n");
     check_errors();
     tq_finalize();
