@@ -350,8 +350,11 @@ run 0 propagator $mg_small --mg-save "$tmp/setup.tqmg" && correlator "$out" > "$
     run 1 propagator $mg_small --kappa 0.12 --mg-load "$tmp/setup.tqmg" &&
         expect "$err" "made for another operator.*kappa 0.13" "propagator --mg-load for another kappa"
 }
-run 0 propagator $mg_table --where cpu --mg-load "$tmp/setup.tqmg" &&
-    expect "$out" "multigrid set-up: 2 levels [(]read from .*setup.tqmg[)]" "propagator --mg-load: the set-up line says where it came from"
+run 0 propagator $mg_table --where cpu --mg-load "$tmp/setup.tqmg" --mg-pre-steps 0 0 --mg-post-steps 0 6 &&
+    expect "$out" "multigrid set-up: 2 levels [(]read from .*setup.tqmg[)]" "propagator --mg-load: the set-up line says where it came from" &&
+    expect "$out" "level 0: .*MR 0 [+] 6 steps" "propagator --mg-pre-steps 0 0 --mg-post-steps 0 6 (with a set-up read back)" &&
+    expect "$out" "solve  0 .* true residual [0-9.]*e-1[0-9]" "propagator --mg-pre-steps 0 0: the solve converges"
+run 2 propagator --inv-multigrid --mg-post-steps 3 4 && expect "$err" "bad value for --mg-post-steps" "propagator --mg-post-steps level 3"
 run 1 propagator $mg_small --mg-load "$tmp/none.tqmg" && expect "$err" "cannot open" "propagator --mg-load of a missing file"
 # four sources solved three side by side (host threads): the correlator of one after another, to the bit
 run 0 propagator $mg_small --nsrc 4 --mg-solves-at-once 1 && correlator "$out" > "$tmp/mg_a1" &&

@@ -36,7 +36,8 @@ void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p)
 }
 
 /* A multigrid option: --mg-levels N, --mg-setup-tol T, ... and the per-level ones (--mg-nvec
- * L N, --mg-smoother-steps L N, --mg-block-size L X Y Z T), whose values follow argv[*i].
+ * L N, --mg-smoother-steps L N, --mg-pre-steps L N, --mg-post-steps L N, --mg-block-size L X
+ * Y Z T), whose values follow argv[*i].
  * Returns -1 when a is none of them, else 1 for a bad value and 0 (*i on the last value). */
 int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
 {
@@ -46,13 +47,14 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
                                         "--mg-smoother-steps", "--mg-block-size", "--mg-save", "--mg-load",
                                         "--mg-coarsest-eo", "--mg-smoother-eo", "--mg-where", "--mg-coarse-prec",
                                         "--mg-smoother-prec", "--mg-nullvec-prec", "--mg-solves-at-once",
-                                        "--mg-setup-inv"};
+                                        "--mg-setup-inv", "--mg-pre-steps", "--mg-post-steps"};
     int is_known = 0;   /* an unknown --mg-... is an unknown option, whatever follows it */
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
     tq_mg_params *m = &o->p;
     int nval = !strcmp(a, "--mg-block-size") ? 5
-               : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") || !strcmp(a, "--mg-where") ? 2 : 1;
+               : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") || !strcmp(a, "--mg-where") ||
+                       !strcmp(a, "--mg-pre-steps") || !strcmp(a, "--mg-post-steps") ? 2 : 1;
     if (*i + nval >= argc) return 1;
     char *e;
     long v[5];
@@ -97,6 +99,8 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
         else if (!strcmp(a, "--mg-smoother-eo")) { m->smoother_eo = (int)v[0]; bad = v[0] > 1; }
         else if (!strcmp(a, "--mg-nvec")) m->nvec[v[0]] = (int)v[1];
         else if (!strcmp(a, "--mg-smoother-steps")) m->pre_steps[v[0]] = m->post_steps[v[0]] = (int)v[1];
+        else if (!strcmp(a, "--mg-pre-steps")) m->pre_steps[v[0]] = (int)v[1];
+        else if (!strcmp(a, "--mg-post-steps")) m->post_steps[v[0]] = (int)v[1];
         else if (!strcmp(a, "--mg-block-size")) for (int mu = 0; mu < 4; mu++) m->block[v[0]][mu] = (int)v[1 + mu];
         else return -1;
     }

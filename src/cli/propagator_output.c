@@ -48,8 +48,9 @@ void tq_cli_prop_header(const prop_opts *o, const prop_run *r, const char *gauge
                tq_precision_name(r->mgp.coarse_prec), r->t_mg_setup);
         for (int l = 0; l + 1 < mi.levels; l++) {
             const int *a = r->mgp.block[l], *c = mi.level_dims[l + 1];
-            printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors -> level %d lattice %dx%dx%dx%d, run by %s\n", l,
-                   a[0], a[1], a[2], a[3], r->mgp.nvec[l], l + 1, c[0], c[1], c[2], c[3], mi.level_where[l + 1]);
+            printf("    level %d: aggregates %dx%dx%dx%d, %d null vectors, MR %d + %d steps -> level %d lattice "
+                   "%dx%dx%dx%d, run by %s\n", l, a[0], a[1], a[2], a[3], r->mgp.nvec[l], r->mgp.pre_steps[l],
+                   r->mgp.post_steps[l], l + 1, c[0], c[1], c[2], c[3], mi.level_where[l + 1]);
         }
     }
 }
