@@ -553,9 +553,20 @@ static void test_many(const int dims[4], const tq_host_gauge *hg, const tq_dirac
             CHECK(res[i].true_residual <= 3e-9, "%s system %d: true residual %.3g", what, i, res[i].true_residual);
         }
     }
+    /* systems stopped by maxiter: the error is the first system's, with its own residual
+     * (each system's reason is kept when it stops; the others stop after it) */
+    tq_solver_params sp;
+    tq_solver_params_default(&sp);
+    sp.maxiter = 3;
+    tq_solver_result r3[3];
+    CHECK_ERR(tq_solve_many(S.dirac, 3, x, (const tq_field *const *)b, &sp, r3), TQ_ERR_NOT_CONVERGED);
+    char want[64];
+    snprintf(want, sizeof want, "relative residual %.3e", r3[0].residual);
+    CHECK(strstr(tq_last_error(), "system 1 of 3") && strstr(tq_last_error(), want) && r3[0].residual != r3[2].residual,
+          "%s: three systems stopped by maxiter: the error '%s' should be system 1's, with its '%s' (system 3: %.3e)",
+          what, tq_last_error(), want, r3[2].residual);
     /* errors: a shared solution field */
     tq_field *xx[2] = {x[0], x[0]};
-    tq_solver_params sp;
     tq_solver_params_default(&sp);
     tq_solver_result r2[2];
     CHECK_ERR(tq_solve_many(S.dirac, 2, xx, (const tq_field *const *)b, &sp, r2), TQ_ERR_INVALID_ARG);

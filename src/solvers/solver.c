@@ -199,6 +199,8 @@ typedef struct solve_system {
     tq_status st;
     int slot;                     /* its owner among several (tq_internal_system_slots), or -1 */
     double t0, t_iter, t_done;    /* prepare, start's tasks done (iterations begin), inverter finished */
+    char why[512];                /* why its inverter stopped, when it did not converge (taken when it
+                                     stopped: the systems beside it set tq_last_error later) */
 } solve_system;
 
 /* From here on the submitting thread's tasks are system S's (its owner, if it has one). */
@@ -277,7 +279,13 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
     res->iterations = ko->iterations;
     res->reliable_updates = ko->reliable_updates;
     res->residual = ko->residual;
-    if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) return st;
+    if (st != TQ_SUCCESS && S->why[0]) tq_error(st, "%s", S->why);
+    if (st != TQ_SUCCESS && st != TQ_ERR_NOT_CONVERGED) {
+        /* a breakdown leaves no solution to check: its time, and NaN for the true residual */
+        res->seconds = S->t_done - S->t0;
+        res->true_residual = NAN;
+        return st;
+    }
     tq_status solve_st = st;
     if (normal == 2) TQ_CHECK(tq_linop_apply(&S->single, S->xs, S->y));
     TQ_CHECK(pc ? tq_dirac_reconstruct(S->d, S->x, S->xs, S->b, TQ_EVEN) : tq_blas_copy(S->x, S->xs));
@@ -295,6 +303,7 @@ static tq_status system_finish(solve_system *S, const tq_solver_params *p, int p
         return tq_error(TQ_ERR_NOT_CONVERGED, "tq_solve: the inverter converged (residual %.3e) but the true residual "
                         "|b - M x| / |b| is %.3e: the system is singular or too ill-conditioned for tol %.1e",
                         res->residual, res->true_residual, p->tol);
+    if (solve_st != TQ_SUCCESS && S->why[0]) return tq_error(solve_st, "%s", S->why);
     return solve_st;
 }
 
@@ -388,9 +397,12 @@ static void system_step(void *ctx, int i, int done)
         return;
     }
     S->t_done = now();
+    const tq_status st = tq_krylov_status(S->k);
+    if (st != TQ_SUCCESS) snprintf(S->why, sizeof S->why, "%s", tq_last_error());
     if (c->p->verbosity >= 1 && c->n > 1 && tq_internal_mpi_rank() == 0)   /* every rank sees the same */
-        fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations\n", i + 1, c->n,
-                tq_krylov_status(S->k) == TQ_SUCCESS ? "converged" : "stopped", tq_krylov_result(S->k)->iterations);
+        fprintf(stderr, "taskqcd: system %d of %d: %s after %d iterations%s%s\n", i + 1, c->n,
+                st == TQ_SUCCESS ? "converged" : "stopped", tq_krylov_result(S->k)->iterations,
+                st == TQ_SUCCESS ? "" : ": ", st == TQ_SUCCESS ? "" : S->why);
 }
 
 /* The solves side by side (tq_krylov_run_together). Checking in a fixed order instead
@@ -438,7 +450,7 @@ static tq_status systems_finish(solve_system *sys, int n, const tq_solver_params
         if (st != TQ_SUCCESS && first == TQ_SUCCESS) {
             first = st;
             snprintf(first_msg, sizeof first_msg, "%s", tq_last_error());
-            if (n > 1) snprintf(first_msg, sizeof first_msg, "system %d: %s", i, tq_last_error());
+            if (n > 1) snprintf(first_msg, sizeof first_msg, "system %d of %d: %s", i + 1, n, tq_last_error());
         }
         if (p->verbosity >= 1 && (st == TQ_SUCCESS || st == TQ_ERR_NOT_CONVERGED)) report_system(S, p, plan, &results[i]);
         system_free(S);
