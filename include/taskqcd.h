@@ -563,7 +563,7 @@ typedef struct tq_mg_params {
     int block[TQ_MG_MAX_LEVELS - 1][4];       /* aggregate extents from level l to l + 1 */
     int nvec[TQ_MG_MAX_LEVELS - 1];           /* null vectors of level l (1 .. TQ_MG_MAX_NVEC) */
     int pre_steps[TQ_MG_MAX_LEVELS - 1];      /* MR smoother steps before the coarse correction */
-    int post_steps[TQ_MG_MAX_LEVELS - 1];     /* and after it */
+    int post_steps[TQ_MG_MAX_LEVELS - 1];     /* and after it (default 0 before, 8 after) */
     double setup_tol;                         /* null-vector solves of D x = 0: relative tolerance */
     int setup_iters;                          /* and their iteration limit */
     double coarse_tol;                        /* a coarse level's GCR: relative tolerance */
