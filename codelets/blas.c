@@ -29,7 +29,7 @@ static const char *const op_names[] = {
     "tq_cg_direction", "tq_bicgstab_update", "tq_bicgstab_direction", "tq_cdot_norm2", "tq_caxpyz",
     "tq_cg_x_direction", "tq_bicgstab_step", "tq_accumulate", "tq_reliable_residual", "tq_reliable_residual_rho",
     "tq_reliable_residual_rho_qp", "tq_cg_x_direction_set", "tq_bicgstab_step_set",
-    "tq_mcdot2", "tq_mcdot3", "tq_mcdot4", "tq_mcaxpy2", "tq_mcaxpy3", "tq_mcaxpy4",
+    "tq_mcdot2", "tq_mcdot3", "tq_mcdot4", "tq_mcaxpy2", "tq_mcaxpy3", "tq_mcaxpy4", "tq_gcr_update",
 };
 _Static_assert(sizeof op_names / sizeof op_names[0] == TQ_NUM_BLAS_OPS, "a name for every BLAS operation");
 

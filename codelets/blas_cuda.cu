@@ -233,7 +233,7 @@ __device__ __forceinline__ void staged_sites(const double *c, const blas_bufs &b
         const int64_t s = base + (lane & 15);
         const int active = s < n;
         if constexpr (HALF) {
-            float out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], m[TQ_BLAS_MAX_WRITTEN] = {0, 0, 0};
+            float out[TQ_BLAS_MAX_WRITTEN][TQ_BLAS_MAX_REALS], m[TQ_BLAS_MAX_WRITTEN] = {0};
             if (active) {
                 float hs[TQ_BLAS_MAX_OPERANDS], in[TQ_BLAS_MAX_OPERANDS][4], site_acc[TQ_BLAS_MAX_RESULTS] = {0};
                 int k = 0;

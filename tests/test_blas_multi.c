@@ -14,6 +14,7 @@
  *    1e-6 single, 5e-5 half), the x_i unchanged bit for bit;
  *  - a multi-vector op equals the single-vector ops applied in turn (CDOT per x_i; CAXPY
  *    per x_i in double) to the same tolerance: what GCR's groups replace.
+ * TQ_OP_GCR_UPDATE (the end of a GCR iteration) likewise against double arithmetic.
  * Bad use: an op over fields of different lattices is refused. */
 #include "tq_test.h"
 #include "solvers/solver_internal.h"
@@ -159,6 +160,77 @@ static void run_case(const shape *S, const kind *K, int m, int dot, tq_precision
     free(tmp);
 }
 
+/* TQ_OP_GCR_UPDATE [z, Az, x, r] (the end of a GCR iteration, src/solvers/gcr.c): x += a z,
+ * r -= a Az, z *= s, Az *= s and |r|^2, a complex and s real read from scalar slots, against
+ * the same arithmetic in double on the inputs as stored. */
+static void run_update(const shape *S, const kind *K, tq_precision prec, tq_where where)
+{
+    char what[200];
+    snprintf(what, sizeof what, "gcr update %s %s on %s (%s)", K->name, tq_precision_name(prec),
+             where == TQ_WHERE_CPU ? "CPU" : "CUDA", S->name);
+    const size_t n = (size_t)S->V * (size_t)K->nreal;
+    tq_field *f[4] = {0};
+    double *q[4] = {0}, *out = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
+    if (!out || !ref) { fprintf(stderr, "out of memory\n"); exit(99); }
+    tq_scalars *sc = NULL;
+    int ok = 1;
+    for (int i = 0; i < 4 && ok; i++) {
+        tq_field_params fp = {K->kind, prec, K->kind == TQ_FIELD_COARSE ? TQ_FULL : S->sub, (tq_recon)0, K->ndof};
+        q[i] = calloc(n, sizeof(double));
+        if (!q[i]) { fprintf(stderr, "out of memory\n"); exit(99); }
+        for (size_t j = 0; j < n; j++) ref[j] = uniform() * (1.0 + 0.5 * i);
+        CHECK_OK(tq_field_create(S->lat, &fp, &f[i]));
+        ok = f[i] && tq_field_import(f[i], ref) == TQ_SUCCESS && tq_field_export(f[i], q[i]) == TQ_SUCCESS;
+    }
+    CHECK(ok, "%s: set-up: %s", what, tq_last_error());
+    if (ok) CHECK_OK(tq_scalars_create(&sc));
+    if (ok && sc) {
+        const double coef[3] = {uniform(), uniform(), 0.5 + 0.25 * uniform()};   /* a (re, im), s */
+        const double one[4] = {1, 1, 1, 1};
+        const signed char slots[4] = {SLOT_COEF + 1, SLOT_COEF + 2, SLOT_COEF + 3, 0};
+        CHECK_OK(tq_scalars_write(sc, SLOT_COEF, 3, coef));
+        CHECK_OK(tq_set_placement(where));
+        sc->snap_next = 0;
+        tq_status st = tq_blas_submit("test_blas_multi", TQ_OP_GCR_UPDATE, one, slots, f, sc, SLOT_SUM, NULL, 0);
+        CHECK(st == TQ_SUCCESS, "%s: %s", what, tq_last_error());
+        double res[TQ_NSCALARS] = {0};
+        if (st == TQ_SUCCESS) CHECK_OK(tq_scalars_read_snapshot(sc, 0, res));
+        const double ar = coef[0], ai = coef[1], sc2 = coef[2];
+        double rr = 0.0;
+        for (int i = 0; i < 4; i++) {
+            for (size_t j = 0; j < n; j += 2) {
+                double re, im;
+                if (i < 2) {
+                    re = sc2 * q[i][j]; im = sc2 * q[i][j + 1];
+                } else {
+                    const double sign = i == 2 ? 1.0 : -1.0;   /* x += a z, r -= a Az */
+                    re = q[i][j] + sign * (ar * q[i - 2][j] - ai * q[i - 2][j + 1]);
+                    im = q[i][j + 1] + sign * (ar * q[i - 2][j + 1] + ai * q[i - 2][j]);
+                    if (i == 3) rr += re * re + im * im;
+                }
+                ref[j] = re;
+                ref[j + 1] = im;
+            }
+            memset(out, 0, n * sizeof(double));
+            CHECK_OK(tq_field_export(f[i], out));
+            const double e = group_rel_err(out, ref, n, K->nreal < 24 ? K->nreal : 24);
+            CHECK(e <= storage_tol(prec), "%s: operand %d: error %.3g of the site max (tol %.3g)", what, i, e,
+                  storage_tol(prec));
+        }
+        /* half precision: a site's products are summed in float (kernels/blas_site.h) */
+        const double rtol = prec == TQ_HALF ? 1e-6 : 1e-12;
+        CHECK(fabs(res[0] - rr) <= rtol * rr, "%s: |r|^2 %.17g vs %.17g", what, res[0], rr);
+        CHECK_OK(tq_set_placement(TQ_WHERE_ANY));
+    }
+    tq_scalars_destroy(sc);
+    for (int i = 0; i < 4; i++) {
+        tq_field_destroy(f[i]);
+        free(q[i]);
+    }
+    free(out);
+    free(ref);
+}
+
 int main(void)
 {
     tq_runtime_info info;
@@ -180,6 +252,10 @@ int main(void)
                 for (int p = 0; p < 3; p++)
                     for (int m = 2; m <= 4; m++)
                         for (int dot = 0; dot < 2; dot++) run_case(&S[l], &K[k], m, dot, precs[p], wheres[w]);
+    for (int w = 0; w < nwhere; w++)
+        for (int l = 0; l < 2; l++)
+            for (int k = 0; k < 3; k++)
+                for (int p = 0; p < 3; p++) run_update(&S[l], &K[k], precs[p], wheres[w]);
 
     /* fields of two lattices in one op are refused */
     tq_field *a = NULL, *b = NULL, *c = NULL;

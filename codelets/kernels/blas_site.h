@@ -60,6 +60,11 @@ enum tq_blas_op {
     TQ_OP_MCAXPY2,            /* y += sum a_i x_i, a_i complex (c[2i], c[2i + 1]) [x0, x1, y] */
     TQ_OP_MCAXPY3,            /*   i = 0 .. 2                           [x0, x1, x2, y] */
     TQ_OP_MCAXPY4,            /*   i = 0 .. 3                       [x0, .., x3, y]     */
+    /* The end of a GCR iteration in one pass (alpha = <Az, r> / |Az|^2, s = 1 / |Az|, from
+     * a TQ_OP_CDOT_NORM2 of Az and r): the update with the unnormalised direction, which
+     * is then stored normalised: */
+    TQ_OP_GCR_UPDATE,         /* x += alpha z; r -= alpha Az; z *= s; Az *= s; sum |r|^2
+                                 (c: alpha re, im; s)                   [z, Az, x, r]   */
     TQ_NUM_BLAS_OPS
 };
 
@@ -73,10 +78,10 @@ enum tq_blas_op {
     CASE(TQ_OP_CAXPYZ) CASE(TQ_OP_CG_X_DIRECTION) CASE(TQ_OP_BICGSTAB_STEP) CASE(TQ_OP_ACCUMULATE)      \
     CASE(TQ_OP_RELIABLE_RESIDUAL) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO) CASE(TQ_OP_RELIABLE_RESIDUAL_RHO_QP)        \
     CASE(TQ_OP_CG_X_DIRECTION_SET) CASE(TQ_OP_BICGSTAB_STEP_SET) CASE(TQ_OP_MCDOT2) CASE(TQ_OP_MCDOT3)          \
-    CASE(TQ_OP_MCDOT4) CASE(TQ_OP_MCAXPY2) CASE(TQ_OP_MCAXPY3) CASE(TQ_OP_MCAXPY4)
+    CASE(TQ_OP_MCDOT4) CASE(TQ_OP_MCAXPY2) CASE(TQ_OP_MCAXPY3) CASE(TQ_OP_MCAXPY4) CASE(TQ_OP_GCR_UPDATE)
 
 #define TQ_BLAS_MAX_OPERANDS 6
-#define TQ_BLAS_MAX_WRITTEN 3       /* operands written by one op */
+#define TQ_BLAS_MAX_WRITTEN 4       /* operands written by one op (TQ_OP_GCR_UPDATE) */
 #define TQ_BLAS_MAX_RESULTS 8      /* TQ_OP_MCDOT4 */
 #define TQ_BLAS_MAX_COEFS 8
 #define TQ_BLAS_MAX_REALS 24        /* spinor; staggered has 6 */
@@ -95,7 +100,7 @@ TQ_HD_CONSTEXPR int tq_blas_noperands(int op)
     if (tq_blas_multi(op)) return tq_blas_multi(op) + 1;
     switch (op) {
     case TQ_OP_ZERO: case TQ_OP_SCALE: case TQ_OP_NORM2: return 1;
-    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 4;
+    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: case TQ_OP_GCR_UPDATE: return 4;
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 5;
     case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP:
     case TQ_OP_BICGSTAB_STEP_SET:
@@ -112,7 +117,7 @@ TQ_HD_CONSTEXPR unsigned tq_blas_reads(int op)
     case TQ_OP_ZERO: return 0u;
     case TQ_OP_COPY: return 1u;
     case TQ_OP_SCALE: case TQ_OP_NORM2: return 1u;
-    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: return 15u;
+    case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL: case TQ_OP_GCR_UPDATE: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 31u;      /* r is write-only */
     case TQ_OP_RELIABLE_RESIDUAL_RHO: return 31u;
     case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO_QP: return 63u;
@@ -133,6 +138,7 @@ TQ_HD_CONSTEXPR unsigned tq_blas_writes(int op)
     case TQ_OP_RELIABLE_RESIDUAL_RHO_QP:
         return 12u;
     case TQ_OP_ACCUMULATE: return 2u;
+    case TQ_OP_GCR_UPDATE: return 15u;
     case TQ_OP_BICGSTAB_UPDATE: return 48u;
     case TQ_OP_BICGSTAB_STEP: case TQ_OP_BICGSTAB_STEP_SET: return 41u;   /* p, r, x */
     case TQ_OP_BICGSTAB_DIRECTION: case TQ_OP_CAXPYZ: return 4u;
@@ -146,6 +152,7 @@ TQ_HD_CONSTEXPR int tq_blas_nresults(int op)
     if (tq_blas_multi_dot(op)) return 2 * tq_blas_multi(op);
     switch (op) {
     case TQ_OP_NORM2: case TQ_OP_RDOT: case TQ_OP_AXPY_NORM2: case TQ_OP_CG_UPDATE: case TQ_OP_RELIABLE_RESIDUAL:
+    case TQ_OP_GCR_UPDATE:
         return 1;
     case TQ_OP_CDOT: return 2;
     case TQ_OP_BICGSTAB_UPDATE: case TQ_OP_CDOT_NORM2: case TQ_OP_BICGSTAB_STEP: case TQ_OP_RELIABLE_RESIDUAL_RHO:

@@ -45,6 +45,16 @@ TQ_HD void TQ_RF(tq_blas_pair)(int op, const TQ_R *c, TQ_R v[TQ_BLAS_MAX_OPERAND
         v[3][0] -= c[0] * v[1][0]; v[3][1] -= c[0] * v[1][1];
         acc[0] += v[3][0] * v[3][0] + v[3][1] * v[3][1];
         break;
+    case TQ_OP_GCR_UPDATE:
+        /* operands z Az x r; c = alpha (re, im), s */
+        v[2][0] += c[0] * v[0][0] - c[1] * v[0][1];
+        v[2][1] += c[0] * v[0][1] + c[1] * v[0][0];
+        v[3][0] -= c[0] * v[1][0] - c[1] * v[1][1];
+        v[3][1] -= c[0] * v[1][1] + c[1] * v[1][0];
+        v[0][0] *= c[2]; v[0][1] *= c[2];
+        v[1][0] *= c[2]; v[1][1] *= c[2];
+        acc[0] += v[3][0] * v[3][0] + v[3][1] * v[3][1];
+        break;
     case TQ_OP_CG_DIRECTION:
         v[1][0] = v[0][0] + c[0] * v[1][0]; v[1][1] = v[0][1] + c[0] * v[1][1]; break;
     case TQ_OP_BICGSTAB_UPDATE:
@@ -169,7 +179,7 @@ TQ_HD void TQ_RF(tq_blas_half_chunk)(int op, const TQ_R *c, TQ_R in[TQ_BLAS_MAX_
     const unsigned wr = tq_blas_writes(op);
     TQ_R v[TQ_BLAS_MAX_OPERANDS][2];
     TQ_UNROLL
-    for (int p = 0; p < vec; p += 2) {
+    for (int p = 0; p < vec && p < 4; p += 2) {   /* a chunk holds at most 4 reals (gcc cannot tell) */
         TQ_RF(tq_blas_chunk_pair)(op, c, in, p, v, site_acc);
         int o = 0;
         TQ_UNROLL

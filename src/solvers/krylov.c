@@ -142,7 +142,8 @@ static int linop_can_chain(const tq_linop *L)
 }
 
 /* The solve's settings: mixed precision, pipelining, fusion, chaining (environment
- * switches TQ_SOLVER_PIPELINE=0, TQ_SOLVER_FUSE=0 turn the two off). */
+ * switches TQ_SOLVER_PIPELINE=0, TQ_SOLVER_FUSE=0 turn the two off; the latter also GCR's
+ * one-pass update, src/solvers/gcr.c). */
 static void configure(tq_krylov *k, const tq_solver_params *p)
 {
     k->mixed = k->ops->d != k->op->d || k->ops->coarse != k->op->coarse || k->ops->ks != k->op->ks;
