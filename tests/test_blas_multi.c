@@ -63,6 +63,24 @@ static double group_rel_err(const double *out, const double *ref, size_t n, int 
     return worst;
 }
 
+/* nf random fields of kind K and precision prec on shape S (f), and their values as stored
+ * (q: allocated here; sites outside the subset 0); tmp holds n reals. 0 if one failed. */
+static int random_operands(const shape *S, const kind *K, tq_precision prec, int nf, tq_field **f, double **q,
+                           double *tmp)
+{
+    const size_t n = (size_t)S->V * (size_t)K->nreal;
+    int ok = 1;
+    for (int i = 0; i < nf && ok; i++) {
+        tq_field_params fp = {K->kind, prec, K->kind == TQ_FIELD_COARSE ? TQ_FULL : S->sub, (tq_recon)0, K->ndof};
+        q[i] = calloc(n, sizeof(double));   /* export leaves sites outside the subset alone: 0 */
+        if (!q[i]) { fprintf(stderr, "out of memory\n"); exit(99); }
+        for (size_t j = 0; j < n; j++) tmp[j] = uniform() * (1.0 + 0.5 * i);
+        CHECK_OK(tq_field_create(S->lat, &fp, &f[i]));
+        ok = f[i] && tq_field_import(f[i], tmp) == TQ_SUCCESS && tq_field_export(f[i], q[i]) == TQ_SUCCESS;
+    }
+    return ok;
+}
+
 static void run_case(const shape *S, const kind *K, int m, int dot, tq_precision prec, tq_where where)
 {
     const int op = dot ? TQ_OP_MCDOT2 + (m - 2) : TQ_OP_MCAXPY2 + (m - 2);
@@ -75,15 +93,7 @@ static void run_case(const shape *S, const kind *K, int m, int dot, tq_precision
     double *tmp = malloc(n * sizeof(double));
     if (!out || !ref || !tmp) { fprintf(stderr, "out of memory\n"); exit(99); }
     tq_scalars *sc = NULL;
-    int ok = 1;
-    for (int i = 0; i <= m && ok; i++) {
-        tq_field_params fp = {K->kind, prec, K->kind == TQ_FIELD_COARSE ? TQ_FULL : S->sub, (tq_recon)0, K->ndof};
-        q[i] = calloc(n, sizeof(double));   /* export leaves sites outside the subset alone: 0 */
-        if (!q[i]) { fprintf(stderr, "out of memory\n"); exit(99); }
-        for (size_t j = 0; j < n; j++) tmp[j] = uniform() * (1.0 + 0.5 * i);
-        CHECK_OK(tq_field_create(S->lat, &fp, &f[i]));
-        ok = f[i] && tq_field_import(f[i], tmp) == TQ_SUCCESS && tq_field_export(f[i], q[i]) == TQ_SUCCESS;
-    }
+    const int ok = random_operands(S, K, prec, m + 1, f, q, tmp);
     CHECK(ok, "%s: set-up: %s", what, tq_last_error());
     if (ok) CHECK_OK(tq_scalars_create(&sc));
     if (ok && sc) {
@@ -173,15 +183,7 @@ static void run_update(const shape *S, const kind *K, tq_precision prec, tq_wher
     double *q[4] = {0}, *out = malloc(n * sizeof(double)), *ref = malloc(n * sizeof(double));
     if (!out || !ref) { fprintf(stderr, "out of memory\n"); exit(99); }
     tq_scalars *sc = NULL;
-    int ok = 1;
-    for (int i = 0; i < 4 && ok; i++) {
-        tq_field_params fp = {K->kind, prec, K->kind == TQ_FIELD_COARSE ? TQ_FULL : S->sub, (tq_recon)0, K->ndof};
-        q[i] = calloc(n, sizeof(double));
-        if (!q[i]) { fprintf(stderr, "out of memory\n"); exit(99); }
-        for (size_t j = 0; j < n; j++) ref[j] = uniform() * (1.0 + 0.5 * i);
-        CHECK_OK(tq_field_create(S->lat, &fp, &f[i]));
-        ok = f[i] && tq_field_import(f[i], ref) == TQ_SUCCESS && tq_field_export(f[i], q[i]) == TQ_SUCCESS;
-    }
+    const int ok = random_operands(S, K, prec, 4, f, q, ref);
     CHECK(ok, "%s: set-up: %s", what, tq_last_error());
     if (ok) CHECK_OK(tq_scalars_create(&sc));
     if (ok && sc) {
