@@ -103,7 +103,7 @@ static tq_status gcr_submit_iteration(tq_krylov *k)
     TQ_CHECK(orthonormalise(k, j0, z, az));
     /* two passes where there were seven (|Az|^2, two scalings, <Az, r>, two updates, |r|^2):
      * a coarse level's iteration is a chain of latency-bound kernels. TQ_SOLVER_FUSE=0: the
-     * seven, for comparison. */
+     * update in five passes, for comparison. */
     TQ_CHECK(tq_krylov_blas(k, TQ_OP_CDOT_NORM2, az, k->rs, NULL, NULL, GCR_ALPHA, alpha_prog, 2));
     if (gcr_fuse_update()) {
         tq_field *upd[4] = {z, az, k->xs, k->rs};
