@@ -564,8 +564,9 @@ typedef struct tq_mg_params {
     int nvec[TQ_MG_MAX_LEVELS - 1];           /* null vectors of level l (1 .. TQ_MG_MAX_NVEC) */
     int pre_steps[TQ_MG_MAX_LEVELS - 1];      /* MR smoother steps before the coarse correction */
     int post_steps[TQ_MG_MAX_LEVELS - 1];     /* and after it (default 0 before, 8 after) */
-    double setup_tol;                         /* null-vector solves of D x = 0: relative tolerance */
-    int setup_iters;                          /* and their iteration limit */
+    double setup_tol[TQ_MG_MAX_LEVELS - 1];   /* level l's null-vector solves of F x = 0: relative
+                                                 tolerance (default 5e-6) */
+    int setup_iters[TQ_MG_MAX_LEVELS - 1];    /* and their iteration limit (default 200) */
     double coarse_tol;                        /* a coarse level's GCR: relative tolerance */
     int coarse_maxiter;                       /* and its iteration limit */
     tq_precision smoother_prec, nullvec_prec; /* storage of smoother and null vectors */
@@ -591,14 +592,15 @@ typedef struct tq_mg_params {
 } tq_mg_params;
 #define TQ_MG_MAX_SOLVES_AT_ONCE 16
 /* Paper 000's parameters: 3 levels, aggregates 4^4 then 2^4, 24 null vectors per level,
- * 4 + 4 MR steps, half-precision smoother and null vectors, setup to 5e-6 in at most 500
- * iterations, coarse solves to 0.25 in at most 10, the coarsest level solved and every level
+ * 8 MR steps (after the coarse correction; paper 000: 4 + 4), half-precision smoother and
+ * null vectors, setup to 5e-6 in at most 200 iterations (paper 000: 500), coarse solves to
+ * 0.25 in at most 10, the coarsest level solved and every level
  * smoothed even-odd, the coarse levels in single precision; BiCGstab for the null
  * vectors; 4 solves at once. */
 void tq_mg_params_default(tq_mg_params *p);
 /* The multigrid set-up for the operator d (Wilson or clover, double precision): per level l
  * below the coarsest, nvec[l] null vectors (random vectors v0, each with F e = F v0 solved
- * by GCR to setup_tol or setup_iters; v = v0 - e, the error the solver leaves: near the null
+ * by setup_inverter to setup_tol[l] or setup_iters[l]; v = v0 - e, the error the solver leaves: near the null
  * space of F), all of a level's solves submitted together as independent task graphs; the
  * block-orthonormal basis and the Galerkin operator of level l + 1 (from the fine level in
  * stencil form on level 0); the cycles' work fields. With three or more levels the cycle is

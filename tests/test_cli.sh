@@ -355,6 +355,17 @@ run 0 propagator $mg_table --where cpu --mg-load "$tmp/setup.tqmg" --mg-pre-step
     expect "$out" "level 0: .*MR 0 [+] 6 steps" "propagator --mg-pre-steps 0 0 --mg-post-steps 0 6 (with a set-up read back)" &&
     expect "$out" "solve  0 .* true residual [0-9.]*e-1[0-9]" "propagator --mg-pre-steps 0 0: the solve converges"
 run 2 propagator --inv-multigrid --mg-post-steps 3 4 && expect "$err" "bad value for --mg-post-steps" "propagator --mg-post-steps level 3"
+# the set-up's iteration limits, per level (--mg-setup-iters L N) or for all (N): every
+# null-vector solve stops at its limit here (tolerance 5e-6), 6 vectors a level
+mg3_small="$mg_small --mg-levels 3 --mg-block-size 1 1 1 1 2 --mg-nvec 1 6 --mg-verbosity 2"
+run 0 propagator $mg3_small --mg-setup-iters 3 --mg-setup-iters 1 5 &&
+    expect "$err" "level 0 null vectors [(]18 bicgstab iterations[)]" "propagator --mg-setup-iters 3: level 0's limit" &&
+    expect "$err" "level 1 null vectors [(]30 bicgstab iterations[)]" "propagator --mg-setup-iters 1 5: level 1's limit"
+run 0 propagator $mg3_small --mg-setup-iters 0 2 --mg-setup-iters 4 --mg-setup-tol 1 0.5 &&
+    expect "$err" "level 0 null vectors [(]24 bicgstab iterations[)]" "propagator --mg-setup-iters 4 after a level's: every level's" &&
+    expect "$err" "level 1 null vectors [(][0-9] bicgstab iterations[)]" "propagator --mg-setup-tol 1 0.5: level 1 stops at its tolerance"
+run 2 propagator --inv-multigrid --mg-setup-iters 3 5 && expect "$err" "bad value for --mg-setup-iters" "propagator --mg-setup-iters level 3"
+run 2 propagator --inv-multigrid --mg-setup-tol 0 2 && expect "$err" "bad value for --mg-setup-tol" "propagator --mg-setup-tol 0 2"
 run 1 propagator $mg_small --mg-load "$tmp/none.tqmg" && expect "$err" "cannot open" "propagator --mg-load of a missing file"
 # four sources solved three side by side (host threads): the correlator of one after another, to the bit
 run 0 propagator $mg_small --nsrc 4 --mg-solves-at-once 1 && correlator "$out" > "$tmp/mg_a1" &&

@@ -81,7 +81,7 @@ int main(void)
         for (int mu = 0; mu < 4; mu++) p.block[0][mu] = 2;
         p.nvec[0] = 12;
         p.smoother_prec = p.nullvec_prec = TQ_DOUBLE;
-        p.setup_iters = 100;
+        p.setup_iters[0] = 100;
         p.coarse_tol = 0.1;
         p.coarse_maxiter = 20;
         p.verbosity = 0;

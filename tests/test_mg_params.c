@@ -74,8 +74,11 @@ int main(void)
     q.pre_steps[0] = q.post_steps[0] = 0;
     refused("no smoothing", &q, lat, "smoother steps 0 + 0");
     q = p;
-    q.setup_tol = 0;
-    refused("setup tolerance 0", &q, lat, "setup tolerance 0");
+    q.setup_tol[1] = 0;
+    refused("setup tolerance 0 on level 1", &q, lat, "level 1: setup tolerance 0");
+    q = p;
+    q.setup_iters[0] = 0;
+    refused("no setup iterations on level 0", &q, lat, "level 0: setup tolerance 5e-06 and iterations 0");
     q = p;
     q.coarse_maxiter = 0;
     refused("no coarse iterations", &q, lat, "coarse tolerance");

@@ -54,8 +54,10 @@ static void two_level(tq_mg_params *p)
     p->levels = 2;
     for (int mu = 0; mu < 4; mu++) p->block[0][mu] = 4;
     p->nvec[0] = 12;
-    p->setup_tol = 1e-12;
-    p->setup_iters = 16;
+    for (int l = 0; l + 1 < TQ_MG_MAX_LEVELS; l++) {
+        p->setup_tol[l] = 1e-12;
+        p->setup_iters[l] = 16;
+    }
     p->coarse_tol = 1e-3;
     p->coarse_maxiter = 100;
     p->smoother_prec = p->nullvec_prec = TQ_DOUBLE;

@@ -8,8 +8,8 @@
 void tq_cli_mg_defaults(tq_cli_mg *o)
 {
     memset(o, 0, sizeof *o);
-    /* two levels by default (more with --mg-levels); paper 000's aggregates, null vectors,
-     * set-up (BiCGstab to 5e-6 or 500 iterations: on a 32^4 configuration at light mass 16
+    /* two levels by default (more with --mg-levels); the library's aggregates, null vectors,
+     * set-up (BiCGstab to 5e-6 or 200 iterations: on a 32^4 configuration at light mass 16
      * GCR iterations per vector left 10x more outer iterations) and steps */
     tq_mg_params_default(&o->p);
     o->p.levels = 2;
@@ -35,9 +35,47 @@ void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p)
     if (!o->coarse_prec_given && fine_on_gpus && !coarse_on_cpus) p->coarse_prec = TQ_HALF;
 }
 
-/* A multigrid option: --mg-levels N, --mg-setup-tol T, ... and the per-level ones (--mg-nvec
- * L N, --mg-smoother-steps L N, --mg-pre-steps L N, --mg-post-steps L N, --mg-block-size L X
- * Y Z T), whose values follow argv[*i].
+/* Whether s is a whole number in C's syntax (a value, not the next option). */
+static int is_number(const char *s)
+{
+    char *e;
+    if (!s || !s[0] || s[0] == '-') return 0;
+    (void)strtod(s, &e);
+    return !*e;
+}
+
+/* --mg-setup-tol [L] T and --mg-setup-iters [L] N: level L's null-vector solves, or every
+ * level's where L is left out (two numbers follow when it is given). */
+static int setup_option(tq_mg_params *m, const char *a, int argc, char **argv, int *i)
+{
+    const int per_level = *i + 2 < argc && is_number(argv[*i + 2]);
+    char *e;
+    long l = -1;
+    if (per_level) {
+        l = strtol(argv[*i + 1], &e, 10);
+        if (*e || l < 0 || l >= TQ_MG_MAX_LEVELS - 1) return 1;
+    }
+    const char *s = argv[*i + 1 + per_level];
+    int bad;
+    for (int k = 0; k < TQ_MG_MAX_LEVELS - 1; k++) {
+        if (l >= 0 && k != l) continue;
+        if (!strcmp(a, "--mg-setup-tol")) {
+            m->setup_tol[k] = strtod(s, &e);
+            bad = *e || !(m->setup_tol[k] > 0 && m->setup_tol[k] < 1);
+        } else {
+            const long n = strtol(s, &e, 10);
+            bad = *e || n < 1 || n > 1 << 20;
+            m->setup_iters[k] = (int)n;
+        }
+        if (bad) return 1;
+    }
+    *i += 1 + per_level;
+    return 0;
+}
+
+/* A multigrid option: --mg-levels N, --mg-setup-tol [L] T, ... and the per-level ones
+ * (--mg-nvec L N, --mg-smoother-steps L N, --mg-pre-steps L N, --mg-post-steps L N,
+ * --mg-block-size L X Y Z T), whose values follow argv[*i].
  * Returns -1 when a is none of them, else 1 for a bad value and 0 (*i on the last value). */
 int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
 {
@@ -52,6 +90,11 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) is_known |= !strcmp(a, known[k]);
     if (!is_known) return -1;
     tq_mg_params *m = &o->p;
+    if (!strcmp(a, "--mg-setup-tol") || !strcmp(a, "--mg-setup-iters")) {
+        if (*i + 1 >= argc) return 1;
+        o->given = 1;
+        return setup_option(m, a, argc, argv, i);
+    }
     int nval = !strcmp(a, "--mg-block-size") ? 5
                : !strcmp(a, "--mg-nvec") || !strcmp(a, "--mg-smoother-steps") || !strcmp(a, "--mg-where") ||
                        !strcmp(a, "--mg-pre-steps") || !strcmp(a, "--mg-post-steps") ? 2 : 1;
@@ -62,7 +105,6 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
     int bad = 0;
     if (!strcmp(a, "--mg-save")) { o->save = s; bad = !s[0]; }
     else if (!strcmp(a, "--mg-load")) { o->load = s; bad = !s[0]; }
-    else if (!strcmp(a, "--mg-setup-tol")) { m->setup_tol = strtod(s, &e); bad = *e || !(m->setup_tol > 0 && m->setup_tol < 1); }
     else if (!strcmp(a, "--mg-coarse-tol")) { m->coarse_tol = strtod(s, &e); bad = *e || !(m->coarse_tol > 0 && m->coarse_tol < 1); }
     else if (!strcmp(a, "--mg-seed")) { o->seed = strtoull(s, &e, 0); bad = *e || s[0] == '-'; }
     else if (!strcmp(a, "--mg-coarse-prec")) { bad = tq_precision_parse(s, &m->coarse_prec) != TQ_SUCCESS; o->coarse_prec_given = 1; }
@@ -88,7 +130,6 @@ int tq_cli_mg_option(tq_cli_mg *o, int argc, char **argv, int *i)
         const int level_ok = nval == 1 || (v[0] >= 0 && v[0] < TQ_MG_MAX_LEVELS - 1);
         if (bad || !level_ok) bad = 1;
         else if (!strcmp(a, "--mg-levels")) m->levels = (int)v[0];
-        else if (!strcmp(a, "--mg-setup-iters")) m->setup_iters = (int)v[0];
         else if (!strcmp(a, "--mg-coarse-maxiter")) m->coarse_maxiter = (int)v[0];
         else if (!strcmp(a, "--mg-verbosity")) m->verbosity = (int)v[0];
         else if (!strcmp(a, "--mg-solves-at-once")) {

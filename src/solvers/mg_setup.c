@@ -83,7 +83,7 @@ static tq_status level_apply(const tq_multigrid *mg, int l, tq_field *v, const t
 }
 
 /* The null vectors of level l: v_k = v0_k - e_k with F e_k = F v0_k solved loosely
- * (setup_inverter to setup_tol or setup_iters: what the solver leaves of v0 is the error it
+ * (setup_inverter to setup_tol[l] or setup_iters[l]: what the solver leaves of v0 is the error it
  * reduces least, near F's null space), all nvec[l] solves side by side. */
 static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field **v, tq_field **e)
 {
@@ -99,8 +99,8 @@ static tq_status null_vectors(tq_multigrid *mg, int l, uint64_t seed, tq_field *
     tq_solver_params sp;
     tq_solver_params_default(&sp);
     sp.inverter = mg->p.setup_inverter;
-    sp.tol = mg->p.setup_tol;
-    sp.maxiter = mg->p.setup_iters;
+    sp.tol = mg->p.setup_tol[l];
+    sp.maxiter = mg->p.setup_iters[l];
     /* on the fine level, iterations in the smoother's precision with reliable updates (as
      * paper 000's set-up in half), on the even-odd system (the default solve type): its
      * iterations are fused and chained on a GPU, and the full e is reconstructed from the
@@ -263,9 +263,11 @@ static tq_status setup_level(const char *who, tq_multigrid *mg, int l, uint64_t 
                                       : (tq_field_params){TQ_FIELD_COARSE, mg->op[l]->vec_prec, TQ_FULL, (tq_recon)0,
                                                           level_ndof(mg, l)};
     for (int k = 0; k < 2 * nvec && st == TQ_SUCCESS; k++) st = tq_field_create(lat, &fp, &v[k]);
+    const long before = mg->setup_iterations;
     if (st == TQ_SUCCESS) st = null_vectors(mg, l, seed, v, v + nvec);
     char stage[96];
-    snprintf(stage, sizeof stage, "level %d null vectors", l);
+    snprintf(stage, sizeof stage, "level %d null vectors (%ld %s iterations)", l, mg->setup_iterations - before,
+             tq_inverter_name(mg->p.setup_inverter));
     setup_progress(mg, stage, t0);
     if (st == TQ_SUCCESS) st = tq_mg_transfer_set_basis(mg->t[l], v);
     snprintf(stage, sizeof stage, "level %d block orthonormalised basis", l);
