@@ -35,7 +35,7 @@ void tq_cli_mg_precisions(const tq_cli_mg *o, int fine_on_gpus, tq_mg_params *p)
     if (!o->coarse_prec_given && fine_on_gpus && !coarse_on_cpus) p->coarse_prec = TQ_HALF;
 }
 
-/* Whether s is a whole number in C's syntax (a value, not the next option). */
+/* Whether s is a number in C's syntax (a value, not the next option). */
 static int is_number(const char *s)
 {
     char *e;
